@@ -1,0 +1,3 @@
+"""The sttgym environment library: STT-Arena domains and the ScrambleTool terminal."""
+
+from sttgym.envs import arena  # noqa: F401

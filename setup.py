@@ -1,0 +1,12 @@
+"""Maps the top-level envs/ and training/ folders into the sttgym namespace (see pyproject.toml)."""
+
+from setuptools import find_packages, setup
+
+MAPPED = {"sttgym": "sttgym", "sttgym.envs": "envs", "sttgym.training": "training"}
+
+packages = []
+for package, folder in MAPPED.items():
+    packages.append(package)
+    packages += [f"{package}.{sub}" for sub in find_packages(folder)]
+
+setup(packages=packages, package_dir=MAPPED, package_data={"": ["*.yaml", "*.json", "*.txt"]})

@@ -1,0 +1,13 @@
+"""sttgym: tool-use environments for LLM agents under spatio-temporal dynamics.
+
+Importing the package registers every environment id (``STTArena/...``, ``ScrambleTool/...``).
+"""
+
+from sttgym.registry import DOMAINS, arena_ids, register_domain
+from sttgym.rollout import Trajectory, rollout
+
+__version__ = "0.1.0"
+__all__ = ["DOMAINS", "arena_ids", "register_domain", "rollout", "Trajectory", "__version__"]
+
+# The environment library registers itself on import; the core names no domain.
+import sttgym.envs  # noqa: E402,F401  (import for its registrations)

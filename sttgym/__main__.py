@@ -1,0 +1,3 @@
+from sttgym.cli import app
+
+app()

@@ -1,0 +1,68 @@
+"""Reading an agent's action and rendering a tool's result: shared by every env of the suite."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from sttgym.tools import ToolSpec, fail, validate_arguments
+
+__all__ = ["ToolCall", "Reply", "parse_action", "render_result", "check_call"]
+
+MAX_TEXT = 20_000  # longer replies or argument strings are cut before anything reads them
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    name: str
+    arguments: dict
+
+
+@dataclass(frozen=True)
+class Reply:
+    content: str
+
+
+def parse_action(action: Any) -> ToolCall | Reply | dict:
+    """The call or reply ``action`` stands for, or a failed result saying why it is neither.
+
+    Accepts ``{"name", "arguments"}`` (arguments as a dict or as a JSON object string, as
+    OpenAI-style APIs send them) and ``{"content"}``.
+    """
+    if not isinstance(action, dict):
+        return fail('an action must be {"name": ..., "arguments": {...}} or {"content": ...}')
+    if "name" in action:
+        name, arguments = action.get("name"), action.get("arguments", {})
+        if not isinstance(name, str) or not name:
+            return fail("the tool name must be a non-empty string")
+        if isinstance(arguments, str):
+            try:
+                arguments = json.loads(arguments) if arguments.strip() else {}
+            except (json.JSONDecodeError, RecursionError):
+                return fail(f"the arguments of {name[:80]!r} are not valid JSON")
+        if not isinstance(arguments, dict):
+            return fail(f"the arguments of {name[:80]!r} must be a JSON object")
+        extra = set(action) - {"name", "arguments"}
+        if extra:
+            return fail(f"unexpected action field(s): {', '.join(sorted(map(str, extra)))[:200]}")
+        return ToolCall(name[:200], arguments)
+    if "content" in action:
+        if not isinstance(action["content"], str):
+            return fail("a reply's content must be a string")
+        return Reply(action["content"][:MAX_TEXT])
+    return fail('an action must be {"name": ..., "arguments": {...}} or {"content": ...}')
+
+
+def check_call(tools: dict[str, ToolSpec], call: ToolCall) -> dict | None:
+    """A failed result if ``call`` cannot run (unknown tool, bad arguments), else None."""
+    spec = tools.get(call.name)
+    if spec is None:
+        return fail(f"unknown tool {call.name[:80]!r}; available tools: {', '.join(sorted(tools))}")
+    problem = validate_arguments(spec, call.arguments)
+    return fail(problem) if problem else None
+
+
+def render_result(result: dict) -> str:
+    """A tool result as the agent reads it: compact JSON."""
+    return json.dumps(result, ensure_ascii=False, default=str)

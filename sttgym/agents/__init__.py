@@ -1,0 +1,6 @@
+"""Agents that act in sttgym environments."""
+
+from sttgym.agents.base import Agent
+from sttgym.agents.reference import NominalAgent, NoopAgent, OracleAgent, PlanAgent, RandomAgent
+
+__all__ = ["Agent", "PlanAgent", "OracleAgent", "NominalAgent", "NoopAgent", "RandomAgent"]

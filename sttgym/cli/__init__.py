@@ -1,0 +1,6 @@
+"""The ``sttgym`` command line. Each command group lives in its own module of this package."""
+
+from sttgym.cli.app import app
+from sttgym.cli import arena  # noqa: F401,E402  (registers `list` and `validate`)
+
+__all__ = ["app"]

@@ -1,0 +1,42 @@
+"""Simulated time. Every tool call advances the env's clock by the tool's cost; wall time never enters."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+__all__ = ["Clock", "parse_time", "format_time"]
+
+
+def parse_time(text: str) -> datetime | None:
+    """An ISO-8601 timestamp (``2024-08-15T08:00``), or None when ``text`` is not one."""
+    if not isinstance(text, str):
+        return None
+    try:
+        return datetime.fromisoformat(text)
+    except ValueError:
+        return None
+
+
+def format_time(moment: datetime) -> str:
+    """The project's one timestamp format, minute precision: ``2024-08-15T08:00``."""
+    return moment.strftime("%Y-%m-%dT%H:%M")
+
+
+class Clock:
+    """A minute-resolution simulated clock owned by one env."""
+
+    def __init__(self, start: str | datetime):
+        self.start = parse_time(start) if isinstance(start, str) else start
+        if self.start is None:
+            raise ValueError(f"clock start {start!r} is not an ISO timestamp")
+        self.minutes = 0
+
+    @property
+    def now(self) -> datetime:
+        return self.start + timedelta(minutes=self.minutes)
+
+    def iso(self) -> str:
+        return format_time(self.now)
+
+    def advance(self, minutes: int) -> None:
+        self.minutes += max(0, int(minutes))

@@ -1,0 +1,187 @@
+"""The STT-Arena environment: a domain world, a task with triggers, a checklist reward."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any, Callable
+
+import gymnasium as gym
+
+from sttgym.actions import Reply, ToolCall, check_call, parse_action, render_result
+from sttgym.checklist import EpisodeLog, evaluate
+from sttgym.clock import Clock
+from sttgym.judge import RuleJudge
+from sttgym.registry import DOMAINS
+from sttgym.spaces import AnyText, ToolCallSpace
+from sttgym.task import Task
+from sttgym.tools import collect_tools, ok, tool
+from sttgym.triggers import Context
+from sttgym.user import RuleUser, UserProfile
+
+__all__ = ["ArenaEnv"]
+
+MAX_TURNS = 50
+
+
+class UserChannel:
+    """The ``chat_with_user`` tool: the agent's only way to talk to the user before it ends."""
+
+    def __init__(self, user: Any, log: EpisodeLog):
+        self.user, self.log = user, log
+
+    @tool(cost=2)
+    def chat_with_user(self, message: str) -> dict:
+        """Send a message to the user and read their reply. Use it to ask for missing details or to report a problem.
+
+        Args:
+            message: What to say to the user.
+        """
+        if not message.strip():
+            return {"success": False, "error": "the message is empty"}
+        self.log.said.append(message)
+        return ok({"reply": self.user.reply(message)})
+
+
+class ArenaEnv(gym.Env):
+    """One STT-Arena scenario as a gymnasium environment.
+
+    Observations are strings (the user's query at reset, then each tool result or user
+    reply); actions are tool calls ``{"name", "arguments"}`` or a final reply
+    ``{"content"}``, which ends the episode. The reward is 0 until the end, then the
+    fraction of checklist items that hold (impossible tasks: the judge's 1 or 0).
+
+    Args:
+        domain, conflict, difficulty: which scenario (set by the registered id).
+        dynamics: False removes the triggers and scores against the static checklist.
+        max_turns: actions before the episode is truncated (and scored).
+        user: ``"rule"`` (default), ``"none"`` (no ``chat_with_user`` tool), or a factory
+            ``profile -> object with .reply(message) -> str``.
+        judge: ``"rule"`` or an object with ``.verdict(impossibility, state, log)``.
+        render_mode: ``"ansi"`` for a readable transcript.
+    """
+
+    metadata = {"render_modes": ["ansi"], "render_fps": 1}
+
+    def __init__(self, domain: str, conflict: str, difficulty: str, dynamics: bool = True,
+                 max_turns: int = MAX_TURNS, user: str | Callable[[UserProfile], Any] = "rule",
+                 judge: str | Any = "rule", render_mode: str | None = None):
+        if domain not in DOMAINS:
+            raise ValueError(f"unknown domain {domain!r}; known: {', '.join(sorted(DOMAINS))}")
+        self.domain = DOMAINS[domain]
+        if (conflict, difficulty) not in self.domain.scenarios:
+            raise ValueError(f"{domain} has no scenario {conflict}-{difficulty}")
+        if render_mode not in (None, "ansi"):
+            raise ValueError(f"unsupported render_mode {render_mode!r}")
+        self.conflict, self.difficulty = conflict, difficulty
+        self.scenario = self.domain.scenarios[(conflict, difficulty)]
+        self.dynamics, self.max_turns, self.render_mode = dynamics, max_turns, render_mode
+        self.user_factory = RuleUser if user == "rule" else (None if user == "none" else user)
+        self.judge = RuleJudge() if judge == "rule" else judge
+        self.task: Task | None = None
+        self.world = None
+        # Schemas depend only on the classes, so the spaces exist before the first reset.
+        probe = collect_tools(self.domain.world({}, Clock("2000-01-01T00:00")))
+        if self.user_factory is not None:
+            probe.update(collect_tools(UserChannel(None, EpisodeLog())))
+        self.tool_schemas = [probe[name].schema for name in sorted(probe)]
+        self.action_space = ToolCallSpace(self.tool_schemas)
+        self.observation_space = AnyText()
+
+    # ------------------------------------------------------------------ episode
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[str, dict]:
+        super().reset(seed=seed)
+        task = self.scenario(self.np_random)
+        self.task = task.model_copy(update={"domain": self.domain.name, "conflict": self.conflict,
+                                            "difficulty": self.difficulty})
+        self.clock = Clock(self.task.start_time)
+        self.world = self.domain.world(copy.deepcopy(self.task.initial_state), self.clock)
+        self.log = EpisodeLog()
+        self.triggers = self.task.triggers if self.dynamics else []
+        self.tools = collect_tools(self.world)
+        if self.user_factory is not None:
+            self.tools.update(collect_tools(UserChannel(self.user_factory(self.task.profile), self.log)))
+        self.turn, self.done, self.reward = 0, False, 0.0
+        self.transcript = [("user", self.task.query)]
+        info = {"tools": list(self.tool_schemas), "task": self.task.summary(), "clock": self.clock.iso(),
+                "world": self.world.description}
+        return self.task.query, info
+
+    def step(self, action: Any) -> tuple[str, float, bool, bool, dict]:
+        if self.task is None:
+            raise RuntimeError("call reset() before step()")
+        if self.done:
+            result = {"success": False, "error": "the episode has ended; call reset()"}
+            return render_result(result), 0.0, True, False, {"result": result, "clock": self.clock.iso(), "events": []}
+        self.turn += 1
+        parsed = parse_action(action)
+        events: list[dict] = []
+        if isinstance(parsed, Reply):
+            self.log.said.append(parsed.content)
+            self.transcript.append(("assistant", parsed.content))
+            obs, result, terminated = "The conversation has ended.", None, True
+        else:
+            if isinstance(parsed, ToolCall):
+                result = check_call(self.tools, parsed) or self._run(parsed, events)
+                self.transcript.append(("call", f"{parsed.name}({json.dumps(parsed.arguments, default=str)[:500]})"))
+            else:
+                result = parsed
+                self.transcript.append(("call", repr(action)[:500]))
+            obs = render_result(result)
+            result = json.loads(obs)  # a copy: nothing the agent holds aliases the world
+            self.transcript.append(("tool", obs))
+            terminated = False
+        truncated = not terminated and self.turn >= self.max_turns
+        info: dict[str, Any] = {"result": result, "clock": self.clock.iso(), "events": events, "turn": self.turn}
+        reward = 0.0
+        if terminated or truncated:
+            self.done = True
+            reward, breakdown = self.score()
+            self.reward = reward
+            info.update(checklist=breakdown, score=reward, trigger_log=list(self.log.events))
+        return obs, reward, terminated, truncated, info
+
+    def _run(self, call: ToolCall, events: list[dict]) -> dict:
+        spec = self.tools[call.name]
+        self._fire(call, "before", events)
+        try:
+            result = spec.func(**call.arguments)
+        except Exception as exc:  # a domain bug must not kill a training run; fuzz tests hunt these
+            result = {"success": False, "error": f"internal error in {call.name}: {type(exc).__name__}",
+                      "internal_error": True}
+        if not isinstance(result, dict):
+            result = {"success": False, "error": f"{call.name} returned no result", "internal_error": True}
+        self.clock.advance(spec.cost)
+        self.log.calls.append({"name": call.name, "arguments": copy.deepcopy(call.arguments),
+                               "result": json.loads(render_result(result)), "at": self.clock.iso()})
+        self._fire(call, "after", events)
+        return result
+
+    def _fire(self, call: ToolCall, timing: str, events: list[dict]) -> None:
+        if not self.triggers:
+            return
+        ctx = Context(self.clock.iso(), self.clock.minutes, call.name, call.arguments)
+        for trigger in self.triggers:
+            event = trigger.check(self.world.state, ctx, timing)
+            if event is not None:
+                events.append(event)
+                self.log.events.append(event)
+
+    def score(self) -> tuple[float, list[dict]]:
+        """The reward the episode would get if it ended now, and its per-check breakdown."""
+        task, state = self.task, self.world.state
+        if not self.dynamics:
+            return evaluate(task.static_checklist, state, self.log)
+        if task.solvable:
+            return evaluate(task.checklist, state, self.log)
+        return self.judge.verdict(task.impossibility, state, self.log)
+
+    def render(self) -> str | None:
+        if self.render_mode != "ansi" or self.task is None:
+            return None
+        lines = [f"[{self.task.scenario_id}] t={self.clock.iso()} turn {self.turn}/{self.max_turns}"]
+        lines += [f"{role:>9}: {text}" for role, text in self.transcript]
+        if self.done:
+            lines.append(f"   reward: {self.reward:.3f}")
+        return "\n".join(lines)

@@ -1,0 +1,72 @@
+"""The catalogue of domains and their scenarios, and their gymnasium IDs.
+
+A domain registers itself (``register_domain``) when its package is imported; the core
+never names a domain. IDs read ``STTArena/<Domain>-<Conflict>-<difficulty>``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import gymnasium as gym
+import numpy as np
+
+from sttgym.task import CONFLICTS, LEVELS, Task
+from sttgym.world import World
+
+__all__ = ["Domain", "DOMAINS", "register_domain", "arena_id", "arena_ids", "parse_arena_id"]
+
+ARENA_NAMESPACE = "STTArena"
+Scenario = Callable[[np.random.Generator], Task]
+
+
+@dataclass
+class Domain:
+    name: str
+    world: type[World]
+    scenarios: dict[tuple[str, str], Scenario] = field(default_factory=dict)  # (conflict, level) -> scenario
+
+
+DOMAINS: dict[str, Domain] = {}
+
+
+def arena_id(domain: str, conflict: str, level: str) -> str:
+    return f"{ARENA_NAMESPACE}/{domain}-{conflict}-{level}"
+
+
+def parse_arena_id(env_id: str) -> tuple[str, str, str]:
+    """``"STTArena/ColdChain-T2-medium"`` -> ``("ColdChain", "T2", "medium")``."""
+    name = env_id.split(":", 1)[-1]
+    if not name.startswith(ARENA_NAMESPACE + "/"):
+        raise ValueError(f"{env_id!r} is not an STTArena id")
+    parts = name[len(ARENA_NAMESPACE) + 1:].split("-")
+    if len(parts) != 3:
+        raise ValueError(f"{env_id!r} does not read STTArena/<Domain>-<Conflict>-<difficulty>")
+    return parts[0], parts[1], parts[2]
+
+
+def register_domain(world: type[World], scenarios: dict[tuple[str, str], Scenario]) -> Domain:
+    """Add a domain and register one gymnasium id per (conflict, level) scenario."""
+    for conflict, level in scenarios:
+        if conflict not in CONFLICTS or level not in LEVELS:
+            raise ValueError(f"{world.domain}: unknown conflict/level {(conflict, level)}")
+    domain = Domain(world.domain, world, dict(scenarios))
+    DOMAINS[domain.name] = domain
+    for conflict, level in scenarios:
+        env_id = arena_id(domain.name, conflict, level)
+        if env_id not in gym.registry:
+            gym.register(env_id, entry_point="sttgym.env:ArenaEnv",
+                         kwargs={"domain": domain.name, "conflict": conflict, "difficulty": level})
+    return domain
+
+
+def arena_ids(domain: str | None = None) -> list[str]:
+    """Every registered arena id, grouped by domain, conflict and level."""
+    order = {c: i for i, c in enumerate(CONFLICTS)}
+    ids = []
+    for d in sorted(DOMAINS.values(), key=lambda d: d.name):
+        if domain is None or d.name == domain:
+            for conflict, level in sorted(d.scenarios, key=lambda k: (order[k[0]], LEVELS.index(k[1]))):
+                ids.append(arena_id(d.name, conflict, level))
+    return ids

@@ -1,0 +1,70 @@
+"""Running one episode of an agent in an env, and the trajectory it leaves."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import gymnasium as gym
+
+from sttgym.agents.base import Agent
+
+__all__ = ["Trajectory", "rollout"]
+
+
+@dataclass
+class Trajectory:
+    """One episode: the reward, each step, the chat transcript, and the final info."""
+
+    env_id: str | None
+    seed: int | None
+    reward: float = 0.0
+    steps: list[dict] = field(default_factory=list)  # {"action", "observation", "reward", "events"}
+    messages: list[dict] = field(default_factory=list)  # chat format, tool calls included
+    info: dict = field(default_factory=dict)  # the final step's info (checklist breakdown, trigger log)
+    terminated: bool = False
+    truncated: bool = False
+
+    @property
+    def tool_calls(self) -> int:
+        return sum(1 for s in self.steps if "name" in s["action"])
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"env_id": self.env_id, "seed": self.seed, "reward": self.reward, "terminated": self.terminated,
+                "truncated": self.truncated, "steps": self.steps, "messages": self.messages, "info": self.info}
+
+
+def _tool_call_message(action: dict, call_id: str) -> dict:
+    arguments = action.get("arguments", {})
+    return {"role": "assistant", "content": "", "tool_calls": [{
+        "id": call_id, "type": "function",
+        "function": {"name": str(action.get("name")),
+                     "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments, default=str)}}]}
+
+
+def rollout(env: gym.Env, agent: Agent, seed: int | None = None, max_steps: int = 1000) -> Trajectory:
+    """Play one episode of ``agent`` in ``env`` from ``env.reset(seed=seed)``."""
+    observation, info = env.reset(seed=seed)
+    agent.reset(observation, info, env=env, seed=seed)
+    traj = Trajectory(env_id=env.spec.id if env.spec else None, seed=seed)
+    traj.messages.append({"role": "user", "content": observation})
+    for step in range(max_steps):
+        action = agent.act(observation, info)
+        observation, reward, terminated, truncated, info = env.step(action)
+        is_call = isinstance(action, dict) and "name" in action
+        if is_call:
+            call_id = f"call_{step}"
+            traj.messages.append(_tool_call_message(action, call_id))
+            traj.messages.append({"role": "tool", "tool_call_id": call_id, "name": str(action.get("name")),
+                                  "content": observation})
+        else:
+            content = action.get("content", "") if isinstance(action, dict) else str(action)
+            traj.messages.append({"role": "assistant", "content": content})
+        traj.steps.append({"action": action, "observation": observation, "reward": reward,
+                           "events": info.get("events", [])})
+        if terminated or truncated:
+            traj.reward, traj.terminated, traj.truncated = float(reward), terminated, truncated
+            break
+    traj.info = info
+    return traj

@@ -1,0 +1,219 @@
+"""Tools: methods of a world that an agent may call.
+
+One decorator, :func:`tool`, marks a method as callable by the agent, says whether it
+reads or mutates the world and how many simulated minutes it costs. The OpenAI-style
+JSON schema is derived from the signature's type hints and the docstring's ``Args:``
+section, so a tool is documented once, where it is written.
+
+Arguments are validated against the signature *before* the method runs: a call with a
+missing, unknown or wrongly typed argument is rejected with an error naming the expected
+parameters, and the method never sees it. Tool methods themselves return
+``ok(...)``/``fail(...)`` dicts and never raise on bad values.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+import types
+import typing
+from dataclasses import dataclass, field
+from typing import Any, Callable, Literal
+
+__all__ = ["tool", "ToolSpec", "ok", "fail", "collect_tools", "validate_arguments"]
+
+
+def ok(data: Any = None, message: str | None = None) -> dict:
+    """A successful tool result: ``data`` for reads, ``message`` for changes."""
+    out: dict[str, Any] = {"success": True}
+    if data is not None:
+        out["data"] = data
+    if message is not None:
+        out["message"] = message
+    return out
+
+
+def fail(error: str, **extra: Any) -> dict:
+    """A failed tool result; the world must be unchanged when this is returned."""
+    return {"success": False, "error": error, **extra}
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """What the engine knows about one tool."""
+
+    name: str
+    description: str
+    parameters: dict  # JSON schema of the arguments object
+    mutates: bool
+    cost: int  # simulated minutes one call takes
+    func: Callable[..., dict] = field(repr=False, compare=False)
+
+    @property
+    def schema(self) -> dict:
+        """The OpenAI function-calling schema of this tool."""
+        return {
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
+        }
+
+
+def tool(_func: Callable | None = None, *, mutates: bool = False, cost: int = 1):
+    """Mark a world method as an agent tool.
+
+    ``@tool`` for a read, ``@tool(mutates=True, cost=5)`` for a change that takes five
+    simulated minutes.
+    """
+
+    def mark(func: Callable) -> Callable:
+        func.__sttgym_tool__ = {"mutates": mutates, "cost": cost}
+        return func
+
+    return mark(_func) if _func is not None else mark
+
+
+def collect_tools(obj: Any) -> dict[str, ToolSpec]:
+    """The tools of ``obj`` (an instance), bound to it, by name."""
+    specs: dict[str, ToolSpec] = {}
+    for name, member in inspect.getmembers(type(obj)):
+        marks = getattr(member, "__sttgym_tool__", None)
+        if marks is None:
+            continue
+        description, params = _describe(member)
+        specs[name] = ToolSpec(name, description, params, marks["mutates"], marks["cost"], getattr(obj, name))
+    return specs
+
+
+# --------------------------------------------------------------------------- schema
+
+
+_ARG_LINE = re.compile(r"^\s{2,}(\w+)(?:\s*\([^)]*\))?:\s*(.*)$")
+
+
+def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
+    """Split a Google-style docstring into its summary and per-argument descriptions."""
+    summary_lines: list[str] = []
+    arg_docs: dict[str, str] = {}
+    section, current = None, None
+    for line in inspect.cleandoc(doc or "").splitlines():
+        stripped = line.strip()
+        if not line.startswith(" ") and stripped.endswith(":") and " " not in stripped:
+            section, current = stripped[:-1], None  # a section header: Args:, Returns:, ...
+            continue
+        if section is None:
+            summary_lines.append(stripped)
+        elif section in ("Args", "Arguments", "Parameters"):
+            m = _ARG_LINE.match(line)
+            if m:
+                current = m.group(1)
+                arg_docs[current] = m.group(2).strip()
+            elif stripped and current:
+                arg_docs[current] += " " + stripped
+    return " ".join(s for s in summary_lines if s), arg_docs
+
+
+def _type_schema(tp: Any) -> dict:
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if tp is str:
+        return {"type": "string"}
+    if tp is bool:
+        return {"type": "boolean"}
+    if tp is int:
+        return {"type": "integer"}
+    if tp is float:
+        return {"type": "number"}
+    if tp is dict or origin is dict:
+        return {"type": "object"}
+    if tp is list or origin is list:
+        return {"type": "array", "items": _type_schema(args[0])} if args else {"type": "array"}
+    if origin is Literal:
+        base = _type_schema(type(args[0]))
+        return {**base, "enum": list(args)}
+    if origin in (typing.Union, types.UnionType):
+        non_none = [a for a in args if a is not type(None)]
+        if len(non_none) == 1:
+            return _type_schema(non_none[0])
+        return {"anyOf": [_type_schema(a) for a in non_none]}
+    if tp is Any or tp is inspect.Parameter.empty:
+        return {}
+    raise TypeError(f"tool parameter type {tp!r} has no JSON schema")
+
+
+def _describe(func: Callable) -> tuple[str, dict]:
+    hints = typing.get_type_hints(func)
+    summary, arg_docs = _parse_docstring(func.__doc__ or "")
+    properties, required = {}, []
+    for pname, param in inspect.signature(func).parameters.items():
+        if pname == "self":
+            continue
+        prop = _type_schema(hints.get(pname, Any))
+        if pname in arg_docs:
+            prop["description"] = arg_docs[pname]
+        properties[pname] = prop
+        if param.default is inspect.Parameter.empty:
+            required.append(pname)
+    params = {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
+    return summary, params
+
+
+# ----------------------------------------------------------------------- validation
+
+
+def _matches(value: Any, schema: dict) -> bool:
+    if "enum" in schema and value not in schema["enum"]:
+        return False
+    if "anyOf" in schema:
+        return any(_matches(value, s) for s in schema["anyOf"])
+    kind = schema.get("type")
+    if kind is None:
+        return True
+    if kind == "string":
+        return isinstance(value, str)
+    if kind == "boolean":
+        return isinstance(value, bool)
+    if kind == "integer":
+        return isinstance(value, int) and not isinstance(value, bool)
+    if kind == "number":
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if kind == "object":
+        return isinstance(value, dict) and all(isinstance(k, str) for k in value)
+    if kind == "array":
+        items = schema.get("items")
+        return isinstance(value, list) and (items is None or all(_matches(v, items) for v in value))
+    return False
+
+
+def _type_name(schema: dict) -> str:
+    if "enum" in schema:
+        return "one of " + ", ".join(repr(v) for v in schema["enum"])
+    if "anyOf" in schema:
+        return " or ".join(_type_name(s) for s in schema["anyOf"])
+    if schema.get("type") == "array" and "items" in schema:
+        return f"array of {_type_name(schema['items'])}"
+    return schema.get("type", "any")
+
+
+def signature_text(spec: ToolSpec) -> str:
+    """``name(a: string, b?: integer)``: how a rejected call is told what was expected."""
+    props, req = spec.parameters["properties"], set(spec.parameters["required"])
+    parts = [f"{p}{'' if p in req else '?'}: {_type_name(s)}" for p, s in props.items()]
+    return f"{spec.name}({', '.join(parts)})"
+
+
+def validate_arguments(spec: ToolSpec, arguments: Any) -> str | None:
+    """Why ``arguments`` cannot be passed to ``spec``'s tool, or None when they can."""
+    expected = f"expected {signature_text(spec)}"
+    if not isinstance(arguments, dict):
+        return f"arguments must be a JSON object; {expected}"
+    props, required = spec.parameters["properties"], spec.parameters["required"]
+    unknown = [k for k in arguments if k not in props]
+    if unknown:
+        return f"unknown argument(s) {', '.join(map(repr, map(str, unknown)))}; {expected}"
+    missing = [k for k in required if k not in arguments]
+    if missing:
+        return f"missing argument(s) {', '.join(map(repr, missing))}; {expected}"
+    for key, value in arguments.items():
+        if not _matches(value, props[key]):
+            return f"argument {key!r} must be {_type_name(props[key])}; {expected}"
+    return None

@@ -1,0 +1,1 @@
+"""Training: trajectory data, refinement, SFT and REINFORCE++ RL (install the `train` extra)."""
