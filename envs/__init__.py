@@ -1,3 +1,3 @@
 """The sttgym environment library: STT-Arena domains and the ScrambleTool terminal."""
 
-from sttgym.envs import arena  # noqa: F401
+from sttgym.envs import arena, scramble  # noqa: F401

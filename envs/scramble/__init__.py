@@ -1,0 +1,1 @@
+"""ScrambleTool: a simulated terminal with obfuscated tools and a five-task curriculum."""

@@ -1,0 +1,1 @@
+"""Evaluation: benchmark suites, the runner, metrics, reports and failure diagnostics."""

@@ -1,0 +1,34 @@
+"""The one small interface every chat-model backend implements."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+__all__ = ["ChatResponse", "ChatModel"]
+
+
+@dataclass
+class ChatResponse:
+    """One assistant turn.
+
+    ``tool_calls`` are ``{"name": str, "arguments": dict}``; ``error`` is set (and the rest
+    left empty) when the backend could not produce a usable turn, so a run records it and
+    goes on instead of crashing.
+    """
+
+    content: str = ""
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    reasoning: str = ""
+    raw: str = ""
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    error: str | None = None
+
+
+class ChatModel(Protocol):
+    """Generates the next assistant turn for each of many conversations at once."""
+
+    def chat(self, conversations: list[list[dict]], tools: list[dict] | None = None,
+             **generation: Any) -> list[ChatResponse]:
+        ...
