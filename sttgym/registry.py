@@ -7,12 +7,14 @@ never names a domain. IDs read ``STTArena/<Domain>-<Conflict>-<difficulty>``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Callable
 
 import gymnasium as gym
 import numpy as np
 
 from sttgym.task import CONFLICTS, LEVELS, Task
+from sttgym.vector import make_vector_env
 from sttgym.world import World
 
 __all__ = ["Domain", "DOMAINS", "register_domain", "arena_id", "arena_ids", "parse_arena_id"]
@@ -57,6 +59,7 @@ def register_domain(world: type[World], scenarios: dict[tuple[str, str], Scenari
         env_id = arena_id(domain.name, conflict, level)
         if env_id not in gym.registry:
             gym.register(env_id, entry_point="sttgym.env:ArenaEnv",
+                         vector_entry_point=partial(make_vector_env, env_id),
                          kwargs={"domain": domain.name, "conflict": conflict, "difficulty": level})
     return domain
 

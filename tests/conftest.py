@@ -1,0 +1,19 @@
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+
+@pytest.fixture(scope="session")
+def toy_ids():
+    """Register the toy domain (tests/toy_domain.py) once and return its two ids."""
+    import functools
+
+    import sttgym
+    from toy_domain import LockerWorld, toy_scenario
+
+    sttgym.register_domain(LockerWorld, {("T1", "easy"): toy_scenario,
+                                         ("T1", "impossible"): functools.partial(toy_scenario, solvable=False)})
+    return "STTArena/Toy-T1-easy", "STTArena/Toy-T1-impossible"
