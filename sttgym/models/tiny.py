@@ -1,0 +1,175 @@
+"""A tiny, offline chat model for tests and CPU demonstrations.
+
+:func:`build_tiny_model` trains a small byte-level BPE on text made from the suite itself
+(every registered environment's tool schemas, queries and oracle transcripts), wraps it as a
+``transformers`` fast tokenizer with a Qwen-style chat template, and saves it next to a
+randomly initialised ``Qwen3ForCausalLM``. The directory loads with ``AutoTokenizer`` and
+``AutoModelForCausalLM`` like any checkpoint; nothing is downloaded.
+
+The chat template is the one contract training relies on:
+
+- ``<|im_start|>role\\n ... <|im_end|>`` turns; the tools are listed in the system turn;
+- an assistant tool call renders as ``<tool_call>{"name": ..., "arguments": ...}</tool_call>``
+  and a tool result as a user turn holding ``<tool_response>...</tool_response>``;
+- it is *prefix-preserving*: rendering a conversation and then the same conversation with
+  more messages gives a token sequence that starts with the first one;
+- ``{% generation %}`` marks exactly the tokens an assistant produces (its content, its tool
+  call and its closing ``<|im_end|>``), so ``return_assistant_tokens_mask=True`` yields the
+  loss mask, and a policy that stops at ``<|im_end|>`` generates exactly the masked span.
+
+torch, transformers and tokenizers are imported inside the functions: importing this
+module costs nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Iterable, Iterator
+
+__all__ = ["CHAT_TEMPLATE", "SPECIAL_TOKENS", "MARKUP_TOKENS", "build_tiny_model", "suite_corpus"]
+
+PAD, BOS, EOS = "<|endoftext|>", "<|im_start|>", "<|im_end|>"
+SPECIAL_TOKENS = [PAD, BOS, EOS]
+# Atomic but not "special": decoding with skip_special_tokens keeps them, so calls stay parseable.
+MARKUP_TOKENS = ["<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>"]
+
+TOOL_INSTRUCTIONS = ('Call exactly one tool per turn, as <tool_call>{"name": <tool name>, "arguments": '
+                     '<JSON object>}</tool_call>, or reply to the user in plain text to finish.')
+
+# The newline after an assistant's <|im_end|> sits outside the generation markers: a policy
+# stops at <|im_end|>, so the newline belongs to whatever the environment appends next.
+CHAT_TEMPLATE = (
+    "{%- if messages and messages[0].role == 'system' -%}"
+    "{%- set system = messages[0].content -%}{%- set turns = messages[1:] -%}"
+    "{%- else -%}{%- set system = '' -%}{%- set turns = messages -%}{%- endif -%}"
+    "{%- if system or tools -%}"
+    "{{- '<|im_start|>system\\n' + system -}}"
+    "{%- if tools -%}"
+    "{%- if system -%}{{- '\\n\\n' -}}{%- endif -%}"
+    "{{- '# Tools\\n<tools>' -}}"
+    "{%- for tool in tools -%}{{- '\\n' + (tool | tojson) -}}{%- endfor -%}"
+    "{{- '\\n</tools>\\n" + TOOL_INSTRUCTIONS.replace("'", "\\'") + "' -}}"
+    "{%- endif -%}"
+    "{{- '<|im_end|>\\n' -}}"
+    "{%- endif -%}"
+    "{%- for message in turns -%}"
+    "{%- set content = message.content if message.content is string else '' -%}"
+    "{%- if message.role == 'assistant' -%}"
+    "{{- '<|im_start|>assistant\\n' -}}"
+    "{%- generation -%}"
+    "{{- content -}}"
+    "{%- for call in message.tool_calls or [] -%}"
+    "{%- set call = call.function if call.function is defined else call -%}"
+    "{{- '<tool_call>{\"name\": \"' + call.name + '\", \"arguments\": ' -}}"
+    "{{- call.arguments if call.arguments is string else (call.arguments | tojson) -}}"
+    "{{- '}</tool_call>' -}}"
+    "{%- endfor -%}"
+    "{{- '<|im_end|>' -}}"
+    "{%- endgeneration -%}"
+    "{{- '\\n' -}}"
+    "{%- elif message.role == 'tool' -%}"
+    "{{- '<|im_start|>user\\n<tool_response>' + content + '</tool_response><|im_end|>\\n' -}}"
+    "{%- else -%}"
+    "{{- '<|im_start|>' + message.role + '\\n' + content + '<|im_end|>\\n' -}}"
+    "{%- endif -%}"
+    "{%- endfor -%}"
+    "{%- if add_generation_prompt -%}{{- '<|im_start|>assistant\\n' -}}{%- endif -%}"
+)
+
+_BUILD_FILE = "sttgym_build.json"
+
+
+def suite_corpus(seeds_per_env: int = 2) -> Iterator[str]:
+    """Text the suite's agents read and write: schemas, queries and oracle transcripts.
+
+    Uses every registered arena environment on training seeds, in registry order, so the
+    corpus (and a tokenizer trained on it) is the same on every run with the same domains.
+    """
+    import gymnasium as gym
+
+    from sttgym.agents import OracleAgent
+    from sttgym.evaluation.suites import TRAINING_SEED_START
+    from sttgym.registry import arena_ids
+    from sttgym.rollout import rollout
+
+    yield TOOL_INSTRUCTIONS
+    yield "Task Completed"
+    for env_id in arena_ids():
+        env = gym.make(env_id)
+        for k in range(seeds_per_env):
+            traj = rollout(env, OracleAgent(), seed=TRAINING_SEED_START + k)
+            if k == 0:
+                yield env.unwrapped.world.description
+                yield from (json.dumps(schema) for schema in env.unwrapped.tool_schemas)
+            for message in traj.messages:
+                yield message.get("content") or ""
+                for call in message.get("tool_calls", []):
+                    yield f'{{"name": "{call["function"]["name"]}", "arguments": {call["function"]["arguments"]}}}'
+        env.close()
+
+
+def _train_tokenizer(texts: Iterable[str], vocab_size: int):
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+    tokenizer = Tokenizer(models.BPE())
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tokenizer.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=SPECIAL_TOKENS, show_progress=False,
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    tokenizer.train_from_iterator(texts, trainer=trainer)
+    tokenizer.add_tokens(MARKUP_TOKENS)
+    return tokenizer
+
+
+def build_tiny_model(path: str | os.PathLike, *, vocab_size: int = 1024, hidden_size: int = 64,
+                     num_layers: int = 2, num_heads: int = 4, num_kv_heads: int = 2, intermediate_size: int = 192,
+                     max_positions: int = 8192, seeds_per_env: int = 2, seed: int = 0) -> Path:
+    """Build (or reuse) a tiny Qwen3 chat model and its tokenizer in the directory ``path``.
+
+    The directory is reused when it already holds a model built from the same arguments
+    and the same corpus (the registered domains may have changed since); otherwise it is
+    rebuilt, written to a temporary sibling first so a concurrent reader never sees half a
+    model. The weights are drawn from a generator seeded with ``seed``; the global torch
+    RNG is left as it was. Returns ``path``.
+    """
+    import torch
+    from transformers import GenerationConfig, PreTrainedTokenizerFast, Qwen3Config, Qwen3ForCausalLM
+
+    path = Path(path)
+    texts = list(suite_corpus(seeds_per_env))
+    args = {"vocab_size": vocab_size, "hidden_size": hidden_size, "num_layers": num_layers, "num_heads": num_heads,
+            "num_kv_heads": num_kv_heads, "intermediate_size": intermediate_size, "max_positions": max_positions,
+            "seed": seed, "template": CHAT_TEMPLATE,
+            "corpus": hashlib.sha256("\x00".join(texts).encode()).hexdigest()}
+    stamp = path / _BUILD_FILE
+    if stamp.exists() and json.loads(stamp.read_text()) == args:
+        return path
+
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=_train_tokenizer(texts, vocab_size), eos_token=EOS,
+                                        pad_token=PAD, bos_token=None, unk_token=None)
+    tokenizer.chat_template = CHAT_TEMPLATE
+    config = Qwen3Config(vocab_size=len(tokenizer), hidden_size=hidden_size, intermediate_size=intermediate_size,
+                         num_hidden_layers=num_layers, num_attention_heads=num_heads, num_key_value_heads=num_kv_heads,
+                         head_dim=hidden_size // num_heads, max_position_embeddings=max_positions,
+                         tie_word_embeddings=True, eos_token_id=tokenizer.eos_token_id,
+                         pad_token_id=tokenizer.pad_token_id, bos_token_id=None)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        model = Qwen3ForCausalLM(config)
+    model.generation_config = GenerationConfig(eos_token_id=tokenizer.eos_token_id,
+                                               pad_token_id=tokenizer.pad_token_id, do_sample=False)
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{path.name}-", dir=path.parent))
+    tokenizer.save_pretrained(staging)
+    model.save_pretrained(staging)
+    (staging / _BUILD_FILE).write_text(json.dumps(args))
+    if path.exists():
+        shutil.rmtree(path)
+    staging.rename(path)
+    return path

@@ -1,0 +1,65 @@
+"""The tiny offline model: loads with the Auto classes, and its chat template keeps its contract."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytest.importorskip("transformers")
+
+from transformers import AutoModelForCausalLM, AutoTokenizer  # noqa: E402
+
+from sttgym.models.tiny import build_tiny_model  # noqa: E402
+
+CALL = {"type": "function", "function": {"name": "get_locker", "arguments": json.dumps({"locker_id": "L123"})}}
+CONVERSATION = [
+    {"role": "system", "content": "You operate parcel lockers."},
+    {"role": "user", "content": "Please reserve locker L123 for parcel P4411."},
+    {"role": "assistant", "content": "", "tool_calls": [CALL]},
+    {"role": "tool", "name": "get_locker", "content": '{"success": true, "data": {"status": "taken"}}'},
+    {"role": "assistant", "content": "Task Completed"},
+]
+TOOLS = [{"type": "function", "function": {"name": "get_locker", "description": "Read a locker.",
+                                           "parameters": {"type": "object", "properties": {}}}}]
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    path = build_tiny_model(tmp_path_factory.mktemp("tiny") / "model")
+    return AutoTokenizer.from_pretrained(path), AutoModelForCausalLM.from_pretrained(path), path
+
+
+def test_loads_with_auto_classes_and_is_tiny(tiny):
+    tokenizer, model, _ = tiny
+    assert model.config.model_type == "qwen3"
+    assert model.config.vocab_size == len(tokenizer)
+    assert sum(p.numel() for p in model.parameters()) < 1_000_000
+    assert tokenizer.eos_token == "<|im_end|>"
+
+
+def test_rebuild_with_same_arguments_reuses_the_directory(tiny):
+    _, _, path = tiny
+    before = (path / "model.safetensors").stat().st_mtime_ns
+    assert build_tiny_model(path) == path
+    assert (path / "model.safetensors").stat().st_mtime_ns == before
+
+
+def test_template_is_prefix_preserving(tiny):
+    tokenizer, _, _ = tiny
+    for cut in range(2, len(CONVERSATION)):
+        head = tokenizer.apply_chat_template(CONVERSATION[:cut], tools=TOOLS, return_dict=False)
+        longer = tokenizer.apply_chat_template(CONVERSATION[:cut + 1], tools=TOOLS, return_dict=False,
+                                               add_generation_prompt=True)
+        assert longer[:len(head)] == head
+
+
+def test_assistant_mask_covers_exactly_what_the_assistant_says(tiny):
+    tokenizer, _, _ = tiny
+    out = tokenizer.apply_chat_template(CONVERSATION, tools=TOOLS, return_dict=True,
+                                        return_assistant_tokens_mask=True)
+    said = tokenizer.decode([t for t, m in zip(out["input_ids"], out["assistant_masks"]) if m])
+    assert said == ('<tool_call>{"name": "get_locker", "arguments": {"locker_id": "L123"}}</tool_call><|im_end|>'
+                    "Task Completed<|im_end|>")
+    text = tokenizer.apply_chat_template(CONVERSATION, tools=TOOLS, tokenize=False)
+    assert "<tool_response>" in text and '"name": "get_locker"' in text.split("<|im_end|>")[0]
