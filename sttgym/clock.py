@@ -30,13 +30,16 @@ class Clock:
         if self.start is None:
             raise ValueError(f"clock start {start!r} is not an ISO timestamp")
         self.minutes = 0
+        self._iso, self._iso_at = "", -1
 
     @property
     def now(self) -> datetime:
         return self.start + timedelta(minutes=self.minutes)
 
     def iso(self) -> str:
-        return format_time(self.now)
+        if self._iso_at != self.minutes:  # formatting dominates a cheap step; most calls repeat it
+            self._iso, self._iso_at = format_time(self.now), self.minutes
+        return self._iso
 
     def advance(self, minutes: int) -> None:
         self.minutes += max(0, int(minutes))

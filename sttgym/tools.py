@@ -203,17 +203,21 @@ def signature_text(spec: ToolSpec) -> str:
 
 def validate_arguments(spec: ToolSpec, arguments: Any) -> str | None:
     """Why ``arguments`` cannot be passed to ``spec``'s tool, or None when they can."""
-    expected = f"expected {signature_text(spec)}"
+    problem = _argument_problem(spec.parameters, arguments)
+    return None if problem is None else f"{problem}; expected {signature_text(spec)}"
+
+
+def _argument_problem(parameters: dict, arguments: Any) -> str | None:
     if not isinstance(arguments, dict):
-        return f"arguments must be a JSON object; {expected}"
-    props, required = spec.parameters["properties"], spec.parameters["required"]
+        return "arguments must be a JSON object"
+    props, required = parameters["properties"], parameters["required"]
     unknown = [k for k in arguments if k not in props]
     if unknown:
-        return f"unknown argument(s) {', '.join(map(repr, map(str, unknown)))}; {expected}"
+        return f"unknown argument(s) {', '.join(map(repr, map(str, unknown)))}"
     missing = [k for k in required if k not in arguments]
     if missing:
-        return f"missing argument(s) {', '.join(map(repr, missing))}; {expected}"
+        return f"missing argument(s) {', '.join(map(repr, missing))}"
     for key, value in arguments.items():
         if not _matches(value, props[key]):
-            return f"argument {key!r} must be {_type_name(props[key])}; {expected}"
+            return f"argument {key!r} must be {_type_name(props[key])}"
     return None
