@@ -2,5 +2,6 @@
 
 from sttgym.agents.base import Agent
 from sttgym.agents.reference import NominalAgent, NoopAgent, OracleAgent, PlanAgent, RandomAgent
+from sttgym.agents.llm import LLMAgent, MemoryAgent
 
-__all__ = ["Agent", "PlanAgent", "OracleAgent", "NominalAgent", "NoopAgent", "RandomAgent"]
+__all__ = ["Agent", "PlanAgent", "OracleAgent", "NominalAgent", "NoopAgent", "RandomAgent", "LLMAgent", "MemoryAgent"]

@@ -4,3 +4,4 @@ from sttgym.cli.app import app
 from sttgym.cli import arena  # noqa: F401,E402  (registers `list` and `validate`)
 
 __all__ = ["app"]
+from sttgym.cli import eval  # noqa: F401,E402  (registers `eval` and `report`)

@@ -1,0 +1,132 @@
+"""``sttgym eval`` (an agent over a benchmark suite) and ``sttgym report`` (tables from saved runs)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from sttgym.cli.app import app
+
+console = Console()
+
+
+def finish(runner, config) -> dict:
+    """Summarise a runner's records into ``summary.json`` and the report beside it."""
+    from sttgym.evaluation.reports import write_report
+    from sttgym.evaluation.runner import SUMMARY
+    from sttgym.evaluation.summary import summarise
+
+    summary = summarise(runner.records(), config.suite, config.k, config.label)
+    (runner.out / SUMMARY).write_text(json.dumps(summary, indent=1))
+    write_report(runner.out, summary)
+    return summary
+
+
+def _print(summary: dict, out: Path) -> None:
+    table = Table(title=f"{summary['agent']} · {summary['suite']} · {summary['episodes']} episodes")
+    if summary["suite"] == "arena":
+        cols = ["easy", "medium", "hard", "impossible", "overall"]
+        for c in cols:
+            table.add_column(c)
+        table.add_row(*("–" if summary.get(c) is None else
+                        f"{100 * summary[c]:.2f} ±{100 * summary['std'].get(c, 0):.2f}" for c in cols))
+    else:
+        table.add_column("condition")
+        table.add_column("completion rate")
+        table.add_column("tasks solved")
+        for name, v in summary["conditions"].items():
+            table.add_row(name, f"{v['completion_rate']:.2f}", f"{v['tasks_solved']:.2f}")
+    console.print(table)
+    if summary["errors"]:
+        console.print(f"[yellow]{summary['errors']} episodes ended on a backend error "
+                      "(see 'error' in the trajectories; --retry-errors plays them again)[/yellow]")
+    console.print(f"report: {out / 'report.md'}  summary: {out / 'summary.json'}  "
+                  f"trajectories: {out / 'trajectories.jsonl'}")
+
+
+@app.command("eval")
+def evaluate(
+    suite: str = typer.Option("arena", help="Benchmark: arena (STT-Arena manifest) or scramble (20 episodes per condition)."),
+    agent: Optional[str] = typer.Option(None, help="Reference agent: oracle, nominal, noop, random or cycle-tracing. "
+                                        "Default: nominal, unless --model is given."),
+    model: Optional[str] = typer.Option(None, help="LLM to evaluate: a checkpoint path or hub name (local "
+                                        "transformers), or the served model's name with --base-url."),
+    base_url: Optional[str] = typer.Option(None, help="OpenAI-compatible server, e.g. http://localhost:8000/v1 "
+                                           "(key from OPENAI_API_KEY)."),
+    memory: bool = typer.Option(False, help="Use the memory-augmented LLM agent (ScrambleToolBench Appendix A)."),
+    runs: int = typer.Option(3, help="Repetitions of every episode; tables give mean ± std over runs."),
+    k: int = typer.Option(1, help="Report pass@1..k (runs is raised to k if lower)."),
+    limit: Optional[int] = typer.Option(None, help="Only the first N instances of the manifest."),
+    seed: int = typer.Option(0, help="Base seed of the LLM's sampling."),
+    out: Path = typer.Option(Path("runs/eval"), help="Run directory; an existing one is resumed."),
+    domain: Optional[str] = typer.Option(None, help="Arena: only this domain."),
+    static: bool = typer.Option(False, help="Arena: also run every instance without triggers (static ablation)."),
+    no_user: bool = typer.Option(False, help="Arena: also run every instance without chat_with_user."),
+    thinking: Optional[bool] = typer.Option(None, "--thinking/--no-thinking", help="LLM reasoning mode."),
+    temperature: float = typer.Option(0.7, help="LLM sampling temperature."),
+    max_new_tokens: int = typer.Option(2048, help="Tokens per LLM turn."),
+    workers: int = typer.Option(8, help="Episodes in flight: threads for a server, the batch for a local model."),
+    user: str = typer.Option("rule", help="User simulator: rule or llm."),
+    judge: str = typer.Option("rule", help="Impossible-task judge: rule or llm."),
+    sim_model: Optional[str] = typer.Option(None, help="Model of the LLM user/judge (default: the tested model)."),
+    sim_base_url: Optional[str] = typer.Option(None, help="Server of --sim-model."),
+    retry_errors: bool = typer.Option(False, help="On resume, play again episodes that ended on a backend error."),
+) -> None:
+    """Evaluate an agent on a benchmark suite; writes trajectories, summary.json, report.md and figures to --out."""
+    from sttgym.evaluation.runner import EvalConfig, Runner
+
+    if model and agent:
+        raise typer.BadParameter("give --agent or --model, not both")
+    conditions = ("dynamic",) + (("static",) if static else ()) + (("no-user",) if no_user else ())
+    try:
+        config = EvalConfig(suite=suite, agent=("memory" if memory else "llm") if model else agent or "nominal",
+                            model=model, base_url=base_url, runs=runs, k=k, limit=limit, seed=seed, domain=domain,
+                            conditions=conditions, thinking=thinking, temperature=temperature,
+                            max_new_tokens=max_new_tokens, workers=workers, user=user, judge=judge,
+                            sim_model=sim_model, sim_base_url=sim_base_url)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from exc
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=console, transient=True) as progress:
+        bar = progress.add_task(f"{config.label} on {suite}", total=None)
+        rewards: list[float] = []
+
+        def advance(record: dict, done: int, total: int) -> None:
+            rewards.append(record["reward"])
+            progress.update(bar, completed=done, total=total,
+                            description=f"{config.label} on {suite} · mean reward {sum(rewards) / len(rewards):.3f}")
+
+        runner = Runner(config, out, retry_errors=retry_errors, progress=advance)
+        try:
+            progress.update(bar, total=len(runner.episodes()))
+            runner.run()
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc)) from exc
+    if not runner.records():
+        console.print("[red]no episodes: the suite's manifest is empty (are any domains installed?)[/red]")
+        raise typer.Exit(1)
+    _print(finish(runner, config), out)
+
+
+@app.command("report")
+def report(run_dirs: list[Path] = typer.Argument(..., help="Run directories written by sttgym eval."),
+           out: Optional[Path] = typer.Option(None, help="Write the comparison tables here (markdown).")) -> None:
+    """Rebuild each run's summary and report from its trajectories, and compare the runs in one table."""
+    from sttgym.evaluation.reports import compare
+    from sttgym.evaluation.runner import CONFIG, EvalConfig, Runner
+
+    for run_dir in run_dirs:
+        saved = json.loads((run_dir / CONFIG).read_text())
+        saved["conditions"] = tuple(saved["conditions"])
+        config = EvalConfig(**saved)
+        finish(Runner(config, run_dir), config)
+    tables = compare(run_dirs)
+    if out:
+        out.write_text(tables, encoding="utf-8")
+    console.print(tables)

@@ -1,0 +1,342 @@
+"""The evaluation runner: an agent over a benchmark suite, each trajectory saved as it finishes.
+
+An evaluation is a set of *episodes*: every instance of the suite's manifest (``--limit``
+keeps a prefix) under every condition (``dynamic``; for arena suites optionally ``static``,
+without triggers, and ``no-user``, without ``chat_with_user``), repeated ``runs`` times.
+Each finished episode is appended as one JSON line to ``OUT/trajectories.jsonl`` and flushed
+to disk, so a killed run started again with the same ``OUT`` plays only what is missing:
+a torn last line is cut off, nothing is lost and nothing is played twice. ``OUT/config.json``
+pins what the records mean; resuming with a different agent, model or suite is refused,
+while ``runs``, ``k`` and ``limit`` may grow.
+
+Episodes run in threads: reference agents in one, remote models ``workers`` at a time,
+and local models through :class:`~sttgym.evaluation.batching.BatchingModel`, which turns
+the threads into a lock-step rollout with one batched generation per step.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import gymnasium as gym
+
+from sttgym.agents.base import Agent
+from sttgym.agents.llm import LLMAgent, MemoryAgent
+from sttgym.evaluation.batching import BatchingModel
+from sttgym.evaluation.suites import arena_manifest, scramble_manifest
+from sttgym.rollout import Trajectory, rollout
+
+__all__ = ["EvalConfig", "Episode", "Runner", "REFERENCE_AGENTS", "CONDITIONS", "load_records"]
+
+REFERENCE_AGENTS = ("oracle", "nominal", "noop", "random", "cycle-tracing")
+CONDITIONS: dict[str, dict] = {"dynamic": {}, "static": {"dynamics": False}, "no-user": {"user": "none"}}
+TRAJECTORIES, CONFIG, SUMMARY = "trajectories.jsonl", "config.json", "summary.json"
+
+
+@dataclass
+class EvalConfig:
+    """What to evaluate and how. Fields in ``IDENTITY`` must match for a run directory to be resumed."""
+
+    suite: str = "arena"  # "arena" or "scramble"
+    agent: str = "nominal"  # a reference agent, or "llm"/"memory" with a model
+    model: str | None = None  # path or hub name, or the served model's name with base_url
+    base_url: str | None = None
+    runs: int = 3
+    k: int = 1
+    limit: int | None = None
+    seed: int = 0
+    domain: str | None = None
+    conditions: tuple[str, ...] = ("dynamic",)
+    thinking: bool | None = None
+    temperature: float = 0.7
+    max_new_tokens: int = 2048
+    workers: int = 8  # episodes in flight for a model (for a local one: the generation batch)
+    user: str = "rule"  # "rule" or "llm" (the simulator is sim_model, by default the tested model)
+    judge: str = "rule"  # "rule" or "llm"
+    sim_model: str | None = None
+    sim_base_url: str | None = None
+    env_kwargs: dict = field(default_factory=dict)
+
+    IDENTITY = ("suite", "agent", "model", "base_url", "seed", "domain", "thinking", "temperature",
+                "max_new_tokens", "user", "judge", "sim_model", "sim_base_url", "env_kwargs")
+
+    def __post_init__(self) -> None:
+        self.conditions = tuple(self.conditions)
+        if self.suite not in ("arena", "scramble"):
+            raise ValueError(f"unknown suite {self.suite!r}: arena or scramble")
+        if self.agent in ("llm", "memory"):
+            if not self.model:
+                raise ValueError(f"agent {self.agent!r} needs a model")
+        elif self.agent not in REFERENCE_AGENTS:
+            raise ValueError(f"unknown agent {self.agent!r}: one of {', '.join(REFERENCE_AGENTS)}, llm, memory")
+        unknown = [c for c in self.conditions if c not in CONDITIONS]
+        if unknown or not self.conditions:
+            raise ValueError(f"conditions must be among {', '.join(CONDITIONS)}; got {self.conditions}")
+        if self.suite == "scramble" and self.conditions != ("dynamic",):
+            raise ValueError("the static and no-user conditions exist only for the arena suite")
+        if self.runs < 1 or self.k < 1:
+            raise ValueError("runs and k must be at least 1")
+        self.runs = max(self.runs, self.k)  # pass@k needs k attempts per instance
+
+    @property
+    def label(self) -> str:
+        """How tables name this agent."""
+        if self.agent in REFERENCE_AGENTS:
+            return self.agent
+        name = Path(self.model).name if self.model and os.path.isdir(self.model) else self.model
+        return f"{name}{' +memory' if self.agent == 'memory' else ''}{' (thinking)' if self.thinking else ''}"
+
+    def to_dict(self) -> dict:
+        return {**dataclasses.asdict(self), "conditions": list(self.conditions)}
+
+
+@dataclass(frozen=True)
+class Episode:
+    condition: str
+    env_id: str
+    seed: int
+    run: int
+
+    @property
+    def key(self) -> str:
+        return f"{self.condition}|{self.env_id}|{self.seed}|{self.run}"
+
+
+def load_records(path: Path) -> dict[str, dict]:
+    """The records of a trajectories file by key; a torn or unreadable line is skipped, the last record wins."""
+    records: dict[str, dict] = {}
+    if not path.exists():
+        return records
+    with path.open(encoding="utf-8") as handle:
+        for line in handle:
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(record, dict) and "key" in record:
+                records[record["key"]] = record
+    return records
+
+
+def _cut_torn_line(path: Path) -> None:
+    """Drop a last line left without its newline by a killed writer, so appends start clean."""
+    if not path.exists() or path.stat().st_size == 0:
+        return
+    with path.open("rb+") as handle:
+        data = handle.read()
+        if data.endswith(b"\n"):
+            return
+        handle.truncate(data.rfind(b"\n") + 1)
+
+
+class Runner:
+    """Plays the missing episodes of an evaluation into ``out`` and returns their records.
+
+    Args:
+        config: what to evaluate.
+        out: the run directory (created; resumed when it already holds records).
+        model: a ready :class:`~sttgym.models.base.ChatModel` to use instead of loading
+            ``config.model`` (tests, notebooks).
+        retry_errors: play again the episodes whose record carries a backend error.
+        progress: called with each new record and the counts done and total.
+    """
+
+    def __init__(self, config: EvalConfig, out: str | os.PathLike, model: Any = None, retry_errors: bool = False,
+                 progress: Callable[[dict, int, int], None] | None = None):
+        self.config, self.out, self._model = config, Path(out), model
+        self.retry_errors, self.progress = retry_errors, progress
+        self.path = self.out / TRAJECTORIES
+        self._lock = threading.Lock()
+
+    # ------------------------------------------------------------------ plan
+
+    def instances(self) -> list[tuple[str, int]]:
+        manifest = arena_manifest(self.config.domain) if self.config.suite == "arena" else scramble_manifest()
+        return manifest[: self.config.limit] if self.config.limit is not None else manifest
+
+    def episodes(self) -> list[Episode]:
+        """Every episode of the evaluation, run by run (run 0 of everything first)."""
+        return [Episode(c, env_id, seed, run) for run in range(self.config.runs)
+                for c in self.config.conditions for env_id, seed in self.instances()]
+
+    def records(self) -> list[dict]:
+        """The saved records of this evaluation's episodes, in episode order."""
+        saved = load_records(self.path)
+        return [saved[e.key] for e in self.episodes() if e.key in saved]
+
+    def _prepare(self) -> list[Episode]:
+        self.out.mkdir(parents=True, exist_ok=True)
+        config_path = self.out / CONFIG
+        current = self.config.to_dict()
+        if config_path.exists():
+            previous = json.loads(config_path.read_text())
+            differ = [f for f in EvalConfig.IDENTITY if previous.get(f) != current.get(f)]
+            if differ:
+                raise ValueError(f"{self.out} holds another evaluation (differs in {', '.join(differ)}); "
+                                 "use a new --out")
+        config_path.write_text(json.dumps(current, indent=1))
+        _cut_torn_line(self.path)
+        saved = load_records(self.path)
+        done = {k for k, r in saved.items() if not (self.retry_errors and r.get("error"))}
+        return [e for e in self.episodes() if e.key not in done]
+
+    # ------------------------------------------------------------------ play
+
+    def run(self) -> list[dict]:
+        """Play every missing episode; return all records of the evaluation."""
+        todo = self._prepare()
+        if todo:
+            self._play_all(todo)
+        return self.records()
+
+    def _play_all(self, todo: list[Episode]) -> None:
+        model = self._chat_model() if self.config.agent in ("llm", "memory") else None
+        threads = 1 if model is None else min(self.config.workers, len(todo))
+        queue, finished = deque(todo), [len(self.episodes()) - len(todo)]
+        total = len(self.episodes())
+        failures: list[BaseException] = []
+
+        def work() -> None:
+            envs: dict[tuple[str, str], gym.Env] = {}
+            try:
+                while True:
+                    with self._lock:
+                        if not queue or failures:
+                            return
+                        episode = queue.popleft()
+                    record = self._play(episode, envs, model)
+                    with self._lock:
+                        self._append(record)
+                        finished[0] += 1
+                        count = finished[0]
+                    if self.progress:
+                        self.progress(record, count, total)
+            except BaseException as exc:  # surfaced by the main thread once the others stop
+                failures.append(exc)
+            finally:
+                for env in envs.values():
+                    env.close()
+
+        workers = [threading.Thread(target=work, daemon=True) for _ in range(threads)]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            while worker.is_alive():  # short joins keep Ctrl-C responsive
+                worker.join(timeout=0.5)
+        if failures:
+            raise failures[0]
+
+    def _append(self, record: dict) -> None:
+        line = json.dumps(record, ensure_ascii=False, default=str) + "\n"
+        with self.path.open("a", encoding="utf-8") as handle:
+            handle.write(line)
+            handle.flush()
+            os.fsync(handle.fileno())
+
+    def _play(self, episode: Episode, envs: dict, model: Any) -> dict:
+        started = time.perf_counter()
+        place = (episode.condition, episode.env_id)
+        if place not in envs:
+            envs[place] = self._make_env(episode, model)
+        env = envs[place]
+        agent = self._agent(episode, model)
+        if isinstance(model, BatchingModel):
+            model.enter()
+        try:
+            traj = rollout(env, agent, seed=episode.seed)
+            error = getattr(agent, "error", None)
+        except Exception as exc:  # an agent bug is recorded against its episode; the run goes on
+            traj, error = Trajectory(episode.env_id, episode.seed), f"episode raised {type(exc).__name__}: {exc}"
+        finally:
+            if isinstance(model, BatchingModel):
+                model.leave()
+        return self._record(episode, env, agent, traj, error, time.perf_counter() - started)
+
+    def _record(self, episode: Episode, env: gym.Env, agent: Agent, traj: Trajectory, error: str | None,
+                seconds: float) -> dict:
+        record = {"key": episode.key, **dataclasses.asdict(episode), "agent": self.config.label,
+                  "reward": float(traj.reward), "success": traj.reward >= 1.0, "calls": traj.tool_calls,
+                  "turns": len(traj.steps), "terminated": traj.terminated, "truncated": traj.truncated,
+                  "error": error, "seconds": round(seconds, 3)}
+        base = env.unwrapped
+        task = getattr(base, "task", None)
+        if hasattr(task, "summary"):  # an arena episode: what the report groups by and diagnostics read
+            record.update(task.summary())
+            record["mutating_tools"] = sorted(n for n, spec in base.tools.items() if spec.mutates)
+            record["trigger_timing"] = {t.name: t.timing for t in task.triggers}
+        if isinstance(agent, LLMAgent):
+            record.update(usage=agent.usage, violations=sum(t["violation"] is not None for t in agent.turns),
+                          turn_log=agent.turns, messages=agent.messages)
+            if isinstance(agent, MemoryAgent):
+                record["memory"] = agent.memory
+        else:
+            record["messages"] = traj.messages
+        record.update(steps=traj.steps, info=traj.info)
+        return record
+
+    # ------------------------------------------------------------------ parts
+
+    def _chat_model(self) -> Any:
+        from sttgym.models import load_model
+
+        cfg = self.config
+        if self._model is None:
+            options: dict[str, Any] = {"temperature": cfg.temperature}
+            if cfg.base_url:
+                options.update(max_tokens=cfg.max_new_tokens, max_workers=cfg.workers)
+            else:
+                options.update(max_new_tokens=cfg.max_new_tokens, max_batch=cfg.workers)
+            self._model = load_model(cfg.model, cfg.base_url, **options)
+        return BatchingModel(self._model) if getattr(self._model, "batched", False) else self._model
+
+    def _simulator_model(self, model: Any) -> Any:
+        cfg = self.config
+        if cfg.sim_model:
+            from sttgym.models import load_model
+
+            if not hasattr(self, "_sim"):
+                self._sim = load_model(cfg.sim_model, cfg.sim_base_url)
+            return BatchingModel(self._sim) if getattr(self._sim, "batched", False) else self._sim
+        if model is None:
+            raise ValueError("an LLM user or judge needs --sim-model when the agent is not a model")
+        return model
+
+    def _make_env(self, episode: Episode, model: Any) -> gym.Env:
+        from sttgym.judge import LLMJudge
+        from sttgym.user import LLMUser
+
+        kwargs = {**self.config.env_kwargs, **CONDITIONS[episode.condition]}
+        if self.config.suite == "arena":
+            if self.config.user == "llm" and "user" not in kwargs:
+                kwargs["user"] = LLMUser(self._simulator_model(model))
+            if self.config.judge == "llm":
+                kwargs["judge"] = LLMJudge(self._simulator_model(model))
+        return gym.make(episode.env_id, **kwargs)
+
+    def _agent(self, episode: Episode, model: Any) -> Agent:
+        cfg = self.config
+        if model is not None:
+            kind = MemoryAgent if cfg.agent == "memory" else LLMAgent
+            return kind(model, thinking=cfg.thinking, temperature=cfg.temperature,
+                        max_new_tokens=cfg.max_new_tokens, seed=cfg.seed * 7919 + episode.run)
+        return reference_agent(cfg.agent)
+
+
+def reference_agent(name: str) -> Agent:
+    """A fresh reference agent by its CLI name."""
+    import sttgym.agents as agents
+
+    classes = {"oracle": "OracleAgent", "nominal": "NominalAgent", "noop": "NoopAgent", "random": "RandomAgent",
+               "cycle-tracing": "CycleTracingAgent"}
+    cls = getattr(agents, classes[name], None)
+    if cls is None:
+        raise ValueError(f"agent {name!r} ({classes[name]}) is not available in this installation")
+    return cls()

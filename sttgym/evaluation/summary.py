@@ -1,0 +1,162 @@
+"""Headline figures of an evaluation, computed from its episode records.
+
+Arena: per level, the mean reward (the paper's Pass@1: checklist fraction on feasible
+tasks, the judge's 0/1 on impossible ones), per run, then mean and sample standard
+deviation over runs. ``overall`` weights each level by its share of the suite's instances,
+as the paper weights by 71/227, 67/227, 59/227 and 30/227. Also: the rate of fully solved
+episodes, average tool calls (Table 2), per-conflict results, pass@k over the runs, the
+failure-mode counts, and the same level figures for the static and no-user conditions.
+
+Scramble: per condition, the episode completion rate (all tasks solved) and the average
+tasks solved per episode (ScrambleToolBench Table 2), and the behavioural metrics of
+:func:`sttgym.evaluation.scramble_metrics.scramble_metrics` where that module exists.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+from typing import Callable, Iterable
+
+from sttgym.evaluation.diagnostics import count_modes
+from sttgym.evaluation.passk import mean_pass_at_k
+from sttgym.rollout import Trajectory
+from sttgym.task import CONFLICTS, LEVELS
+
+__all__ = ["summarise", "arena_summary", "scramble_summary", "mean_std"]
+
+
+def mean_std(values: list[float]) -> tuple[float, float]:
+    """Mean and sample standard deviation (0 for a single value)."""
+    if not values:
+        return 0.0, 0.0
+    return statistics.fmean(values), statistics.stdev(values) if len(values) > 1 else 0.0
+
+
+def _mean(values: Iterable[float]) -> float | None:
+    values = list(values)
+    return statistics.fmean(values) if values else None
+
+
+def level_counts(records: list[dict]) -> dict[str, int]:
+    """Distinct instances (env id, seed) per level."""
+    return {lvl: len({(r["env_id"], r["seed"]) for r in records if r.get("difficulty") == lvl}) for lvl in LEVELS}
+
+
+def _by_run(records: list[dict], value: Callable[[dict], float]) -> dict[str, dict]:
+    """Per level and ``overall``: mean and std over runs of each run's mean ``value``.
+
+    A run's overall is the level means weighted by the levels' instance counts; a run that
+    misses a level (an interrupted evaluation) has no overall.
+    """
+    runs = sorted({r["run"] for r in records})
+    counts = level_counts(records)
+    levels = [lvl for lvl in LEVELS if counts[lvl]]
+    total = sum(counts[lvl] for lvl in levels)
+    table = {run: {lvl: _mean(value(r) for r in records if r["run"] == run and r.get("difficulty") == lvl)
+                   for lvl in levels} for run in runs}
+    out: dict[str, dict] = {}
+    for level in levels:
+        values = [table[run][level] for run in runs if table[run][level] is not None]
+        out[level] = {"mean": mean_std(values)[0], "std": mean_std(values)[1], "runs": values}
+    overall = [sum(counts[lvl] / total * table[run][lvl] for lvl in levels) for run in runs
+               if all(table[run][lvl] is not None for lvl in levels)]
+    if overall:
+        out["overall"] = {"mean": mean_std(overall)[0], "std": mean_std(overall)[1], "runs": overall}
+    return out
+
+
+def arena_summary(records: list[dict], k: int = 1) -> dict:
+    """The arena figures; the headline (``easy`` ... ``overall``) is the dynamic condition's."""
+    dynamic = [r for r in records if r["condition"] == "dynamic"]
+    levels = _by_run(dynamic, lambda r: r["reward"])
+    counts = level_counts(dynamic)
+    total = sum(counts.values()) or 1
+    summary: dict = {lvl: levels[lvl]["mean"] if lvl in levels else None for lvl in (*LEVELS, "overall")}
+    summary.update(
+        std={lvl: v["std"] for lvl, v in levels.items()},
+        counts=counts, weights={lvl: n / total for lvl, n in counts.items()},
+        success={lvl: v["mean"] for lvl, v in _by_run(dynamic, lambda r: float(r["reward"] >= 1.0)).items()},
+        avg_calls=_mean(r["calls"] for r in dynamic),
+        by_conflict=_conflicts(dynamic),
+        pass_at_k=_pass_curve(dynamic, k),
+        failure_modes=count_modes(dynamic),
+    )
+    summary["conditions"] = {
+        condition: {lvl: v["mean"] for lvl, v in _by_run(rows, lambda r: r["reward"]).items()}
+        for condition in sorted({r["condition"] for r in records})
+        if (rows := [r for r in records if r["condition"] == condition])}
+    return summary
+
+
+def _conflicts(records: list[dict]) -> dict[str, dict]:
+    table: dict[str, dict] = {}
+    for conflict in CONFLICTS:
+        rows = [r for r in records if r.get("conflict") == conflict]
+        if rows:
+            table[conflict] = {"name": CONFLICTS[conflict], "mean": _mean(r["reward"] for r in rows),
+                               "episodes": len(rows),
+                               **{lvl: _mean(r["reward"] for r in rows if r.get("difficulty") == lvl)
+                                  for lvl in LEVELS}}
+    return table
+
+
+def _pass_curve(records: list[dict], k: int) -> dict[str, dict]:
+    """pass@j for j = 1..k, overall and per level, over each instance's attempts (one per run)."""
+    attempts: dict[tuple, list[bool]] = defaultdict(list)
+    levels: dict[tuple, str] = {}
+    for r in records:
+        instance = (r["env_id"], r["seed"])
+        attempts[instance].append(r["reward"] >= 1.0)
+        levels[instance] = r.get("difficulty", "")
+    curve: dict[str, dict] = {}
+    for j in range(1, k + 1):
+        usable = {i: a for i, a in attempts.items() if len(a) >= j}
+        if not usable:
+            break
+        curve[str(j)] = {"overall": mean_pass_at_k(usable.values(), j),
+                         **{lvl: mean_pass_at_k([a for i, a in usable.items() if levels[i] == lvl], j)
+                            for lvl in LEVELS if any(levels[i] == lvl for i in usable)}}
+    return curve
+
+
+def _trajectory(record: dict) -> Trajectory:
+    return Trajectory(env_id=record["env_id"], seed=record["seed"], reward=record["reward"],
+                      steps=record.get("steps", []), messages=record.get("messages", []),
+                      info=record.get("info", {}), terminated=record.get("terminated", False),
+                      truncated=record.get("truncated", False))
+
+
+def _tasks_solved(record: dict) -> float:
+    tasks = record.get("info", {}).get("tasks")
+    if isinstance(tasks, list) and tasks:
+        return float(sum(bool(t.get("solved")) for t in tasks))
+    return 0.0
+
+
+def scramble_summary(records: list[dict]) -> dict:
+    """Per condition (env id): completion rate and average tasks solved, mean ± std over runs."""
+    try:
+        from sttgym.evaluation.scramble_metrics import scramble_metrics
+    except ImportError:  # written by the ScrambleTool side; the headline needs only the records
+        scramble_metrics = None
+    conditions: dict[str, dict] = {}
+    for env_id in dict.fromkeys(r["env_id"] for r in records):
+        rows = [r for r in records if r["env_id"] == env_id]
+        runs = sorted({r["run"] for r in rows})
+        completion = mean_std([statistics.fmean(r["reward"] >= 1.0 for r in rows if r["run"] == run) for run in runs])
+        solved = mean_std([statistics.fmean(_tasks_solved(r) for r in rows if r["run"] == run) for run in runs])
+        entry = {"completion_rate": completion[0], "completion_rate_std": completion[1],
+                 "tasks_solved": solved[0], "tasks_solved_std": solved[1], "episodes": len(rows),
+                 "avg_actions": _mean(r["turns"] for r in rows)}
+        if scramble_metrics is not None:
+            entry["metrics"] = scramble_metrics([_trajectory(r) for r in rows])
+        conditions[env_id.split("/", 1)[-1]] = entry
+    return {"conditions": conditions}
+
+
+def summarise(records: list[dict], suite: str, k: int = 1, label: str = "") -> dict:
+    """``summary.json``'s content for one evaluation's records."""
+    body = arena_summary(records, k) if suite == "arena" else scramble_summary(records)
+    return {"suite": suite, "agent": label, "episodes": len(records), "runs": len({r["run"] for r in records}),
+            "errors": sum(bool(r.get("error")) for r in records), **body}
