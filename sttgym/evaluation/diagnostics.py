@@ -13,8 +13,9 @@ when the trigger fired before that call ran, so its result already showed the ch
   again, which fails again (it took the change for a wrong parameter or a transient
   glitch); or, on an impossible task, it saw the change (*R* exists) and still went on
   changing the world (it took a hard block for a recoverable obstacle).
-- ``missing_verification``: after *F* the agent changed the world successfully and then
-  finished (a reply, not the turn cap) without any successful read afterwards.
+- ``missing_verification``: after *R* (it had seen the change) the agent adapted, changing
+  the world successfully, and then finished (a reply, not the turn cap) without any
+  successful read afterwards.
 
 Labels are not exclusive; a failed trajectory in which no trigger fired gets none. Only
 failed trajectories (reward below 1) are labelled.
@@ -84,7 +85,7 @@ def diagnose(record: dict) -> list[str]:
     if retried or pressed_on:
         labels.append("misdiagnosis")
 
-    changes = [i for i, name, _, ok in after if ok and name in mutating]
+    changes = [i for i, name, _, ok in calls if i > reveal and ok and name in mutating]
     ended_by_reply = bool(record.get("terminated"))
     if changes and ended_by_reply and not any(
             i > changes[-1] and ok and name not in mutating and name != USER_TOOL for i, name, _, ok in calls):

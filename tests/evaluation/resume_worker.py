@@ -1,0 +1,18 @@
+"""Run by the resume test in a subprocess: a slow scripted LLM evaluation of the test domain into argv[1]."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from evaltoy import register  # noqa: E402
+from scripted import ScriptedModel, nominal_policy  # noqa: E402
+
+from sttgym.evaluation.runner import EvalConfig, Runner  # noqa: E402
+
+RUNS = 4
+
+if __name__ == "__main__":
+    register()
+    config = EvalConfig(agent="llm", model="scripted-nominal", domain="EvalToy", runs=RUNS, workers=3)
+    Runner(config, sys.argv[1], model=ScriptedModel(nominal_policy, delay=0.02)).run()

@@ -1,0 +1,101 @@
+"""The runner: reference agents through the suite, weighted summaries, threads and batches, resume after a kill."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from evaltoy import register
+from scripted import ScriptedModel, nominal_policy
+
+from sttgym.evaluation.runner import TRAJECTORIES, EvalConfig, Runner, load_records
+from sttgym.evaluation.summary import arena_summary, summarise
+
+
+@pytest.fixture(scope="module", autouse=True)
+def domain():
+    register()
+
+
+def evaluate(tmp_path, scripted=None, **options):
+    config = EvalConfig(domain="EvalToy", **options)
+    return Runner(config, tmp_path / "run", model=scripted).run(), config
+
+
+@pytest.mark.parametrize("agent, expected", [("oracle", 1.0), ("noop", 0.0)])
+def test_reference_agents_through_the_runner(tmp_path, agent, expected):
+    records, config = evaluate(tmp_path, agent=agent, runs=2)
+    assert len(records) == 2 * 15  # 5 ids x 3 benchmark seeds x 2 runs
+    summary = summarise(records, "arena", label=agent)
+    for level in ("easy", "medium", "hard", "impossible", "overall"):
+        assert summary[level] == expected and summary["std"][level] == 0.0
+    assert summary["counts"] == {"easy": 6, "medium": 3, "hard": 3, "impossible": 3}
+
+
+def test_overall_weights_levels_by_their_instance_counts():
+    def row(env, level, run, reward):
+        return {"condition": "dynamic", "env_id": env, "seed": 0, "run": run, "difficulty": level, "reward": reward,
+                "calls": 2, "conflict": "T1", "steps": []}
+    records = [row(f"e{i}", "easy", run, 1.0) for i in range(3) for run in (0, 1)]
+    records += [row("h", "hard", 0, 0.0), row("h", "hard", 1, 0.5)]
+    summary = arena_summary(records, k=2)
+    assert summary["overall"] == pytest.approx((0.75 + 0.875) / 2)  # runs: 3/4*1 + 1/4*0, 3/4*1 + 1/4*0.5
+    assert summary["std"]["hard"] == pytest.approx(math.sqrt(0.125))
+    assert summary["medium"] is None and summary["weights"]["easy"] == 0.75
+    assert summary["pass_at_k"]["2"]["hard"] == 0.0 and summary["pass_at_k"]["1"]["easy"] == 1.0
+
+
+def test_remote_models_run_in_threads_and_local_ones_in_batches(tmp_path):
+    remote = ScriptedModel(nominal_policy)
+    records, _ = evaluate(tmp_path / "remote", agent="llm", model="m", runs=1, workers=4, scripted=remote)
+    assert len(records) == 15 and all(r["calls"] == 2 and r["usage"]["completion_tokens"] == 13 for r in records)
+    assert all(c["size"] == 1 for c in remote.calls)
+    local = ScriptedModel(nominal_policy, batched=True, delay=0.01)  # long enough for the threads to meet
+    records, _ = evaluate(tmp_path / "local", agent="llm", model="m", runs=1, workers=5, scripted=local)
+    assert [r["reward"] for r in records] == [0.0] * 15 and len(local.calls) < 3 * 15
+    assert max(c["size"] for c in local.calls) > 1
+
+
+def test_resume_refuses_another_evaluation_but_lets_runs_grow(tmp_path):
+    evaluate(tmp_path, agent="noop", runs=1)
+    with pytest.raises(ValueError, match="agent"):
+        evaluate(tmp_path, agent="oracle", runs=1)
+    records, _ = evaluate(tmp_path, agent="noop", runs=2)
+    assert len(records) == 30 and sorted({r["run"] for r in records}) == [0, 1]
+
+
+def test_a_torn_last_line_is_cut_and_its_episode_played_again(tmp_path):
+    records, _ = evaluate(tmp_path, agent="oracle", runs=1, limit=3)
+    path = tmp_path / "run" / TRAJECTORIES
+    lines = path.read_text().splitlines(keepends=True)
+    path.write_text("".join(lines[:2]) + lines[2][:40])
+    again, _ = evaluate(tmp_path, agent="oracle", runs=1, limit=3)
+    assert [r["key"] for r in again] == [r["key"] for r in records]
+    assert len(path.read_text().splitlines()) == 3
+
+
+def test_a_killed_run_resumes_without_losing_or_duplicating(tmp_path):
+    out = tmp_path / "run"
+    worker = [sys.executable, str(Path(__file__).parent / "resume_worker.py"), str(out)]
+    process = subprocess.Popen(worker)
+    path, deadline = out / TRAJECTORIES, time.monotonic() + 120
+    try:
+        while time.monotonic() < deadline and process.poll() is None:
+            if path.exists() and len(path.read_text().splitlines()) >= 10:
+                break
+            time.sleep(0.01)
+    finally:
+        process.kill()
+        process.wait()
+    killed_at = len(path.read_text().splitlines())
+    assert 10 <= killed_at < 60, "the run should have been killed mid-way"
+    subprocess.run(worker, check=True, timeout=300)
+    lines = path.read_text().splitlines()
+    keys = [json.loads(line)["key"] for line in lines]
+    assert len(keys) == len(set(keys)) == 60  # 15 instances x 4 runs, each exactly once
+    assert len(load_records(path)) == 60
