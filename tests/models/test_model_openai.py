@@ -1,0 +1,110 @@
+"""The OpenAI-compatible backend against a loopback server: retries, errors, tool calls, and a full evaluation."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("openai")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "evaluation"))
+
+from evaltoy import register  # noqa: E402
+from fake_server import FakeServer  # noqa: E402
+from scripted import call, nominal_policy, text  # noqa: E402
+from typer.testing import CliRunner  # noqa: E402
+
+from sttgym.cli import app  # noqa: E402
+from sttgym.models import OpenAIModel  # noqa: E402
+from sttgym.models.base import ChatResponse  # noqa: E402
+from sttgym.models.parsing import has_malformed_call  # noqa: E402
+
+CONVERSATION = [{"role": "system", "content": "rules"}, {"role": "user", "content": "reserve locker L1 for parcel P2"}]
+
+
+@pytest.fixture
+def server():
+    with FakeServer(lambda messages: call("get_locker", locker_id="L1")) as s:
+        yield s
+
+
+def model(server, **options):
+    sleeps = []
+    options = {"backoff": 0.01, "max_retries": 3, "timeout": 5.0, **options}
+    return OpenAIModel("served", base_url=server.url, sleep=sleeps.append, **options), sleeps
+
+
+def test_rate_limits_server_errors_and_timeouts_are_retried_with_backoff(server):
+    server.faults.extend([("status", 429), ("status", 500), ("delay", 1.0)])
+    backend, sleeps = model(server, timeout=0.3)
+    (response,) = backend.chat([CONVERSATION])
+    assert response.error is None and response.tool_calls == [{"name": "get_locker", "arguments": {"locker_id": "L1"}}]
+    assert response.prompt_tokens == 21 and response.completion_tokens == 7
+    assert sleeps == [0.01, 0.02, 0.04] and len(server.requests) == 4
+
+
+def test_gives_up_after_the_retries_and_records_why(server):
+    server.faults.extend([("status", 503)] * 4)
+    (response,) = model(server)[0].chat([CONVERSATION])
+    assert response.error.startswith("gave up after 4 attempts") and "503" in response.error
+
+
+def test_a_client_error_is_not_retried(server):
+    server.faults.append(("status", 400))
+    (response,) = model(server)[0].chat([CONVERSATION])
+    assert response.error.startswith("request rejected") and len(server.requests) == 1
+
+
+@pytest.mark.parametrize("body", ["this is not json", json.dumps({"id": "x", "choices": []}),
+                                  json.dumps({"choices": [{"message": {"content": 5}}]})])
+def test_malformed_responses_become_errors(server, body):
+    server.faults.append(("body", body))
+    (response,) = model(server)[0].chat([CONVERSATION])
+    assert response.error and "malformed" in response.error
+
+
+def test_request_carries_tools_thinking_seed_and_clean_messages(server):
+    tools = [{"type": "function", "function": {"name": "get_locker", "parameters": {"type": "object"}}}]
+    history = CONVERSATION + [
+        {"role": "assistant", "content": "", "reasoning_content": "hmm", "tool_calls": [
+            {"id": "call_1_0", "type": "function", "function": {"name": "get_locker", "arguments": '{"locker_id": "L1"}'}}]},
+        {"role": "tool", "tool_call_id": "call_1_0", "name": "get_locker", "content": "{}"}]
+    model(server)[0].chat([history, CONVERSATION], tools, thinking=False, seed=5, temperature=0.0, max_tokens=64)
+    assert len(server.requests) == 2
+    body = server.requests[0] if len(server.requests[0]["messages"]) == 4 else server.requests[1]
+    assert body["tools"] == tools and body["seed"] == 5 and body["temperature"] == 0.0 and body["max_tokens"] == 64
+    assert body["chat_template_kwargs"] == {"enable_thinking": False}
+    assert "reasoning_content" not in body["messages"][2] and body["messages"][3]["tool_call_id"] == "call_1_0"
+
+
+def test_text_calls_reasoning_and_malformed_native_arguments_are_read():
+    with FakeServer(lambda m: text('<think>plan</think>\n<tool_call>{"name": "get_locker", '
+                                   '"arguments": {"locker_id": "L7"}}</tool_call>')) as plain:
+        (response,) = model(plain)[0].chat([CONVERSATION])
+    assert response.reasoning == "plan" and response.tool_calls[0]["arguments"] == {"locker_id": "L7"}
+    from fake_server import completion
+
+    with FakeServer(lambda m: call("x")) as broken:
+        broken.faults.append(("body", json.dumps(completion(call("get_locker"), raw_arguments={0: "{locker: 1"}))))
+        (response,) = model(broken)[0].chat([CONVERSATION])
+    assert response.error is None and response.tool_calls == [] and has_malformed_call(response.content)
+
+
+def test_sttgym_eval_against_the_server_end_to_end(tmp_path):
+    register()
+    with FakeServer(nominal_policy) as served:
+        served.faults.extend([("status", 429), ("status", 502)])
+        out = tmp_path / "run"
+        result = CliRunner().invoke(app, ["eval", "--model", "served", "--base-url", served.url, "--domain", "EvalToy",
+                                          "--runs", "2", "--k", "2", "--workers", "3", "--out", str(out)])
+        assert result.exit_code == 0, result.output
+        requests = len(served.requests)
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["episodes"] == 30 and summary["errors"] == 0 and summary["overall"] == 0.0
+    assert summary["failure_modes"]["stale_state"] == 30  # the blind plan never re-reads the taken locker
+    assert requests == 30 * 3 + 2  # three turns per episode, plus the two retried faults
+    record = json.loads((out / "trajectories.jsonl").read_text().splitlines()[0])
+    assert record["usage"] == {"prompt_tokens": 63, "completion_tokens": 21} and record["calls"] == 2
+    assert (out / "report.md").exists() and "Table 3" in (out / "report.md").read_text()
