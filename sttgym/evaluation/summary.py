@@ -150,7 +150,10 @@ def scramble_summary(records: list[dict]) -> dict:
                  "tasks_solved": solved[0], "tasks_solved_std": solved[1], "episodes": len(rows),
                  "avg_actions": _mean(r["turns"] for r in rows)}
         if scramble_metrics is not None:
-            entry["metrics"] = scramble_metrics([_trajectory(r) for r in rows])
+            try:
+                entry["metrics"] = scramble_metrics([_trajectory(r) for r in rows])
+            except Exception as exc:  # the headline must survive a metric that cannot read these records
+                entry["metrics_error"] = f"{type(exc).__name__}: {exc}"
         conditions[env_id.split("/", 1)[-1]] = entry
     return {"conditions": conditions}
 
