@@ -1,0 +1,46 @@
+"""Training data: training seeds only, TRL's conversational format, datasets that round-trip."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from sttgym.evaluation.suites import BENCHMARK_SEEDS, TRAINING_SEED_START, arena_manifest
+from sttgym.training.data import (build_rl_dataset, build_sft_dataset, load_dataset, save_dataset,
+                                  training_instances)
+
+
+def test_instances_are_round_robin_and_disjoint_from_the_benchmark(toy_ids):
+    instances = training_instances(7, list(toy_ids))
+    assert instances[:4] == [(toy_ids[0], TRAINING_SEED_START), (toy_ids[1], TRAINING_SEED_START),
+                             (toy_ids[0], TRAINING_SEED_START + 1), (toy_ids[1], TRAINING_SEED_START + 1)]
+    assert not set(instances) & set(arena_manifest())
+    assert all(seed not in BENCHMARK_SEEDS for _, seed in training_instances(500, list(toy_ids)))
+    with pytest.raises(ValueError, match="benchmark range"):
+        training_instances(3, list(toy_ids), start=0)
+
+
+def test_sft_dataset_format_and_round_trip(toy_ids, tmp_path):
+    dataset, stats = build_sft_dataset(12, list(toy_ids), seed=3)
+    assert len(dataset) == stats.kept == 12
+    assert stats.summary()["avg_tool_calls_after"] < stats.summary()["avg_tool_calls_before"]
+    for row in dataset:
+        assert row["seed"] >= TRAINING_SEED_START and row["reward"] == 1.0
+        assert [m["role"] for m in row["messages"][:2]] == ["system", "user"]
+        assert row["messages"][-1] == {**row["messages"][-1], "role": "assistant", "content": "Task Completed"}
+        calls = [c for m in row["messages"] if m["tool_calls"] for c in m["tool_calls"]]
+        assert calls and all(isinstance(json.loads(c["function"]["arguments"]), dict) for c in calls)
+        assert {t["function"]["name"] for t in json.loads(row["tools"])} >= {c["function"]["name"] for c in calls}
+    loaded = load_dataset(save_dataset(dataset, tmp_path / "sft"))
+    assert loaded.to_list() == dataset.to_list()
+    again, _ = build_sft_dataset(12, list(toy_ids), seed=3)
+    assert again.to_list() == dataset.to_list()
+
+
+def test_rl_dataset_rows_open_the_episode(toy_ids):
+    dataset = build_rl_dataset(5, list(toy_ids))
+    assert [(r["env_id"], r["seed"]) for r in dataset] == training_instances(5, list(toy_ids))
+    row = dataset[0]
+    assert [m["role"] for m in row["prompt"]] == ["system", "user"] and "locker" in row["prompt"][1]["content"]
+    assert json.loads(row["task"])["difficulty"] == "easy"

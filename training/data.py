@@ -1,0 +1,165 @@
+"""Training data at scale: expert transcripts for SFT and task instances for RL, as HF datasets.
+
+Every instance comes from the training seed range (``TRAINING_SEED_START`` upward), never
+from the benchmark's small seeds: :func:`training_instances` deals seeds out round-robin
+over the chosen env ids, so instance ``k`` is ``(ids[k % n], TRAINING_SEED_START + k // n)``.
+
+SFT rows are conversations in TRL's conversational format (``messages`` with tool calls
+whose arguments are JSON strings, and a ``tools`` column holding the schemas as a JSON
+string, so Arrow never merges the differently shaped argument objects of different tools
+into one struct). RL rows carry the instance (``env_id``, ``seed``) and its opening
+``prompt`` (system and user messages).
+
+Each SFT transcript starts from a noisy expert (or any agent, e.g. an LLM) and goes through
+the refiner; only replay-verified edits are kept, and only transcripts scoring at least
+``min_reward`` make the dataset.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from sttgym.agents.base import Agent
+from sttgym.agents.llm import LLMAgent
+from sttgym.evaluation.suites import TRAINING_SEED_START, is_training_seed
+from sttgym.registry import arena_ids
+from sttgym.rollout import rollout
+from sttgym.training.noisy import NoisyExpert
+from sttgym.training.refine import Refiner, RuleRefiner
+from sttgym.training.transcripts import from_trajectory
+
+__all__ = ["training_instances", "AgentFactory", "SFTStats", "sft_records", "build_sft_dataset", "rl_records",
+           "build_rl_dataset", "save_dataset", "load_dataset"]
+
+AgentFactory = Callable[[np.random.Generator], Agent]
+
+
+def training_instances(count: int, env_ids: list[str] | None = None,
+                       start: int = TRAINING_SEED_START) -> list[tuple[str, int]]:
+    """``count`` (env id, seed) pairs from the training range, round-robin over ``env_ids`` (default: all arena ids)."""
+    ids = _checked_ids(env_ids, start)
+    return [_instance(k, ids, start) for k in range(count)]
+
+
+def _checked_ids(env_ids: list[str] | None, start: int) -> list[str]:
+    ids = list(env_ids) if env_ids else arena_ids()
+    if not ids:
+        raise ValueError("no environment ids to draw instances from (no arena domain is registered)")
+    if not is_training_seed(start):
+        raise ValueError(f"seed {start} is in the benchmark range; training seeds start at {TRAINING_SEED_START}")
+    return ids
+
+
+def _instance(k: int, ids: list[str], start: int) -> tuple[str, int]:
+    return ids[k % len(ids)], start + k // len(ids)
+
+
+@dataclass
+class SFTStats:
+    """What building an SFT set took and did."""
+
+    attempted: int = 0
+    kept: int = 0
+    refined: int = 0  # transcripts the refiner changed
+    calls_before: list[int] = field(default_factory=list)  # tool calls of each kept transcript, before refinement
+    calls_after: list[int] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def summary(self) -> dict[str, Any]:
+        return {"attempted": self.attempted, "kept": self.kept, "refined": self.refined,
+                "avg_tool_calls_before": float(np.mean(self.calls_before)) if self.calls_before else 0.0,
+                "avg_tool_calls_after": float(np.mean(self.calls_after)) if self.calls_after else 0.0,
+                "seconds": round(self.seconds, 2)}
+
+
+def noisy_expert(rng: np.random.Generator) -> Agent:
+    return NoisyExpert(rng)
+
+
+def sft_records(count: int, env_ids: list[str] | None = None, *, seed: int = 0, agent: AgentFactory = noisy_expert,
+                refiner: Refiner | None = None, min_reward: float = 1.0, start: int = TRAINING_SEED_START,
+                env_kwargs: dict | None = None, stats: SFTStats | None = None) -> Iterator[dict]:
+    """Yield ``count`` refined transcripts (dataset rows), drawing training instances until enough qualify.
+
+    The agent of instance ``k`` draws from ``np.random.default_rng([seed, k])``, so the data
+    depend only on ``seed`` and the registered environments. ``refiner=None`` uses the
+    rule-based refiner. Gives up (raises ``RuntimeError``) when fewer than one instance in
+    ten qualifies.
+    """
+    refiner = refiner or RuleRefiner()
+    stats = stats if stats is not None else SFTStats()
+    began = time.perf_counter()
+    ids = _checked_ids(env_ids, start)
+    k = 0
+    while stats.kept < count:
+        if k >= 10 * count + 10:
+            raise RuntimeError(f"only {stats.kept} of {k} instances reached reward {min_reward}")
+        env_id, instance_seed = _instance(k, ids, start)
+        env = gym.make(env_id, **(env_kwargs or {}))
+        traj = rollout(env, agent(np.random.default_rng([seed, k])), seed=instance_seed)
+        env.close()
+        k += 1
+        stats.attempted += 1
+        refinement = refiner.refine(from_trajectory(traj, env_kwargs))
+        refined = refinement.refined
+        if refined.reward < min_reward:
+            continue
+        stats.kept += 1
+        stats.refined += refinement.changed
+        stats.calls_before.append(refinement.original.tool_calls)
+        stats.calls_after.append(refined.tool_calls)
+        stats.seconds = time.perf_counter() - began
+        yield {**refined.record(), "original_tool_calls": refinement.original.tool_calls,
+               "original_reward": refinement.original.reward,
+               "refinements": [f"{stage}:{type(op).__name__}" for stage, op in refinement.operations]}
+
+
+def build_sft_dataset(count: int = 2212, env_ids: list[str] | None = None, **options: Any):
+    """The SFT set as a ``datasets.Dataset`` and its :class:`SFTStats` (options: see :func:`sft_records`)."""
+    from datasets import Dataset
+
+    stats = SFTStats()
+    rows = list(sft_records(count, env_ids, stats=stats, **options))
+    return Dataset.from_list(rows), stats
+
+
+def rl_records(count: int = 8119, env_ids: list[str] | None = None, start: int = TRAINING_SEED_START,
+               env_kwargs: dict | None = None) -> Iterator[dict]:
+    """RL task instances with their opening prompt (system and user turns, as the LLM agent sees them)."""
+    envs: dict[str, gym.Env] = {}
+    for env_id, seed in training_instances(count, env_ids, start):
+        env = envs.get(env_id) or envs.setdefault(env_id, gym.make(env_id, **(env_kwargs or {})))
+        observation, info = env.reset(seed=seed)
+        agent = LLMAgent(model=None)
+        agent.reset(observation, info, env=env, seed=seed)
+        yield {"env_id": env_id, "seed": seed, "prompt": agent.begin(observation, info),
+               "tools": json.dumps(info["tools"], ensure_ascii=False), "task": json.dumps(info["task"])}
+    for env in envs.values():
+        env.close()
+
+
+def build_rl_dataset(count: int = 8119, env_ids: list[str] | None = None, **options: Any):
+    """The RL instances as a ``datasets.Dataset``."""
+    from datasets import Dataset
+
+    return Dataset.from_list(list(rl_records(count, env_ids, **options)))
+
+
+def save_dataset(dataset: Any, path: str | Path) -> Path:
+    """Save with ``save_to_disk``; :func:`load_dataset` reads it back."""
+    dataset.save_to_disk(str(path))
+    return Path(path)
+
+
+def load_dataset(path: str | Path):
+    from datasets import load_from_disk
+
+    return load_from_disk(str(path))

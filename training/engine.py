@@ -1,0 +1,209 @@
+"""A batched, lock-stepped multi-turn rollout engine working at the token level.
+
+Many episodes advance together: each round, every unfinished episode's token sequence goes
+to the policy in one batch, each generates one turn (stopping at its end-of-turn token),
+the turn is read as one action (:class:`~sttgym.agents.llm.LLMAgent`'s rules: one tool
+call, or the final reply; anything else is a violation the env rejects), the env steps,
+and its answer is appended as environment tokens. The sequence of an episode is therefore
+the prompt followed by alternating policy tokens (mask 1) and environment tokens (mask 0),
+exactly the sequence :func:`~sttgym.training.render.render` gives for the finished
+conversation, and the same the SFT data are rendered with.
+
+Caps: ``max_turn_tokens`` per turn (a cut turn gets its end-of-turn token appended as an
+environment token, as the template would write it), ``max_episode_tokens`` for the whole
+sequence, prompt included, and ``max_turns`` turns. An episode that hits the token cap or
+the turn cap is ended with an empty reply so the env scores the state it reached
+(``truncated``).
+
+The policy is any ``generate(prompts, max_new_tokens) -> new ids`` function: the RL trainer
+passes its own (plain transformers, or vLLM), :class:`HFGenerator` samples from a local model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import torch
+
+from sttgym.agents.llm import LLMAgent
+from sttgym.models.base import ChatResponse
+from sttgym.models.parsing import parse_assistant_text
+from sttgym.rewards import RewardTerm, ShapedReward, build_reward
+from sttgym.training.render import decode_tools, followup_ids, render_prompt
+
+__all__ = ["Generate", "Episode", "RolloutEngine", "HFGenerator"]
+
+Generate = Callable[[list[list[int]], int], list[list[int]]]
+
+
+@dataclass
+class Episode:
+    """One episode at the token level, and what happened in it."""
+
+    env_id: str
+    seed: int
+    prompt_ids: list[int]
+    completion_ids: list[int] = field(default_factory=list)
+    policy_mask: list[int] = field(default_factory=list)  # 1: the policy generated it; 0: the environment wrote it
+    turn_ends: list[int] = field(default_factory=list)  # index into completion_ids of each turn's last policy token
+    turn_rewards: list[float] = field(default_factory=list)
+    actions: list[dict] = field(default_factory=list)
+    messages: list[dict] = field(default_factory=list)
+    tools: list[dict] = field(default_factory=list)
+    terminated: bool = False
+    truncated: bool = False
+    info: dict = field(default_factory=dict)
+
+    @property
+    def reward(self) -> float:
+        return float(sum(self.turn_rewards))
+
+    @property
+    def tool_calls(self) -> int:
+        return sum("name" in a for a in self.actions)
+
+    @property
+    def violations(self) -> int:
+        return sum("violation" in a for a in self.actions)
+
+    @property
+    def length(self) -> int:
+        return len(self.prompt_ids) + len(self.completion_ids)
+
+
+class _Slot:
+    """An episode in progress: its env, the agent keeping its conversation, and its tokens."""
+
+    def __init__(self, env: gym.Env, agent: LLMAgent, episode: Episode):
+        self.env, self.agent, self.episode = env, agent, episode
+        self.done = False
+
+
+class RolloutEngine:
+    """Plays a batch of instances with a policy; see the module docstring.
+
+    Args:
+        tokenizer: the policy's tokenizer, with a training template (see
+            :func:`~sttgym.training.render.prepare_tokenizer`).
+        generate: ``(prompts, max_new_tokens) -> new token ids`` for each prompt.
+        max_turns, max_turn_tokens, max_episode_tokens: the caps.
+        reward: reward terms (a :class:`~sttgym.rewards.RewardTerm` or a config list); None: the env's reward.
+        env_kwargs: passed to ``gym.make``.
+    """
+
+    def __init__(self, tokenizer: Any, generate: Generate, *, max_turns: int = 50, max_turn_tokens: int = 4096,
+                 max_episode_tokens: int = 32768, reward: RewardTerm | list[dict] | None = None,
+                 env_kwargs: dict | None = None):
+        self.tokenizer, self.generate = tokenizer, generate
+        self.max_turns, self.max_turn_tokens, self.max_episode_tokens = max_turns, max_turn_tokens, max_episode_tokens
+        self.reward = reward
+        self.env_kwargs = dict(env_kwargs or {})
+
+    def run(self, instances: list[tuple[str, int]]) -> list[Episode]:
+        """Play every ``(env_id, seed)`` instance to its end; episodes come back in the same order."""
+        slots = [self._start(env_id, seed) for env_id, seed in instances]
+        active = [s for s in slots if not s.done]
+        while active:
+            budgets = [min(self.max_turn_tokens, self.max_episode_tokens - s.episode.length) for s in active]
+            outputs = self.generate([s.episode.prompt_ids + s.episode.completion_ids for s in active], max(budgets))
+            for slot, ids, budget in zip(active, outputs, budgets, strict=True):
+                self._advance(slot, list(ids)[:budget])
+            active = [s for s in active if not s.done]
+        return [s.episode for s in slots]
+
+    def _term(self) -> RewardTerm:
+        return self.reward if isinstance(self.reward, RewardTerm) else build_reward(self.reward)
+
+    def _start(self, env_id: str, seed: int) -> _Slot:
+        env = ShapedReward(gym.make(env_id, **self.env_kwargs), self._term())
+        observation, info = env.reset(seed=seed)
+        agent = LLMAgent(model=None)
+        agent.reset(observation, info, env=env, seed=seed)
+        conversation = agent.begin(observation, info)
+        prompt = render_prompt(self.tokenizer, conversation, decode_tools(agent.chat_tools))
+        slot = _Slot(env, agent, Episode(env_id, seed, prompt, tools=list(info["tools"])))
+        if len(prompt) >= self.max_episode_tokens:
+            self._force_end(slot)
+        return slot
+
+    def _advance(self, slot: _Slot, ids: list[int]) -> None:
+        episode, eos = slot.episode, self.tokenizer.eos_token_id
+        closed = bool(ids) and ids[-1] == eos
+        episode.completion_ids += ids
+        episode.policy_mask += [1] * len(ids)
+        episode.turn_ends.append(len(episode.completion_ids) - 1)
+        text = self.tokenizer.decode(ids[:-1] if closed else ids, skip_special_tokens=False)
+        content, calls, reasoning = parse_assistant_text(text)
+        action = slot.agent.finish(ChatResponse(content=content, tool_calls=calls, reasoning=reasoning, raw=text))
+        seen = len(slot.agent.messages)
+        observation, reward, terminated, truncated, info = slot.env.step(action)
+        episode.actions.append(action)
+        episode.turn_rewards.append(float(reward))
+        if terminated or truncated:
+            self._close(slot, terminated, truncated, info)
+            return
+        env_tokens = ([] if closed else [eos]) + followup_ids(
+            self.tokenizer, slot.agent.begin(observation, info)[seen:])
+        if len(slot.agent.turns) >= self.max_turns or episode.length + len(env_tokens) >= self.max_episode_tokens:
+            self._force_end(slot)
+            return
+        episode.completion_ids += env_tokens
+        episode.policy_mask += [0] * len(env_tokens)
+
+    def _force_end(self, slot: _Slot) -> None:
+        """End an episode that ran out of room with an empty reply, so the env scores where it stands."""
+        _, reward, terminated, truncated, info = slot.env.step({"content": ""})
+        if slot.episode.turn_rewards:
+            slot.episode.turn_rewards[-1] += float(reward)
+        else:
+            slot.episode.turn_rewards.append(float(reward))
+        self._close(slot, False, True, info)
+
+    @staticmethod
+    def _close(slot: _Slot, terminated: bool, truncated: bool, info: dict) -> None:
+        episode = slot.episode
+        episode.terminated, episode.truncated, episode.info = terminated, truncated, info
+        episode.messages = slot.agent.messages
+        slot.env.close()
+        slot.done = True
+
+
+class HFGenerator:
+    """``generate`` for :class:`RolloutEngine` from a local transformers model.
+
+    Samples at ``temperature`` (0: greedy); every sample draws its torch seed from ``rng``,
+    and the global torch RNG is left untouched.
+    """
+
+    def __init__(self, model: Any, tokenizer: Any, *, temperature: float = 1.0, top_p: float = 1.0,
+                 rng: np.random.Generator | None = None, batch_size: int = 64):
+        self.model, self.tokenizer = model, tokenizer
+        self.temperature, self.top_p, self.batch_size = temperature, top_p, batch_size
+        self.rng = rng if rng is not None else np.random.default_rng(0)
+
+    def __call__(self, prompts: list[list[int]], max_new_tokens: int) -> list[list[int]]:
+        return [ids for start in range(0, len(prompts), self.batch_size)
+                for ids in self._batch(prompts[start:start + self.batch_size], max_new_tokens)]
+
+    def _batch(self, prompts: list[list[int]], max_new_tokens: int) -> list[list[int]]:
+        device = self.model.device
+        width = max(map(len, prompts))
+        pad = self.tokenizer.pad_token_id
+        input_ids = torch.tensor([[pad] * (width - len(p)) + p for p in prompts], device=device)
+        attention = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts], device=device)
+        sample = self.temperature > 0
+        options: dict[str, Any] = {"do_sample": sample, "temperature": self.temperature if sample else None,
+                                   "top_p": self.top_p if sample else None, "top_k": None}
+        devices = [device] if device.type == "cuda" else []
+        with torch.no_grad(), torch.random.fork_rng(devices=devices):
+            torch.manual_seed(int(self.rng.integers(2**63 - 1)))
+            output = self.model.generate(input_ids=input_ids, attention_mask=attention,
+                                         max_new_tokens=max_new_tokens, eos_token_id=self.tokenizer.eos_token_id,
+                                         pad_token_id=pad, **options)
+        eos = self.tokenizer.eos_token_id
+        rows = output[:, width:].tolist()
+        return [row[:row.index(eos) + 1] if eos in row else row for row in rows]
