@@ -50,6 +50,12 @@ def arena_tables(summaries: list[dict]) -> str:
              "", "## Fully solved episodes (reward 1.0)", "",
              _table(["Agent", *(LEVEL_TITLES[c] for c in cols)],
                     [[s["agent"], *(_pct(s.get("success", {}).get(c)) for c in cols)] for s in summaries])]
+    if any(s.get("usage") for s in summaries):
+        parts += ["", "## Model usage per episode", "",
+                  _table(["Agent", "Prompt tokens", "Completion tokens", "Broken turns"],
+                         [[s["agent"], *(f"{s['usage'][k]:.1f}" for k in ("prompt_tokens", "completion_tokens",
+                                                                            "violations"))]
+                          for s in summaries if s.get("usage")])]
     for s in summaries:
         parts += _arena_details(s) if len(summaries) == 1 else []
     return "\n".join(parts) + "\n"

@@ -78,6 +78,7 @@ def arena_summary(records: list[dict], k: int = 1) -> dict:
         counts=counts, weights={lvl: n / total for lvl, n in counts.items()},
         success={lvl: v["mean"] for lvl, v in _by_run(dynamic, lambda r: float(r["reward"] >= 1.0)).items()},
         avg_calls=_mean(r["calls"] for r in dynamic),
+        usage=usage(dynamic),
         by_conflict=_conflicts(dynamic),
         pass_at_k=_pass_curve(dynamic, k),
         failure_modes=count_modes(dynamic),
@@ -87,6 +88,16 @@ def arena_summary(records: list[dict], k: int = 1) -> dict:
         for condition in sorted({r["condition"] for r in records})
         if (rows := [r for r in records if r["condition"] == condition])}
     return summary
+
+
+def usage(records: list[dict]) -> dict | None:
+    """Per-episode means of an LLM's tokens and broken turns; None for agents without a model."""
+    rows = [r for r in records if "usage" in r]
+    if not rows:
+        return None
+    return {"prompt_tokens": _mean(r["usage"]["prompt_tokens"] for r in rows),
+            "completion_tokens": _mean(r["usage"]["completion_tokens"] for r in rows),
+            "violations": _mean(r.get("violations", 0) for r in rows)}
 
 
 def _conflicts(records: list[dict]) -> dict[str, dict]:
@@ -148,7 +159,10 @@ def scramble_summary(records: list[dict]) -> dict:
         solved = mean_std([statistics.fmean(_tasks_solved(r) for r in rows if r["run"] == run) for run in runs])
         entry = {"completion_rate": completion[0], "completion_rate_std": completion[1],
                  "tasks_solved": solved[0], "tasks_solved_std": solved[1], "episodes": len(rows),
-                 "avg_actions": _mean(r["turns"] for r in rows)}
+                 "avg_actions": _mean(r["turns"] for r in rows), "usage": usage(rows)}
+        solved_tasks = sum(_tasks_solved(r) for r in rows)
+        if entry["usage"] and solved_tasks:  # ScrambleToolBench Figure 2c: failed episodes' tokens count too
+            entry["completion_tokens_per_solved_task"] = sum(r["usage"]["completion_tokens"] for r in rows) / solved_tasks
         if scramble_metrics is not None:
             try:
                 entry["metrics"] = scramble_metrics([_trajectory(r) for r in rows])

@@ -107,4 +107,6 @@ def test_sttgym_eval_against_the_server_end_to_end(tmp_path):
     assert requests == 30 * 3 + 2  # three turns per episode, plus the two retried faults
     record = json.loads((out / "trajectories.jsonl").read_text().splitlines()[0])
     assert record["usage"] == {"prompt_tokens": 63, "completion_tokens": 21} and record["calls"] == 2
-    assert (out / "report.md").exists() and "Table 3" in (out / "report.md").read_text()
+    assert summary["usage"] == {"prompt_tokens": 63, "completion_tokens": 21, "violations": 0}
+    report = (out / "report.md").read_text()
+    assert "Table 3" in report and "| served | 63.0 | 21.0 | 0.0 |" in report
