@@ -1,0 +1,21 @@
+"""The 36 CarRental scenarios: one module per conflict type, each covering the four levels."""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Callable
+
+import numpy as np
+
+from sttgym.envs.arena.carrental.scenarios import t1_window_expiry
+from sttgym.task import LEVELS, Task
+
+__all__ = ["SCENARIOS"]
+
+_MODULES = {
+    "T1": t1_window_expiry,
+}
+
+SCENARIOS: dict[tuple[str, str], Callable[[np.random.Generator], Task]] = {
+    (conflict, level): partial(module.build, level=level) for conflict, module in _MODULES.items() for level in LEVELS
+}
