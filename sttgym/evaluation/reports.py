@@ -166,8 +166,8 @@ def _figures(out: Path, summary: dict) -> list[Path]:
         return []
     drawn = []
     if summary["suite"] == "arena":
-        drawn.append(_bars(plt, out / "per_conflict.png", "Mean reward by conflict type",
-                           {c: v["mean"] for c, v in summary.get("by_conflict", {}).items()}))
+        drawn.append(_grouped(plt, out / "per_conflict.png", "Mean reward by conflict type",
+                              {"mean reward": {c: v["mean"] for c, v in summary.get("by_conflict", {}).items()}}))
         curve = summary.get("pass_at_k", {})
         if len(curve) > 1:
             drawn.append(_pass_at_k(plt, out / "pass_at_k.png", curve))
@@ -184,14 +184,11 @@ def _figures(out: Path, summary: dict) -> list[Path]:
     return [p for p in drawn if p is not None]
 
 
-def _bars(plt, path: Path, title: str, values: dict[str, float]) -> Path | None:
-    if not values:
-        return None
-    fig, ax = plt.subplots(figsize=(max(4, 0.7 * len(values) + 2), 3.2))
-    ax.bar(list(values), [100 * v for v in values.values()], color="#4C72B0")
-    ax.set_ylabel("percent")
+def _save(plt, fig, ax, path: Path, title: str, ylabel: str = "percent") -> Path:
+    ax.set_ylabel(ylabel)
     ax.set_ylim(0, 100)
     ax.set_title(title)
+    ax.legend()
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
@@ -199,7 +196,7 @@ def _bars(plt, path: Path, title: str, values: dict[str, float]) -> Path | None:
 
 
 def _grouped(plt, path: Path, title: str, series: dict[str, dict[str, float]]) -> Path | None:
-    """Side-by-side bars: one group per key of the series' dicts, one bar per series."""
+    """Side-by-side bars in percent: one group per key of the series' dicts, one bar per series."""
     groups = list(dict.fromkeys(k for v in series.values() for k in v))
     if not groups:
         return None
@@ -209,14 +206,7 @@ def _grouped(plt, path: Path, title: str, series: dict[str, dict[str, float]]) -
         xs = [j + (i - (len(series) - 1) / 2) * width for j in range(len(groups))]
         ax.bar(xs, [100 * (values.get(g) or 0.0) for g in groups], width, label=name)
     ax.set_xticks(range(len(groups)), groups)
-    ax.set_ylabel("percent")
-    ax.set_ylim(0, 100)
-    ax.set_title(title)
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return _save(plt, fig, ax, path, title)
 
 
 def _pass_at_k(plt, path: Path, curve: dict[str, dict]) -> Path:
@@ -227,11 +217,5 @@ def _pass_at_k(plt, path: Path, curve: dict[str, dict]) -> Path:
         if all(y is not None for y in ys):
             ax.plot(ks, [100 * y for y in ys], marker="o", label=level)
     ax.set_xlabel("k")
-    ax.set_ylabel("pass@k (percent)")
-    ax.set_ylim(0, 100)
     ax.set_xticks(ks)
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return _save(plt, fig, ax, path, "pass@k", "pass@k (percent)")
