@@ -8,8 +8,9 @@ action it rejects without touching the world, so the turn counts toward the env'
 (50) and shows in the trajectory, and the model reads an error that names the rule it broke.
 
 A backend failure (``ChatResponse.error``: the server is down, the context is full) ends
-the episode with an empty reply; the error is kept in :attr:`LLMAgent.error` and in the
-turn log so a runner can tell it from a model's own failure.
+the episode with an empty reply (repeated without asking the model again, should an env go
+on); the error is kept in :attr:`LLMAgent.error` and in the turn log so a runner can tell it
+from a model's own failure.
 
 :class:`MemoryAgent` is the ScrambleToolBench memory baseline (its Appendix A): two
 databases, task recipes and tool knowledge, are injected into the system prompt at every
@@ -103,6 +104,8 @@ class LLMAgent(Agent):
         self.turns, self.violation, self.error = [], None, None
 
     def act(self, observation: str, info: dict) -> dict[str, Any]:
+        if self.error is not None:  # an env that goes on after the empty reply gets no more model calls
+            return {"content": ""}
         conversation = self.begin(observation, info)
         return self.finish(self.model.chat([conversation], self.chat_tools, **self.generation())[0])
 
