@@ -116,15 +116,16 @@ class OpenAIModel:
         for attempt in range(self.max_retries + 1):
             try:
                 completion = self.client.chat.completions.create(**request)
-            except (openai.RateLimitError, openai.InternalServerError, openai.APIConnectionError) as exc:
+            except Exception as exc:
+                if not _retryable(exc):
+                    if isinstance(exc, openai.APIStatusError):  # the request itself is wrong
+                        return ChatResponse(error=f"request rejected: {_describe(exc)}")
+                    # an unreadable body, a bug in a proxy: never fatal to a run
+                    return ChatResponse(error=f"malformed response: {type(exc).__name__}: {exc}"[:2000])
                 failures.append(_describe(exc))
                 if attempt < self.max_retries:
                     self._sleep(self._delay(attempt, exc))
                 continue
-            except openai.APIStatusError as exc:  # 4xx other than 429: the request itself is wrong
-                return ChatResponse(error=f"request rejected: {_describe(exc)}")
-            except Exception as exc:  # an unreadable body, a bug in a proxy: never fatal to a run
-                return ChatResponse(error=f"malformed response: {type(exc).__name__}: {exc}"[:2000])
             return read_completion(completion)
         return ChatResponse(error=f"gave up after {len(failures)} attempts: " + "; ".join(failures[-3:]))
 
@@ -137,6 +138,15 @@ class OpenAIModel:
         except ValueError:
             pass
         return min(delay, self.max_backoff)
+
+
+def _retryable(exc: Exception) -> bool:
+    """Rate limits, timeouts, conflicts, server errors and dropped connections are worth another try."""
+    import openai
+
+    if isinstance(exc, (openai.RateLimitError, openai.APIConnectionError)):  # timeouts are connection errors
+        return True
+    return isinstance(exc, openai.APIStatusError) and (exc.status_code in (408, 409) or exc.status_code >= 500)
 
 
 def _describe(exc: Exception) -> str:

@@ -37,12 +37,12 @@ def model(server, **options):
 
 
 def test_rate_limits_server_errors_and_timeouts_are_retried_with_backoff(server):
-    server.faults.extend([("status", 429), ("status", 500), ("delay", 1.0)])
-    backend, sleeps = model(server, timeout=0.3)
+    server.faults.extend([("status", 429), ("status", 500), ("status", 408), ("delay", 1.0)])
+    backend, sleeps = model(server, timeout=0.3, max_retries=4)
     (response,) = backend.chat([CONVERSATION])
     assert response.error is None and response.tool_calls == [{"name": "get_locker", "arguments": {"locker_id": "L1"}}]
     assert response.prompt_tokens == 21 and response.completion_tokens == 7
-    assert sleeps == [0.01, 0.02, 0.04] and len(server.requests) == 4
+    assert sleeps == [0.01, 0.02, 0.04, 0.08] and len(server.requests) == 5
 
 
 def test_gives_up_after_the_retries_and_records_why(server):
