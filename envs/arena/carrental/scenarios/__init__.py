@@ -7,13 +7,14 @@ from typing import Callable
 
 import numpy as np
 
-from sttgym.envs.arena.carrental.scenarios import t1_window_expiry
+from sttgym.envs.arena.carrental.scenarios import t1_window_expiry, t2_priority_reorder
 from sttgym.task import LEVELS, Task
 
 __all__ = ["SCENARIOS"]
 
 _MODULES = {
     "T1": t1_window_expiry,
+    "T2": t2_priority_reorder,
 }
 
 SCENARIOS: dict[tuple[str, str], Callable[[np.random.Generator], Task]] = {
