@@ -1,0 +1,27 @@
+"""The reference agents through the runner on every installed arena domain: oracle at 1.0, no-op at the floor."""
+
+from __future__ import annotations
+
+import pytest
+
+from sttgym.evaluation.runner import EvalConfig, Runner
+from sttgym.evaluation.summary import summarise
+from sttgym.registry import DOMAINS
+from sttgym.task import LEVELS
+
+NOOP_CEILING = 0.25  # the validation invariant: a no-op may satisfy some checks of a feasible task, never an impossible one
+
+
+@pytest.mark.parametrize("agent", ["oracle", "noop"])
+def test_reference_agents_on_the_installed_suite(tmp_path, agent):
+    for domain in sorted(DOMAINS):
+        records = Runner(EvalConfig(agent=agent, domain=domain, runs=1), tmp_path / domain).run()
+        summary = summarise(records, "arena", label=agent)
+        assert summary["errors"] == 0
+        for level in LEVELS:
+            if summary["counts"][level] == 0:
+                continue
+            if agent == "oracle":
+                assert summary[level] == 1.0, (domain, level)
+            else:
+                assert summary[level] <= (0.0 if level == "impossible" else NOOP_CEILING), (domain, level)
