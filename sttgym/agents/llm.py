@@ -34,7 +34,7 @@ from sttgym.agents.base import Agent
 from sttgym.models.base import ChatModel, ChatResponse
 from sttgym.models.parsing import extract_json_object, has_malformed_call
 
-__all__ = ["LLMAgent", "MemoryAgent", "FINAL_REPLY", "is_final_reply"]
+__all__ = ["LLMAgent", "MemoryAgent", "FINAL_REPLY", "RULES", "SCRAMBLE_RULES", "is_final_reply"]
 
 FINAL_REPLY = "Task Completed"
 USER_TOOL = "chat_with_user"
@@ -48,6 +48,15 @@ Rules:
 4. {user_rule}
 5. Never invent tool results, identifiers or hidden state: you know only what tools have returned.
 6. When the request is done, or you have established that it cannot be done, reply with exactly: Task Completed"""
+
+SCRAMBLE_RULES = """You are operating a simulated computer terminal through tools, to solve a sequence of tasks.
+
+Rules:
+1. Every turn contains exactly one tool call. Never call two or more tools in one turn.
+2. Do not answer in plain text: everything happens through tools.
+3. Tool names, parameters and outputs may be disguised: find out what each tool does by calling it; an error may tell you which parameters a tool expects.
+4. Submit each task's answer with submit_solution. Use skip_task to set a task aside and end_episode to stop for good.
+5. Never invent tool results: you know only what tools have returned."""
 
 USER_RULE = "When you need a detail from the user, or must tell them something (for instance that their request cannot be met), use the chat_with_user tool."
 NO_USER_RULE = "The user cannot be reached during the task: work from the request and the environment alone."
@@ -81,6 +90,7 @@ class LLMAgent(Agent):
         max_new_tokens: tokens one turn may generate.
         seed: base of the per-turn sampling seeds, so a run can be repeated.
         rules: the system prompt's rules; ``{user_rule}`` is filled in with how to reach the user.
+            ``RULES`` (the default) are the STT-Arena rules, ``SCRAMBLE_RULES`` the terminal's.
 
     After an episode, :attr:`messages` is the conversation exactly as the model saw it (system
     prompt included) and :attr:`turns` logs each turn's reasoning, tokens, violation and error.

@@ -29,7 +29,7 @@ from typing import Any, Callable
 import gymnasium as gym
 
 from sttgym.agents.base import Agent
-from sttgym.agents.llm import LLMAgent, MemoryAgent
+from sttgym.agents.llm import RULES, SCRAMBLE_RULES, LLMAgent, MemoryAgent
 from sttgym.evaluation.batching import BatchingModel
 from sttgym.evaluation.suites import arena_manifest, scramble_manifest
 from sttgym.rollout import Trajectory, rollout
@@ -326,7 +326,8 @@ class Runner:
         if model is not None:
             kind = MemoryAgent if cfg.agent == "memory" else LLMAgent
             return kind(model, thinking=cfg.thinking, temperature=cfg.temperature,
-                        max_new_tokens=cfg.max_new_tokens, seed=cfg.seed * 7919 + episode.run)
+                        max_new_tokens=cfg.max_new_tokens, seed=cfg.seed * 7919 + episode.run,
+                        rules=SCRAMBLE_RULES if cfg.suite == "scramble" else RULES)
         return reference_agent(cfg.agent)
 
 
