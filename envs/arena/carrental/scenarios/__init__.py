@@ -7,7 +7,7 @@ from typing import Callable
 
 import numpy as np
 
-from sttgym.envs.arena.carrental.scenarios import t1_window_expiry, t2_priority_reorder
+from sttgym.envs.arena.carrental.scenarios import t1_window_expiry, t2_priority_reorder, t3_quota_reset
 from sttgym.task import LEVELS, Task
 
 __all__ = ["SCENARIOS"]
@@ -15,6 +15,7 @@ __all__ = ["SCENARIOS"]
 _MODULES = {
     "T1": t1_window_expiry,
     "T2": t2_priority_reorder,
+    "T3": t3_quota_reset,
 }
 
 SCENARIOS: dict[tuple[str, str], Callable[[np.random.Generator], Task]] = {
