@@ -44,7 +44,7 @@ def _print(summary: dict, out: Path) -> None:
             table.add_row(name, f"{v['completion_rate']:.2f}", f"{v['tasks_solved']:.2f}")
     console.print(table)
     if summary["errors"]:
-        console.print(f"[yellow]{summary['errors']} episodes ended on a backend error "
+        console.print(f"[yellow]{summary['errors']} episodes ended on an error "
                       "(see 'error' in the trajectories; --retry-errors plays them again)[/yellow]")
     console.print(f"report: {out / 'report.md'}  summary: {out / 'summary.json'}  "
                   f"trajectories: {out / 'trajectories.jsonl'}")
@@ -59,15 +59,15 @@ def evaluate(
                                         "transformers), or the served model's name with --base-url."),
     base_url: Optional[str] = typer.Option(None, help="OpenAI-compatible server, e.g. http://localhost:8000/v1 "
                                            "(key from OPENAI_API_KEY)."),
-    memory: bool = typer.Option(False, help="Use the memory-augmented LLM agent (ScrambleToolBench Appendix A)."),
+    memory: bool = typer.Option(False, "--memory", help="Use the memory-augmented LLM agent (ScrambleToolBench Appendix A)."),
     runs: int = typer.Option(3, help="Repetitions of every episode; tables give mean ± std over runs."),
     k: int = typer.Option(1, help="Report pass@1..k (runs is raised to k if lower)."),
     limit: Optional[int] = typer.Option(None, help="Only the first N instances of the manifest."),
     seed: int = typer.Option(0, help="Base seed of the LLM's sampling."),
     out: Path = typer.Option(Path("runs/eval"), help="Run directory; an existing one is resumed."),
     domain: Optional[str] = typer.Option(None, help="Arena: only this domain."),
-    static: bool = typer.Option(False, help="Arena: also run every instance without triggers (static ablation)."),
-    no_user: bool = typer.Option(False, help="Arena: also run every instance without chat_with_user."),
+    static: bool = typer.Option(False, "--static", help="Arena: also run every instance without triggers (static ablation)."),
+    no_user: bool = typer.Option(False, "--no-user", help="Arena: also run every instance without chat_with_user."),
     thinking: Optional[bool] = typer.Option(None, "--thinking/--no-thinking", help="LLM reasoning mode."),
     temperature: float = typer.Option(0.7, help="LLM sampling temperature."),
     max_new_tokens: int = typer.Option(2048, help="Tokens per LLM turn."),
@@ -76,7 +76,7 @@ def evaluate(
     judge: str = typer.Option("rule", help="Impossible-task judge: rule or llm."),
     sim_model: Optional[str] = typer.Option(None, help="Model of the LLM user/judge (default: the tested model)."),
     sim_base_url: Optional[str] = typer.Option(None, help="Server of --sim-model."),
-    retry_errors: bool = typer.Option(False, help="On resume, play again episodes that ended on a backend error."),
+    retry_errors: bool = typer.Option(False, "--retry-errors", help="On resume, play again the episodes that ended on an error."),
 ) -> None:
     """Evaluate an agent on a benchmark suite; writes trajectories, summary.json, report.md and figures to --out."""
     from sttgym.evaluation.runner import EvalConfig, Runner
