@@ -1,0 +1,18 @@
+"""The 36 ColdChain scenarios: one module per conflict type, each building its four levels."""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Callable
+
+import numpy as np
+
+from sttgym.envs.arena.coldchain.scenarios import t1_window_expiry
+from sttgym.task import LEVELS, Task
+
+__all__ = ["SCENARIOS"]
+
+MODULES = {"T1": t1_window_expiry}
+
+SCENARIOS: dict[tuple[str, str], Callable[[np.random.Generator], Task]] = {
+    (conflict, level): partial(module.build, level=level) for conflict, module in MODULES.items() for level in LEVELS}

@@ -1,0 +1,587 @@
+"""The ColdChain world: temperature-sensitive goods moving from hubs to clinics in refrigerated vehicles.
+
+State containers (all keyed by id):
+
+- ``distribution_hubs``, ``depots``, ``clinics``: sites with receiving ``hours`` ("HH:MM" open/close),
+  a ``status`` (``operational``; hubs may be in ``lockdown`` or ``outage``) and a ``notice``. Hubs can
+  carry a ``cold_dispatch`` quota for the current shift; clinics carry an ``immunization_schedule``.
+- ``vehicles``: where a vehicle is (``site_id``), its ``status`` (``idle``, ``in_transit``, ``reserved``),
+  its ``cooling_unit_id``, ``capacity`` in doses, ``available_from`` and the shipments on board.
+- ``cooling_units``: the temperature band a unit can hold, its ``status`` and ``reset_due_by``
+  (a unit running past it can no longer hold temperature); ``cooling_unit_resets`` are the
+  defrost/maintenance windows that depots offer.
+- ``goods_inventory``: lots (one batch of one product at one site) with quantity, temperature band,
+  ``use_by`` and ``status`` (``available``, ``on_hold``, ``quarantined``).
+- ``shipments``: a quantity of a lot going from an origin to a destination; ``route_stops``: the
+  planned and actual times of each vehicle's stops; ``roads``: the travel-time graph.
+
+Rules the tools enforce: stock is reserved by every shipment not yet dispatched, and a shipment
+carrying a ``hold_expires`` time (a provisional allocation) lapses when the clock passes it;
+routes follow the fastest open roads and every stop takes ``DWELL_MINUTES``; a vehicle leaves at
+the later of the dispatch call and its ``available_from``; goods can be received only while the
+destination is open at the vehicle's arrival time.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Literal
+
+from sttgym.clock import format_time, parse_time
+from sttgym.geo import shortest_route
+from sttgym.tools import fail, ok, tool
+from sttgym.world import World
+
+__all__ = ["ColdChainWorld", "DWELL_MINUTES", "RESET_INTERVAL_HOURS", "cooling_covers", "open_at", "lapsed"]
+
+DWELL_MINUTES = 15  # loading or unloading at every stop
+RESET_INTERVAL_HOURS = 12  # how long a freshly reset cooling unit runs before its next reset
+MAX_STOPS = 8
+ACTIVE = ("created", "assigned")  # shipments that reserve stock and wait for a vehicle to leave
+SITE_CONTAINERS = ("distribution_hubs", "depots", "clinics")
+
+
+def cooling_covers(unit: dict | None, lot: dict) -> bool:
+    """Whether ``unit``'s temperature band overlaps the band ``lot`` must be kept in."""
+    if not unit:
+        return False
+    return max(unit["min_temp_c"], lot["temp_min_c"]) <= min(unit["max_temp_c"], lot["temp_max_c"])
+
+
+def open_at(site: dict, moment: str) -> bool:
+    """Whether ``site`` is operating and inside its hours at ISO time ``moment``."""
+    if site.get("status") != "operational":
+        return False
+    hhmm = moment[11:16]
+    return site["hours"]["open"] <= hhmm <= site["hours"]["close"]
+
+
+def lapsed(shipment: dict, now: str) -> bool:
+    """A provisional allocation that was not dispatched before its hold expired."""
+    expires = shipment.get("hold_expires")
+    return bool(expires) and shipment["status"] in ACTIVE + ("held",) and now >= expires
+
+
+def _plus(moment: str, minutes: int) -> str:
+    return format_time(parse_time(moment) + timedelta(minutes=minutes))
+
+
+def _later(a: str | None, b: str | None) -> str:
+    return max(t for t in (a, b) if t)
+
+
+class ColdChainWorld(World):
+    """Hubs, depots, clinics, refrigerated vehicles and the goods they carry."""
+
+    domain = "ColdChain"
+    description = ("Cold-chain logistics: ship temperature-sensitive goods from distribution hubs to clinics "
+                   "in refrigerated vehicles, on time and inside their temperature limits.")
+
+    # ------------------------------------------------------------------ helpers
+
+    def _site(self, site_id: str) -> tuple[str, dict] | None:
+        for container in SITE_CONTAINERS:
+            site = self.state.get(container, {}).get(site_id)
+            if site is not None:
+                return container, site
+        return None
+
+    def _shipment_view(self, shipment_id: str, shipment: dict) -> dict:
+        status = "lapsed" if lapsed(shipment, self.now) else shipment["status"]
+        return {"shipment_id": shipment_id, **shipment, "status": status}
+
+    def _reserved(self, lot_id: str) -> int:
+        """Doses of ``lot_id`` promised to shipments that have not left yet."""
+        return sum(s["quantity"] for s in self.shipments.values()
+                   if s["goods_id"] == lot_id and s["status"] in ACTIVE + ("held",) and not lapsed(s, self.now))
+
+    def _road_between(self, a: str, b: str) -> str:
+        candidates = sorted((r["minutes"], rid) for rid, r in self.roads.items()
+                            if r.get("open", True) and {r["a"], r["b"]} == {a, b})
+        return candidates[0][1]
+
+    def _legs(self, start: str, stops: list[str]) -> list[dict] | str:
+        """Each stop with its travel minutes and roads from the previous one, or why none exists."""
+        legs, here = [], start
+        for site_id in stops:
+            found = shortest_route(self.roads, here, site_id)
+            if found is None:
+                return f"no open road connects {here} to {site_id}"
+            minutes, path = found
+            roads = [self._road_between(x, y) for x, y in zip(path, path[1:])]
+            legs.append({"site_id": site_id, "travel_minutes": minutes, "via": path, "road_ids": roads})
+            here = site_id
+        return legs
+
+    def _stops_of(self, vehicle_id: str) -> list[dict]:
+        vehicle = self.vehicles[vehicle_id]
+        return [{"route_stop_id": sid, **self.route_stops[sid]} for sid in vehicle["route_stop_ids"]]
+
+    def _schedule(self, vehicle_id: str, departure: str) -> None:
+        """Set the planned times of ``vehicle_id``'s stops for a departure at ``departure``."""
+        clock = departure
+        for sid in self.vehicles[vehicle_id]["route_stop_ids"]:
+            stop = self.route_stops[sid]
+            arrival = _plus(clock, stop["travel_minutes"])
+            clock = _plus(arrival, DWELL_MINUTES)
+            stop.update(planned_arrival=arrival, planned_departure=clock)
+
+    def _departure(self, vehicle: dict) -> str:
+        return _later(self.now, vehicle.get("available_from"))
+
+    def _next_id(self, prefix: str, container: dict, base: int) -> str:
+        number = base + len(container) + 1
+        while f"{prefix}-{number}" in container:
+            number += 1
+        return f"{prefix}-{number}"
+
+    # -------------------------------------------------------------------- reads
+
+    @tool(cost=2)
+    def get_vehicle_status(self, vehicle_id: str) -> dict:
+        """Read a vehicle: its site, status, cooling unit, capacity, shipments on board and when it is free.
+
+        Args:
+            vehicle_id: The vehicle's id, e.g. "VH-104".
+        """
+        vehicle = self.vehicles.get(vehicle_id)
+        if vehicle is None:
+            return fail(f"no vehicle {vehicle_id!r}")
+        return ok({"vehicle_id": vehicle_id, **vehicle})
+
+    @tool(cost=2)
+    def list_vehicles_at_site(self, site_id: str) -> dict:
+        """List the vehicles currently parked at or assigned to a site, with their status and cooling unit.
+
+        Args:
+            site_id: A hub, depot or clinic id.
+        """
+        if self._site(site_id) is None:
+            return fail(f"no site {site_id!r}")
+        found = [{"vehicle_id": vid, "kind": v["kind"], "status": v["status"], "cooling_unit_id": v["cooling_unit_id"],
+                  "capacity": v["capacity"], "available_from": v["available_from"]}
+                 for vid, v in sorted(self.vehicles.items()) if v["site_id"] == site_id]
+        return ok({"site_id": site_id, "vehicles": found})
+
+    @tool(cost=2)
+    def get_cooling_unit_status(self, cooling_unit_id: str) -> dict:
+        """Read a cooling unit: the temperature band it holds, its status and when its next reset is due.
+
+        Args:
+            cooling_unit_id: The unit's id, e.g. "CU-2210".
+        """
+        unit = self.cooling_units.get(cooling_unit_id)
+        if unit is None:
+            return fail(f"no cooling unit {cooling_unit_id!r}")
+        return ok({"cooling_unit_id": cooling_unit_id, **unit})
+
+    @tool(cost=2)
+    def list_depot_maintenance_schedule(self, depot_id: str) -> dict:
+        """List a depot's cooling-unit reset windows (open or booked), earliest first.
+
+        Args:
+            depot_id: The depot's id.
+        """
+        if depot_id not in self.depots:
+            return fail(f"no depot {depot_id!r}")
+        windows = sorted(({"reset_window_id": wid, **w} for wid, w in self.cooling_unit_resets.items()
+                          if w["depot_id"] == depot_id), key=lambda w: (w["start"], w["reset_window_id"]))
+        return ok({"depot_id": depot_id, "windows": windows})
+
+    @tool(cost=2)
+    def get_shipment_journey_status(self, shipment_id: str) -> dict:
+        """Read a shipment: goods, quantity, origin, destination, status, vehicle and the vehicle's stops.
+
+        Args:
+            shipment_id: The shipment's id, e.g. "SHP-4821".
+        """
+        shipment = self.shipments.get(shipment_id)
+        if shipment is None:
+            return fail(f"no shipment {shipment_id!r}")
+        view = self._shipment_view(shipment_id, shipment)
+        vehicle_id = shipment.get("vehicle_id")
+        view["stops"] = self._stops_of(vehicle_id) if vehicle_id in self.vehicles else []
+        return ok(view)
+
+    @tool(cost=2)
+    def get_route_stop_details(self, vehicle_id: str) -> dict:
+        """Read a vehicle's planned route: each stop with planned and actual times and the roads it uses.
+
+        Args:
+            vehicle_id: The vehicle's id.
+        """
+        if vehicle_id not in self.vehicles:
+            return fail(f"no vehicle {vehicle_id!r}")
+        stops = self._stops_of(vehicle_id)
+        for stop in stops:
+            stop["closed_roads"] = [r for r in stop["road_ids"] if not self.roads.get(r, {}).get("open", True)]
+        return ok({"vehicle_id": vehicle_id, "status": self.vehicles[vehicle_id]["status"], "stops": stops})
+
+    @tool(cost=2)
+    def get_goods_inventory_at_site(self, site_id: str) -> dict:
+        """List the goods lots stored at a site with quantity, free (unreserved) doses, status, temperature band and use-by time.
+
+        Args:
+            site_id: A hub, depot or clinic id.
+        """
+        if self._site(site_id) is None:
+            return fail(f"no site {site_id!r}")
+        lots = [{"goods_id": gid, **lot, "free": max(0, lot["quantity"] - self._reserved(gid))}
+                for gid, lot in sorted(self.goods_inventory.items()) if lot["site_id"] == site_id]
+        return ok({"site_id": site_id, "lots": lots})
+
+    @tool(cost=2)
+    def list_clinic_immunization_schedule(self, site_id: str) -> dict:
+        """List a clinic's immunization sessions: product, doses needed, start time and where the session is held.
+
+        Args:
+            site_id: The clinic's id.
+        """
+        clinic = self.clinics.get(site_id)
+        if clinic is None:
+            return fail(f"no clinic {site_id!r}")
+        sessions = sorted(({"session_id": sid, **s} for sid, s in clinic["immunization_schedule"].items()),
+                          key=lambda s: (s["start"], s["session_id"]))
+        return ok({"site_id": site_id, "sessions": sessions})
+
+    @tool(cost=2)
+    def list_operational_hours(self, site_id: str) -> dict:
+        """Read a site's receiving hours, operating status and notices (and, for hubs, the cold-dispatch quota of the shift).
+
+        Args:
+            site_id: A hub, depot or clinic id.
+        """
+        found = self._site(site_id)
+        if found is None:
+            return fail(f"no site {site_id!r}")
+        container, site = found
+        data = {"site_id": site_id, "kind": container[:-1].replace("distribution_", ""), "name": site["name"],
+                "hours": site["hours"], "status": site["status"], "notice": site.get("notice")}
+        if site.get("cold_dispatch") is not None:
+            data["cold_dispatch"] = site["cold_dispatch"]
+        return ok(data)
+
+    @tool(cost=1)
+    def get_travel_time(self, origin_site_id: str, destination_site_id: str) -> dict:
+        """The fastest open road route between two sites: minutes of driving and the sites passed.
+
+        Args:
+            origin_site_id: Where the trip starts.
+            destination_site_id: Where it ends.
+        """
+        for site_id in (origin_site_id, destination_site_id):
+            if self._site(site_id) is None:
+                return fail(f"no site {site_id!r}")
+        legs = self._legs(origin_site_id, [destination_site_id])
+        if isinstance(legs, str):
+            return fail(legs)
+        leg = legs[0]
+        return ok({"origin": origin_site_id, "destination": destination_site_id, "minutes": leg["travel_minutes"],
+                   "via": leg["via"], "road_ids": leg["road_ids"]})
+
+    # ---------------------------------------------------------------- mutations
+
+    @tool(mutates=True, cost=5)
+    def create_new_shipment(self, goods_id: str, origin_site_id: str, destination_site_id: str, quantity: int) -> dict:
+        """Create a shipment of doses from a goods lot, reserving them at the origin until the vehicle leaves.
+
+        Args:
+            goods_id: The lot to ship from (it must be stored at the origin).
+            origin_site_id: The site the lot is stored at.
+            destination_site_id: The clinic, hub or depot receiving the goods.
+            quantity: Number of doses, at least 1.
+        """
+        lot = self.goods_inventory.get(goods_id)
+        if lot is None:
+            return fail(f"no goods lot {goods_id!r}")
+        if lot["site_id"] != origin_site_id:
+            return fail(f"lot {goods_id} is stored at {lot['site_id']}, not at {origin_site_id!r}")
+        if self._site(destination_site_id) is None or destination_site_id == origin_site_id:
+            return fail(f"invalid destination {destination_site_id!r}")
+        if lot["status"] != "available":
+            return fail(f"lot {goods_id} is {lot['status']} and cannot be shipped")
+        if lot["use_by"] <= self.now:
+            return fail(f"lot {goods_id} passed its use-by time {lot['use_by']}")
+        free = lot["quantity"] - self._reserved(goods_id)
+        if not 0 < quantity <= free:
+            return fail(f"quantity must be between 1 and the {max(0, free)} free doses of {goods_id}")
+        shipment_id = self._next_id("SHP", self.shipments, 5000)
+        self.shipments[shipment_id] = {
+            "goods_id": goods_id, "product": lot["product"], "quantity": quantity, "origin_site_id": origin_site_id,
+            "destination_site_id": destination_site_id, "status": "created", "vehicle_id": None, "hold_expires": None,
+            "created_at": self.now, "dispatched_at": None, "received_at": None}
+        return ok({"shipment_id": shipment_id}, message=f"{shipment_id}: {quantity} doses of {goods_id} reserved")
+
+    @tool(mutates=True, cost=3)
+    def cancel_shipment(self, shipment_id: str) -> dict:
+        """Cancel a shipment that has not left yet, releasing its reserved doses and its vehicle assignment.
+
+        Args:
+            shipment_id: The shipment to cancel.
+        """
+        shipment = self.shipments.get(shipment_id)
+        if shipment is None:
+            return fail(f"no shipment {shipment_id!r}")
+        if shipment["status"] not in ACTIVE + ("held",):
+            return fail(f"shipment {shipment_id} is {shipment['status']}; only shipments not yet dispatched can be cancelled")
+        vehicle = self.vehicles.get(shipment["vehicle_id"])
+        if vehicle is not None:
+            vehicle["shipment_ids"].remove(shipment_id)
+        shipment.update(status="cancelled", vehicle_id=None)
+        return ok(message=f"{shipment_id} cancelled")
+
+    @tool(mutates=True, cost=3)
+    def assign_shipment_to_vehicle(self, shipment_id: str, vehicle_id: str) -> dict:
+        """Load a shipment onto an idle vehicle (moving it off any other vehicle it was assigned to).
+
+        Args:
+            shipment_id: The shipment to load.
+            vehicle_id: The vehicle that will carry it.
+        """
+        shipment, vehicle = self.shipments.get(shipment_id), self.vehicles.get(vehicle_id)
+        if shipment is None:
+            return fail(f"no shipment {shipment_id!r}")
+        if vehicle is None:
+            return fail(f"no vehicle {vehicle_id!r}")
+        if lapsed(shipment, self.now):
+            return fail(f"shipment {shipment_id} lapsed: its allocation hold expired at {shipment['hold_expires']}")
+        if shipment["status"] not in ACTIVE + ("held",):
+            return fail(f"shipment {shipment_id} is {shipment['status']} and cannot be assigned")
+        if vehicle["status"] != "idle":
+            return fail(f"vehicle {vehicle_id} is {vehicle['status']}")
+        load = sum(self.shipments[s]["quantity"] for s in vehicle["shipment_ids"] if s != shipment_id)
+        if load + shipment["quantity"] > vehicle["capacity"]:
+            return fail(f"vehicle {vehicle_id} holds {vehicle['capacity']} doses; {load} already on board")
+        previous = self.vehicles.get(shipment["vehicle_id"])
+        if previous is not None and previous is not vehicle:
+            previous["shipment_ids"].remove(shipment_id)
+        if shipment_id not in vehicle["shipment_ids"]:
+            vehicle["shipment_ids"].append(shipment_id)
+        shipment.update(status="assigned", vehicle_id=vehicle_id)
+        unit = self.cooling_units.get(vehicle["cooling_unit_id"])
+        covers = cooling_covers(unit, self.goods_inventory[shipment["goods_id"]])
+        note = "" if covers else " WARNING: the vehicle's cooling cannot hold this lot's temperature band"
+        return ok({"cooling_compatible": covers}, message=f"{shipment_id} assigned to {vehicle_id}{note}")
+
+    @tool(mutates=True, cost=4)
+    def add_or_update_route_plan(self, vehicle_id: str, route_plan: list[str]) -> dict:
+        """Plan (or replace) an idle vehicle's route as an ordered list of stops, driven on the fastest open roads.
+
+        The vehicle starts from the site where it is parked; planned times assume it leaves as soon as it is
+        free and stops DWELL minutes at every stop. Each shipment on board must have its origin before its
+        destination.
+
+        Args:
+            vehicle_id: The vehicle to route.
+            route_plan: Site ids in visiting order, e.g. ["HUB-NORTH", "CLINIC-DOWNTOWN"].
+        """
+        vehicle = self.vehicles.get(vehicle_id)
+        if vehicle is None:
+            return fail(f"no vehicle {vehicle_id!r}")
+        if vehicle["status"] != "idle":
+            return fail(f"vehicle {vehicle_id} is {vehicle['status']}; only idle vehicles can be routed")
+        if not 0 < len(route_plan) <= MAX_STOPS:
+            return fail(f"a route has 1 to {MAX_STOPS} stops")
+        unknown = [s for s in route_plan if self._site(s) is None]
+        if unknown:
+            return fail(f"unknown site(s): {', '.join(map(repr, unknown[:3]))}")
+        if any(a == b for a, b in zip(route_plan, route_plan[1:])):
+            return fail("the same site appears twice in a row")
+        for sid in vehicle["shipment_ids"]:
+            shipment = self.shipments[sid]
+            sites = [vehicle["site_id"]] + route_plan
+            origin, dest = shipment["origin_site_id"], shipment["destination_site_id"]
+            if origin not in sites or dest not in route_plan[sites.index(origin):]:
+                return fail(f"the route must visit {origin} and then {dest} for shipment {sid}")
+        legs = self._legs(vehicle["site_id"], route_plan)
+        if isinstance(legs, str):
+            return fail(legs)
+        for sid in vehicle["route_stop_ids"]:
+            del self.route_stops[sid]
+        vehicle["route_stop_ids"] = []
+        for seq, leg in enumerate(legs, 1):
+            stop_id = self._next_id("RS", self.route_stops, 7000)
+            self.route_stops[stop_id] = {"vehicle_id": vehicle_id, "seq": seq, **leg, "planned_arrival": None,
+                                         "planned_departure": None, "actual_arrival": None, "actual_departure": None}
+            vehicle["route_stop_ids"].append(stop_id)
+        self._schedule(vehicle_id, self._departure(vehicle))
+        return ok({"vehicle_id": vehicle_id, "stops": self._stops_of(vehicle_id)},
+                  message=f"route of {vehicle_id} planned with {len(legs)} stop(s)")
+
+    @tool(mutates=True, cost=5)
+    def update_vehicle_status(self, vehicle_id: str, status: Literal["in_transit", "idle"]) -> dict:
+        """Dispatch a loaded, routed vehicle ("in_transit") or stand a dispatched one down ("idle").
+
+        Dispatch checks the cooling unit, the roads and the origin hubs, then re-times the route from the
+        moment the vehicle leaves. Standing down recalls the vehicle: its shipments return to the origin
+        still reserved, and its route is cleared.
+
+        Args:
+            vehicle_id: The vehicle.
+            status: "in_transit" to dispatch, "idle" to recall.
+        """
+        vehicle = self.vehicles.get(vehicle_id)
+        if vehicle is None:
+            return fail(f"no vehicle {vehicle_id!r}")
+        if status == "idle":
+            return self._recall(vehicle_id, vehicle)
+        return self._dispatch(vehicle_id, vehicle)
+
+    def _dispatch(self, vehicle_id: str, vehicle: dict) -> dict:
+        if vehicle["status"] != "idle":
+            return fail(f"vehicle {vehicle_id} is {vehicle['status']}")
+        if not vehicle["shipment_ids"]:
+            return fail(f"vehicle {vehicle_id} carries no shipment")
+        if not vehicle["route_stop_ids"]:
+            return fail(f"vehicle {vehicle_id} has no route plan")
+        unit = self.cooling_units.get(vehicle["cooling_unit_id"])
+        if unit is not None and unit["status"] == "fault":
+            return fail(f"cooling unit {vehicle['cooling_unit_id']} is in fault; the vehicle may not leave")
+        stops = self._stops_of(vehicle_id)
+        closed = sorted({r for s in stops for r in s["road_ids"] if not self.roads.get(r, {}).get("open", True)})
+        if closed:
+            return fail(f"the planned route uses closed road(s) {', '.join(closed)}; re-plan the route")
+        route_sites = [vehicle["site_id"]] + [s["site_id"] for s in stops]
+        shipments = [(sid, self.shipments[sid]) for sid in vehicle["shipment_ids"]]
+        for sid, shipment in shipments:
+            origin, dest = shipment["origin_site_id"], shipment["destination_site_id"]
+            if origin not in route_sites or dest not in route_sites[route_sites.index(origin) + 1:]:
+                return fail(f"the route no longer visits {origin} and then {dest} for {sid}; re-plan it")
+            if lapsed(shipment, self.now):
+                return fail(f"shipment {sid} lapsed: its allocation hold expired at {shipment['hold_expires']}")
+            if self.goods_inventory[shipment["goods_id"]]["status"] != "available":
+                return fail(f"lot {shipment['goods_id']} of {sid} is {self.goods_inventory[shipment['goods_id']]['status']}")
+        origins = sorted({s["origin_site_id"] for _, s in shipments})
+        for origin in origins:
+            site = self._site(origin)[1]
+            if site["status"] != "operational":
+                return fail(f"{origin} is in {site['status']}; nothing can be dispatched from it")
+            quota = site.get("cold_dispatch")
+            if quota is not None and quota["remaining"] < 1:
+                return fail(f"{origin} has no cold-dispatch slot left this shift (shift ends {quota['shift_ends']})")
+        for origin in origins:
+            quota = self._site(origin)[1].get("cold_dispatch")
+            if quota is not None:
+                quota["remaining"] -= 1
+        departure = self._departure(vehicle)
+        self._schedule(vehicle_id, departure)
+        for _, shipment in shipments:
+            shipment.update(status="in_transit", dispatched_at=departure)
+            self.goods_inventory[shipment["goods_id"]]["quantity"] -= shipment["quantity"]
+        vehicle.update(status="in_transit", departed_at=departure)
+        arrival = self.route_stops[vehicle["route_stop_ids"][-1]]["planned_arrival"]
+        return ok({"vehicle_id": vehicle_id, "departs": departure, "last_arrival": arrival},
+                  message=f"{vehicle_id} dispatched at {departure}")
+
+    def _recall(self, vehicle_id: str, vehicle: dict) -> dict:
+        if vehicle["status"] != "in_transit":
+            return fail(f"vehicle {vehicle_id} is {vehicle['status']}, not in transit")
+        if any(self.shipments[s]["status"] == "delivered" for s in vehicle["shipment_ids"]):
+            return fail(f"vehicle {vehicle_id} already delivered part of its load and must finish its route")
+        for sid in vehicle["shipment_ids"]:
+            shipment = self.shipments[sid]
+            shipment.update(status="assigned", dispatched_at=None)
+            self.goods_inventory[shipment["goods_id"]]["quantity"] += shipment["quantity"]
+        for sid in vehicle["route_stop_ids"]:
+            del self.route_stops[sid]
+        vehicle.update(status="idle", route_stop_ids=[], departed_at=None)
+        return ok(message=f"{vehicle_id} recalled to {vehicle['site_id']}; its shipments wait there, still assigned")
+
+    @tool(mutates=True, cost=3)
+    def register_goods_receipt(self, shipment_id: str, site_id: str) -> dict:
+        """Register that a dispatched shipment was received at its destination, at the vehicle's arrival time.
+
+        Args:
+            shipment_id: The shipment being received.
+            site_id: The receiving site (the shipment's destination).
+        """
+        shipment = self.shipments.get(shipment_id)
+        if shipment is None:
+            return fail(f"no shipment {shipment_id!r}")
+        if shipment["status"] != "in_transit":
+            return fail(f"shipment {shipment_id} is {shipment['status']}, not in transit")
+        if site_id != shipment["destination_site_id"]:
+            return fail(f"shipment {shipment_id} is addressed to {shipment['destination_site_id']}, not {site_id!r}")
+        vehicle = self.vehicles[shipment["vehicle_id"]]
+        stops = [s for s in self._stops_of(shipment["vehicle_id"]) if s["site_id"] == site_id]
+        if not stops:
+            return fail(f"vehicle {shipment['vehicle_id']} does not stop at {site_id}")
+        arrival = stops[-1]["planned_arrival"]
+        site = self._site(site_id)[1]
+        if not open_at(site, arrival):
+            return fail(f"{site_id} cannot receive at {arrival}: status {site['status']}, "
+                        f"hours {site['hours']['open']}-{site['hours']['close']}")
+        shipment.update(status="delivered", received_at=arrival)
+        self.route_stops[stops[-1]["route_stop_id"]].update(actual_arrival=arrival)
+        if all(self.shipments[s]["status"] == "delivered" for s in vehicle["shipment_ids"]):
+            last = self.route_stops[vehicle["route_stop_ids"][-1]]
+            vehicle.update(status="idle", site_id=last["site_id"], available_from=last["planned_departure"],
+                           shipment_ids=[], route_stop_ids=[], departed_at=None)
+        return ok({"shipment_id": shipment_id, "received_at": arrival}, message=f"{shipment_id} received at {site_id}")
+
+    @tool(mutates=True, cost=3)
+    def update_goods_inventory_status(self, goods_id: str, status: Literal["available", "on_hold", "quarantined"]) -> dict:
+        """Set a goods lot's status, e.g. quarantine a lot after a temperature excursion.
+
+        Args:
+            goods_id: The lot.
+            status: "available", "on_hold" or "quarantined".
+        """
+        lot = self.goods_inventory.get(goods_id)
+        if lot is None:
+            return fail(f"no goods lot {goods_id!r}")
+        if lot["status"] == status:
+            return fail(f"lot {goods_id} is already {status}")
+        lot["status"] = status
+        return ok(message=f"lot {goods_id} is now {status}")
+
+    @tool(mutates=True, cost=3)
+    def schedule_cooling_unit_reset(self, cooling_unit_id: str, reset_window_id: str) -> dict:
+        """Book an open reset window at the depot where the unit's vehicle is parked.
+
+        Args:
+            cooling_unit_id: The unit to reset.
+            reset_window_id: An open window from list_depot_maintenance_schedule.
+        """
+        unit, window = self.cooling_units.get(cooling_unit_id), self.cooling_unit_resets.get(reset_window_id)
+        if unit is None:
+            return fail(f"no cooling unit {cooling_unit_id!r}")
+        if window is None:
+            return fail(f"no reset window {reset_window_id!r}")
+        if window["status"] != "open":
+            return fail(f"window {reset_window_id} is {window['status']}")
+        if window["end"] <= self.now:
+            return fail(f"window {reset_window_id} ended at {window['end']}")
+        vehicle = self.vehicles.get(unit["vehicle_id"])
+        if vehicle is None or vehicle["site_id"] != window["depot_id"] or vehicle["status"] != "idle":
+            return fail(f"the unit's vehicle must be idle at {window['depot_id']} to use this window")
+        window.update(status="booked", cooling_unit_id=cooling_unit_id)
+        return ok(message=f"{reset_window_id} booked for {cooling_unit_id} ({window['start']}-{window['end']})")
+
+    @tool(mutates=True, cost=3)
+    def record_cooling_unit_reset(self, reset_window_id: str, action: Literal["completed", "cancelled"]) -> dict:
+        """Record a booked reset as completed (the unit is serviced and its vehicle is free at the window's end) or cancel it.
+
+        Args:
+            reset_window_id: The booked window.
+            action: "completed" or "cancelled".
+        """
+        window = self.cooling_unit_resets.get(reset_window_id)
+        if window is None:
+            return fail(f"no reset window {reset_window_id!r}")
+        if window["status"] != "booked":
+            return fail(f"window {reset_window_id} is {window['status']}, not booked")
+        if action == "cancelled":
+            window.update(status="open", cooling_unit_id=None)
+            return ok(message=f"{reset_window_id} released")
+        unit = self.cooling_units.get(window["cooling_unit_id"]) or {}
+        vehicle = self.vehicles.get(unit.get("vehicle_id"))
+        if vehicle is None or vehicle["site_id"] != window["depot_id"] or vehicle["status"] != "idle":
+            return fail(f"the vehicle of {window['cooling_unit_id']} is not idle at {window['depot_id']}")
+        window["status"] = "completed"
+        due = parse_time(window["end"]) + timedelta(hours=RESET_INTERVAL_HOURS)
+        unit.update(status="operational", reset_due_by=format_time(due))
+        vehicle["available_from"] = _later(vehicle.get("available_from"), window["end"])
+        if vehicle["route_stop_ids"]:
+            self._schedule(unit["vehicle_id"], self._departure(vehicle))
+        return ok(message=f"{window['cooling_unit_id']} reset; {unit['vehicle_id']} free from {vehicle['available_from']}")
