@@ -91,7 +91,7 @@ def whiten(values: torch.Tensor, mask: torch.Tensor, reduce: Reduce | None = Non
 
 def reinforce_pp_advantages(rewards: torch.Tensor, mask: torch.Tensor, *, logprobs: torch.Tensor | None = None,
                             ref_logprobs: torch.Tensor | None = None, kl_coef: float = 0.0,
-                            estimator: Estimator = "k1", gamma: float = 1.0, group_size: int | None = None,
+                            estimator: Estimator = "k1", gamma: float = 1.0, baseline: torch.Tensor | None = None,
                             reduce: Reduce | None = None) -> tuple[torch.Tensor, dict[str, float]]:
     """Whitened REINFORCE++ advantages, and statistics worth logging.
 
@@ -102,7 +102,8 @@ def reinforce_pp_advantages(rewards: torch.Tensor, mask: torch.Tensor, *, logpro
             the tokens; needed when ``kl_coef`` is not 0 (the KL goes in the reward).
         kl_coef, estimator: weight and estimator of the token-level KL penalty.
         gamma: discount per policy token.
-        group_size: rollouts per task, consecutive in the batch; set for REINFORCE++-baseline.
+        baseline: one value per episode subtracted from its returns (REINFORCE++-baseline passes
+            :func:`group_baseline` of the episode returns).
         reduce: sums across processes, for whitening over the global batch.
     """
     mask = mask.to(rewards.dtype)
@@ -113,8 +114,7 @@ def reinforce_pp_advantages(rewards: torch.Tensor, mask: torch.Tensor, *, logpro
         penalised = rewards - kl_coef * kl
         stats["kl"] = float(kl.sum() / mask.sum().clamp(min=1.0))
     returns = discounted_returns(penalised, mask, gamma)
-    if group_size is not None:
-        baseline = group_baseline(rewards.sum(dim=1), group_size)
+    if baseline is not None:
         returns = returns - baseline.unsqueeze(1) * mask
     advantages = whiten(returns, mask, reduce)
     stats["return_mean"] = float((returns * mask).sum() / mask.sum().clamp(min=1.0))

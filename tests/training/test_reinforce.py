@@ -82,7 +82,7 @@ def test_reinforce_pp_with_kl_in_the_reward_by_hand():
 def test_reinforce_pp_baseline_subtracts_the_group_mean_before_whitening():
     mask = torch.ones(4, 2)
     rewards = place_rewards([[1.0], [0.0], [1.0], [1.0]], [[1]] * 4, 2)
-    advantages, _ = reinforce_pp_advantages(rewards, mask, group_size=2)
+    advantages, _ = reinforce_pp_advantages(rewards, mask, baseline=group_baseline(rewards.sum(dim=1), 2))
     # group means 0.5 and 1.0 -> centred returns 0.5, -0.5, 0, 0 on both tokens; std over 8 tokens = sqrt(1/8)
     scale = 1 / math.sqrt(1 / 8)
     expected = [0.5 * scale] * 2 + [-0.5 * scale] * 2 + [0.0] * 4

@@ -1,0 +1,130 @@
+"""Training run settings, read from the YAML files in ``training/configs/``.
+
+A file says ``kind: sft`` or ``kind: rl``; every other key maps onto :class:`SFTSettings` or
+:class:`RLSettings` (unknown keys are errors, so a typo never trains silently with a default).
+``trainer`` holds keyword arguments for TRL's ``SFTConfig`` / ``GRPOConfig`` as they are;
+the keys the RL layer derives itself (batch shapes, the KL weight, ...) are refused there.
+
+``model: tiny`` builds the tiny offline model (:func:`sttgym.models.tiny.build_tiny_model`,
+with the ``tiny`` arguments) inside the run directory; anything else is a checkpoint path
+or a hub name.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from sttgym.evaluation.suites import TRAINING_SEED_START
+from sttgym.registry import arena_ids, parse_arena_id
+
+__all__ = ["Instances", "SFTSettings", "KLSettings", "RLSettings", "load_settings", "resolve_model", "world_size",
+           "CONFIG_DIR"]
+
+CONFIG_DIR = Path(__file__).parent / "configs"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Instances(_Strict):
+    """Which training instances: env ids (explicit, or all arena ids filtered by domain and level) and how many."""
+
+    count: int
+    env_ids: list[str] | None = None
+    domains: list[str] | None = None
+    levels: list[str] | None = None
+    seed: int = 0  # seeds the noisy expert's choices
+    start: int = TRAINING_SEED_START  # first instance seed; must be a training seed
+    path: str | None = None  # a dataset saved earlier, used instead of generating one
+    min_reward: float = 1.0  # SFT only: transcripts scoring less are left out
+
+    def ids(self) -> list[str]:
+        """The env ids these instances are drawn from, in registry order."""
+        if self.env_ids:
+            return list(self.env_ids)
+        ids = [i for i in arena_ids()
+               if (not self.domains or parse_arena_id(i)[0] in self.domains)
+               and (not self.levels or parse_arena_id(i)[2] in self.levels)]
+        if not ids:
+            raise ValueError(f"no registered arena id matches domains={self.domains} levels={self.levels}")
+        return ids
+
+
+class SFTSettings(_Strict):
+    kind: Literal["sft"] = "sft"
+    model: str
+    tiny: dict[str, Any] = Field(default_factory=dict)
+    data: Instances = Field(default_factory=lambda: Instances(count=2212))
+    global_batch_size: int | None = None  # sets gradient_accumulation_steps over all processes
+    trainer: dict[str, Any] = Field(default_factory=dict)
+
+
+class KLSettings(_Strict):
+    """The token-level KL to the reference policy: in the reward (any estimator) or in the loss (TRL's k3)."""
+
+    coef: float = 0.0
+    placement: Literal["reward", "loss"] = "reward"
+    estimator: Literal["k1", "k2", "k3"] = "k1"
+
+    @model_validator(mode="after")
+    def _loss_uses_k3(self) -> KLSettings:
+        if self.placement == "loss" and self.estimator != "k3":
+            raise ValueError("a KL term in the loss uses TRL's k3 estimator; set estimator: k3")
+        return self
+
+
+DERIVED = ("beta", "num_generations", "generation_batch_size", "steps_per_generation", "gradient_accumulation_steps",
+           "max_completion_length", "remove_unused_columns", "output_dir")
+
+
+class RLSettings(_Strict):
+    kind: Literal["rl"] = "rl"
+    model: str
+    tiny: dict[str, Any] = Field(default_factory=dict)
+    data: Instances = Field(default_factory=lambda: Instances(count=8119))
+    algorithm: Literal["reinforce_pp", "reinforce_pp_baseline"] = "reinforce_pp"
+    kl: KLSettings = Field(default_factory=KLSettings)
+    gamma: float = 1.0
+    tasks_per_step: int = 32
+    rollouts_per_task: int = 4
+    max_turns: int = 50
+    max_turn_tokens: int = 4096
+    max_episode_tokens: int = 32768
+    reward: list[dict[str, Any]] | None = None  # reward terms (sttgym.rewards.build_reward); None: the env's reward
+    trainer: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _no_derived_trainer_keys(self) -> RLSettings:
+        clash = sorted(set(self.trainer) & set(DERIVED))
+        if clash:
+            raise ValueError(f"trainer keys {clash} are derived from the RL settings; set those instead")
+        return self
+
+
+def load_settings(path: str | Path) -> SFTSettings | RLSettings:
+    """Read a run's YAML file."""
+    raw = yaml.safe_load(Path(path).read_text()) or {}
+    kind = raw.get("kind")
+    if kind not in ("sft", "rl"):
+        raise ValueError(f"{path}: 'kind' must be 'sft' or 'rl', not {kind!r}")
+    return (SFTSettings if kind == "sft" else RLSettings).model_validate(raw)
+
+
+def resolve_model(name: str, out: Path, tiny: dict[str, Any]) -> str:
+    """The checkpoint to start from: ``tiny`` builds the tiny model under ``out``."""
+    if name != "tiny":
+        return name
+    from sttgym.models.tiny import build_tiny_model
+
+    return str(build_tiny_model(out / "tiny-model", **tiny))
+
+
+def world_size() -> int:
+    """Processes taking part in training (set by ``accelerate launch`` / ``torchrun``)."""
+    return int(os.environ.get("WORLD_SIZE", "1"))

@@ -1,0 +1,181 @@
+"""REINFORCE++ and REINFORCE++-baseline over multi-turn environment rollouts, on TRL's ``GRPOTrainer``.
+
+``GRPOTrainer`` brings the training loop, the PPO-clipped token-level loss, the reference
+model, generation (plain transformers or vLLM), accelerate/DeepSpeed, checkpoints and
+logging. :class:`ReinforcePPTrainer` replaces one method, the one that turns a batch of
+prompts into scored completions: here a batch of task instances is played to the end by
+:class:`~sttgym.training.engine.RolloutEngine` (one tool call per turn, environment tokens
+masked out of the loss), and each policy token gets a REINFORCE++ advantage
+(:mod:`sttgym.training.reinforce`): the episode's rewards on the turns that earned them,
+minus the token-level KL when it goes in the reward, summed from the token on, less the
+task's group mean for REINFORCE++-baseline, and whitened over the global batch. No critic.
+
+One RL step is ``tasks_per_step`` instances times ``rollouts_per_task`` rollouts (TRL's
+generation batch, with each instance's rollouts consecutive), and one optimizer update
+over them (the gradient is accumulated over micro-batches of ``per_device_train_batch_size``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import torch
+from transformers import AutoTokenizer
+from transformers.trainer_utils import get_last_checkpoint
+from trl import GRPOConfig, GRPOTrainer
+from trl.models.utils import disable_gradient_checkpointing
+from trl.trainer.utils import pad
+
+from sttgym.training.config import RLSettings, resolve_model, world_size
+from sttgym.training.data import build_rl_dataset, load_dataset, save_dataset
+from sttgym.training.engine import Episode, RolloutEngine
+from sttgym.training.reinforce import group_baseline, place_rewards, reinforce_pp_advantages
+from sttgym.training.render import prepare_tokenizer
+from sttgym.training.sft import JsonlMetrics
+
+__all__ = ["episode_return", "grpo_config", "ReinforcePPTrainer", "rl_data", "train_rl"]
+
+
+def episode_return(prompts: list, completions: list, episode_return: list[float], **kwargs: Any) -> list[float]:
+    """The reward TRL records for a rollout: the return the environment gave the episode."""
+    return list(episode_return)
+
+
+def grpo_config(settings: RLSettings, out: Path) -> GRPOConfig:
+    """TRL's config for a run: the user's ``trainer`` keys plus the ones the RL settings decide."""
+    batch = settings.tasks_per_step * settings.rollouts_per_task
+    per_device = settings.trainer.get("per_device_train_batch_size", 8)
+    if batch % (per_device * world_size()):
+        raise ValueError(f"{batch} rollouts per step do not split into micro-batches of {per_device} "
+                         f"on {world_size()} processes")
+    options = {"report_to": "none", "logging_steps": 1, **settings.trainer}
+    return GRPOConfig(
+        output_dir=str(out), **options,
+        beta=settings.kl.coef,  # builds the reference model; the trainer zeroes the loss term when KL is in the reward
+        num_generations=settings.rollouts_per_task, generation_batch_size=batch,
+        gradient_accumulation_steps=batch // (per_device * world_size()),
+        max_completion_length=settings.max_turn_tokens, remove_unused_columns=False)
+
+
+class ReinforcePPTrainer(GRPOTrainer):
+    """``GRPOTrainer`` whose completions are whole multi-turn episodes scored with REINFORCE++.
+
+    Args:
+        model: checkpoint path or model.
+        settings: the run's :class:`~sttgym.training.config.RLSettings`.
+        args: TRL's config (see :func:`grpo_config`).
+        train_dataset: rows with ``env_id``, ``seed`` and ``prompt`` (:func:`rl_data`).
+        processing_class: the tokenizer, with a training template.
+        callbacks: extra ``TrainerCallback`` s.
+    """
+
+    def __init__(self, model: Any, settings: RLSettings, args: GRPOConfig, train_dataset: Any,
+                 processing_class: Any, callbacks: list | None = None):
+        super().__init__(model=model, reward_funcs=[episode_return], args=args, train_dataset=train_dataset,
+                         processing_class=processing_class, callbacks=callbacks)
+        self.settings = settings
+        if settings.kl.placement == "reward":
+            self.beta = 0.0  # the reference model stays; the KL enters through the advantages instead
+        self.engine = RolloutEngine(processing_class, self._policy_generate, max_turns=settings.max_turns,
+                                    max_turn_tokens=settings.max_turn_tokens,
+                                    max_episode_tokens=settings.max_episode_tokens, reward=settings.reward)
+
+    def _policy_generate(self, prompts: list[list[int]], max_new_tokens: int) -> list[list[int]]:
+        # TRL's single-turn generation (transformers or vLLM) with its sampling settings;
+        # it stops at end-of-turn and caps at max_completion_length (the per-turn cap).
+        return self._generate_single_turn(prompts, None, {}, 1)[0]
+
+    def _generate_and_score_completions(self, inputs: list[dict]) -> dict[str, Any]:
+        device = self.accelerator.device
+        mode = "train" if self.model.training else "eval"
+        episodes = self.engine.run([(row["env_id"], int(row["seed"])) for row in inputs])
+        batch = self._tensors(episodes, device)
+        ids = torch.cat([batch["prompt_ids"], batch["completion_ids"]], dim=1)
+        attention = torch.cat([batch["prompt_mask"], batch["completion_mask"]], dim=1)
+        width = batch["completion_ids"].size(1)
+        size = self.args.per_device_train_batch_size
+        with torch.no_grad(), disable_gradient_checkpointing(self.model, self.args.gradient_checkpointing_kwargs):
+            old = self._get_per_token_logps_and_entropies(self.model, ids, attention, width, batch_size=size)[0]
+            reference = None
+            if self.ref_model is not None:
+                reference = self._get_per_token_logps_and_entropies(self.ref_model, ids, attention, width,
+                                                                    batch_size=size)[0]
+        # Episode returns of every process, so each task's group mean sees all its rollouts.
+        returns = self._calculate_rewards([{**row, "episode_return": e.reward} for row, e in zip(inputs, episodes)],
+                                          [row["prompt"] for row in inputs], [e.messages for e in episodes],
+                                          [e.completion_ids for e in episodes])[:, 0]
+        local = slice(self.accelerator.process_index * len(inputs), (self.accelerator.process_index + 1) * len(inputs))
+        baseline = None
+        if self.settings.algorithm == "reinforce_pp_baseline":
+            baseline = group_baseline(returns, self.settings.rollouts_per_task)[local].to(device)
+        in_reward = self.settings.kl.placement == "reward" and self.settings.kl.coef != 0.0
+        rewards = place_rewards([e.turn_rewards for e in episodes], [e.turn_ends for e in episodes], width).to(device)
+        mask = batch["tool_mask"].float()
+        advantages, stats = reinforce_pp_advantages(
+            rewards, mask, logprobs=old, ref_logprobs=reference, kl_coef=self.settings.kl.coef if in_reward else 0.0,
+            estimator=self.settings.kl.estimator, gamma=self.settings.gamma, baseline=baseline,
+            reduce=lambda t: self.accelerator.reduce(t, reduction="sum"))
+        self._log_episodes(mode, episodes, returns, stats)
+        batch.update(advantages=advantages, old_per_token_logps=old,
+                     num_items_in_batch=self.accelerator.gather(mask.sum()).sum())
+        if self.beta != 0.0:
+            batch["ref_per_token_logps"] = reference
+        return batch
+
+    def _tensors(self, episodes: list[Episode], device: torch.device) -> dict[str, torch.Tensor]:
+        """Prompts left-padded and completions right-padded, as ``GRPOTrainer`` lays them out."""
+        pad_id = self._tokenizer.pad_token_id
+
+        def stack(rows: list[list[int]], value: int, side: str) -> torch.Tensor:
+            return pad([torch.tensor(r, dtype=torch.long) for r in rows], padding_value=value,
+                       padding_side=side).to(device)
+
+        prompts = [e.prompt_ids for e in episodes]
+        completions = [e.completion_ids for e in episodes]
+        return {"prompt_ids": stack(prompts, pad_id, "left"), "prompt_mask": stack([[1] * len(p) for p in prompts], 0,
+                                                                                     "left"),
+                "completion_ids": stack(completions, pad_id, "right"),
+                "completion_mask": stack([[1] * len(c) for c in completions], 0, "right"),
+                "tool_mask": stack([e.policy_mask for e in episodes], 0, "right")}
+
+    def _log_episodes(self, mode: str, episodes: list[Episode], returns: torch.Tensor, stats: dict) -> None:
+        metrics = self._metrics[mode]
+        n = len(episodes)
+        metrics["episode/return"].append(float(returns.mean()))
+        metrics["episode/tool_calls"].append(sum(e.tool_calls for e in episodes) / n)
+        metrics["episode/turns"].append(sum(len(e.actions) for e in episodes) / n)
+        metrics["episode/violations"].append(sum(e.violations for e in episodes) / n)
+        metrics["episode/truncated"].append(sum(e.truncated for e in episodes) / n)
+        metrics["episode/tokens"].append(sum(e.length for e in episodes) / n)
+        for key, value in stats.items():
+            metrics[f"advantage/{key}"].append(value)
+
+
+def rl_data(settings: RLSettings, folder: Path) -> Any:
+    """The instances to train on: a saved dataset, the one this run made before, or a new one."""
+    if settings.data.path:
+        return load_dataset(settings.data.path)
+    if (folder / "dataset_info.json").exists():
+        return load_dataset(folder)
+    dataset = build_rl_dataset(settings.data.count, settings.data.ids(), start=settings.data.start)
+    save_dataset(dataset, folder)
+    return dataset
+
+
+def train_rl(settings: RLSettings, out: str | Path, model: str | None = None) -> Path:
+    """Run (or resume) RL in ``out``; returns the directory of the final model."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    start = resolve_model(model or settings.model, out, settings.tiny)
+    tokenizer = prepare_tokenizer(AutoTokenizer.from_pretrained(start))
+    tokenizer.padding_side = "left"
+    (out / "settings.json").write_text(json.dumps(settings.model_dump(), indent=1))
+    trainer = ReinforcePPTrainer(start, settings, grpo_config(settings, out), rl_data(settings, out / "data"),
+                                 tokenizer, callbacks=[JsonlMetrics(out / "metrics.jsonl")])
+    trainer.train(resume_from_checkpoint=get_last_checkpoint(str(out)))
+    final = out / "final"
+    trainer.save_model(str(final))
+    tokenizer.save_pretrained(str(final))
+    return final
