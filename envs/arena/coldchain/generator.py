@@ -25,7 +25,7 @@ from sttgym.task import Call, Ref
 from sttgym.user import Answer, UserProfile
 
 __all__ = ["Base", "build_base", "at", "plus", "hhmm", "elapsed", "deliver", "survey", "delivery_checks",
-           "no_dangling", "delivered", "profile", "ceil5", "floor5", "minutes_between", "load_and_go"]
+           "no_dangling", "delivered", "profile", "ceil5", "floor5", "minutes_between", "load_and_go", "shipment"]
 
 HUB_NAMES = ["NORTH", "SOUTH", "EAST", "WEST", "RIVERSIDE", "HARBOR", "CENTRAL", "VALLEY", "SUMMIT", "MIDLAND"]
 CLINIC_NAMES = ["DOWNTOWN", "MAPLE", "ELMWOOD", "OAKRIDGE", "BAYVIEW", "CEDAR", "HILLCREST", "MEADOW", "PARKSIDE",
@@ -37,7 +37,7 @@ PRODUCTS = [("insulin", "INS", 2, 8), ("measles-rubella vaccine", "MR", 2, 8), (
             ("varicella vaccine", "VAR", -25, -15), ("mRNA COVID-19 vaccine", "MRNA", -25, -15)]
 CHILLED, FROZEN = (0, 10), (-30, -12)  # bands the two kinds of cooling unit hold
 # (one end, other end, fewest and most minutes): the region's road graph by role.
-ROADS = [("hub", "depot1", 40, 50), ("depot1", "clinic", 45, 55), ("depot1", "clinic3", 45, 55),
+ROADS = [("hub", "depot1", 45, 55), ("depot1", "clinic", 50, 60), ("depot1", "clinic3", 50, 60),
          ("hub", "clinic3", 100, 115), ("clinic3", "clinic2", 20, 25), ("clinic2", "clinic", 20, 25),
          ("clinic", "hub2", 10, 18), ("hub2", "clinic2", 12, 20), ("hub2", "depot2", 10, 15),
          ("depot2", "clinic3", 15, 25)]
@@ -268,14 +268,18 @@ def survey(base: Base, vehicle: str | None = None) -> list[Call]:
             Call(name="get_vehicle_status", arguments={"vehicle_id": vehicle or base.vehicle})]
 
 
+def shipment(tag: str = "ship") -> Ref:
+    """The id of the shipment a plan created under ``tag``."""
+    return Ref(step=tag, path=("data", "shipment_id"))
+
+
 def deliver(lot: str, origin: str, destination: str, quantity: int, vehicle: str, stops: list[str],
             tag: str = "ship") -> list[Call]:
     """Create a shipment, load it, route the vehicle, dispatch it and register the receipt."""
-    shipment = Ref(step=tag, path=("data", "shipment_id"))
     return [Call(name="create_new_shipment", save_as=tag,
                  arguments={"goods_id": lot, "origin_site_id": origin, "destination_site_id": destination,
                             "quantity": quantity}),
-            *load_and_go(shipment, vehicle, stops, destination)]
+            *load_and_go(shipment(tag), vehicle, stops, destination)]
 
 
 def load_and_go(shipment: str | Ref, vehicle: str, stops: list[str], destination: str) -> list[Call]:
