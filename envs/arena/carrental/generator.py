@@ -335,8 +335,9 @@ class Booking:
                   f"{when_text}, return {iso(self.ret)}", lambda s, _: len(served(s)) >= count),
             Check("vehicle_ready", f"the booked {what} is at {self.depot}, free by pickup, at least {fuel}% "
                   f"fuelled{', electric' if energy else ''}", lambda s, _: served(s) and all(ready(s, r) for r in served(s))),
-            Check("exact_bookings", f"{self.customer} has exactly {count} live booking(s) for the trip, all confirmed",
-                  lambda s, log: len(live(s, log)) == count and all(r["status"] == "confirmed" for r in live(s, log))),
+            Check("exact_bookings", f"{self.customer} has exactly {count} live booking(s) for the trip, each one "
+                  "confirmed as asked", lambda s, log: len(live(s, log)) == count
+                  and all(self.matches(r, window) for r in live(s, log))),
             Check("within_budget", "every booking for the trip is charged within the customer's payment limit",
                   lambda s, _: served(s) and all(r["price"] <= limit(s) for r in served(s))),
             Check("nothing_broken", "no live hold of the customer is left dangling and no vehicle is double-booked",
