@@ -117,14 +117,19 @@ class ColdChainWorld(World):
         vehicle = self.vehicles[vehicle_id]
         return [{"route_stop_id": sid, **self.route_stops[sid]} for sid in vehicle["route_stop_ids"]]
 
+    def _timeline(self, vehicle_id: str, departure: str) -> list[tuple[str, str, str]]:
+        """``(stop id, arrival, departure)`` of each of ``vehicle_id``'s stops if it leaves at ``departure``."""
+        times, clock = [], departure
+        for sid in self.vehicles[vehicle_id]["route_stop_ids"]:
+            arrival = _plus(clock, self.route_stops[sid]["travel_minutes"])
+            clock = _plus(arrival, DWELL_MINUTES)
+            times.append((sid, arrival, clock))
+        return times
+
     def _schedule(self, vehicle_id: str, departure: str) -> None:
         """Set the planned times of ``vehicle_id``'s stops for a departure at ``departure``."""
-        clock = departure
-        for sid in self.vehicles[vehicle_id]["route_stop_ids"]:
-            stop = self.route_stops[sid]
-            arrival = _plus(clock, stop["travel_minutes"])
-            clock = _plus(arrival, DWELL_MINUTES)
-            stop.update(planned_arrival=arrival, planned_departure=clock)
+        for sid, arrival, leaving in self._timeline(vehicle_id, departure):
+            self.route_stops[sid].update(planned_arrival=arrival, planned_departure=leaving)
 
     def _departure(self, vehicle: dict) -> str:
         return _later(self.now, vehicle.get("available_from"))
@@ -451,19 +456,24 @@ class ColdChainWorld(World):
                 return fail(f"shipment {sid} lapsed: its allocation hold expired at {shipment['hold_expires']}")
             if self.goods_inventory[shipment["goods_id"]]["status"] != "available":
                 return fail(f"lot {shipment['goods_id']} of {sid} is {self.goods_inventory[shipment['goods_id']]['status']}")
-        origins = sorted({s["origin_site_id"] for _, s in shipments})
-        for origin in origins:
+        departure = self._departure(vehicle)
+        timeline = self._timeline(vehicle_id, departure)
+        slots = []  # (quota, counter) each origin hub's loading uses up
+        for origin in sorted({s["origin_site_id"] for _, s in shipments}):
             site = self._site(origin)[1]
             if site["status"] != "operational":
                 return fail(f"{origin} is in {site['status']}; nothing can be dispatched from it")
             quota = site.get("cold_dispatch")
-            if quota is not None and quota["remaining"] < 1:
-                return fail(f"{origin} has no cold-dispatch slot left this shift (shift ends {quota['shift_ends']})")
-        for origin in origins:
-            quota = self._site(origin)[1].get("cold_dispatch")
-            if quota is not None:
-                quota["remaining"] -= 1
-        departure = self._departure(vehicle)
+            if quota is None:
+                continue
+            loading = next((a for sid, a, _ in timeline if self.route_stops[sid]["site_id"] == origin), departure)
+            counter = "remaining" if loading < quota["shift_ends"] else "next_shift_remaining"
+            if quota[counter] < 1:
+                shift = "this shift" if counter == "remaining" else f"the shift starting {quota['shift_ends'][11:]}"
+                return fail(f"{origin} has no cold-dispatch slot left for loading at {loading[11:]} ({shift})")
+            slots.append((quota, counter))
+        for quota, counter in slots:
+            quota[counter] -= 1
         self._schedule(vehicle_id, departure)
         for _, shipment in shipments:
             shipment.update(status="in_transit", dispatched_at=departure)

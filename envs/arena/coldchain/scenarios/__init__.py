@@ -7,12 +7,12 @@ from typing import Callable
 
 import numpy as np
 
-from sttgym.envs.arena.coldchain.scenarios import t1_window_expiry, t2_priority_reorder
+from sttgym.envs.arena.coldchain.scenarios import t1_window_expiry, t2_priority_reorder, t3_quota_reset
 from sttgym.task import LEVELS, Task
 
 __all__ = ["SCENARIOS"]
 
-MODULES = {"T1": t1_window_expiry, "T2": t2_priority_reorder}
+MODULES = {"T1": t1_window_expiry, "T2": t2_priority_reorder, "T3": t3_quota_reset}
 
 SCENARIOS: dict[tuple[str, str], Callable[[np.random.Generator], Task]] = {
     (conflict, level): partial(module.build, level=level) for conflict, module in MODULES.items() for level in LEVELS}
