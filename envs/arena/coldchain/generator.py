@@ -115,19 +115,21 @@ class Base:
             raise ValueError(f"{a} and {b} are not connected")
         return found[0]
 
-    def eta(self, plan: list[Call], closed: frozenset[str] = frozenset()) -> str:
+    def eta(self, plan: list[Call], closed: frozenset[str] = frozenset(), ready: str | None = None,
+            parked: str | None = None) -> str:
         """When the vehicle of ``plan``'s last dispatch reaches its last stop, as the world will time it.
 
-        The vehicle leaves when the dispatch call runs (or when it is free, if later), from the site it
-        is parked at, along the stops of the last route ``plan`` gave it.
+        The vehicle leaves when the dispatch call runs (or when it is free, if later: ``ready`` overrides
+        what the initial state says), from the site it is parked at, along the stops of the last route
+        ``plan`` gave it (``parked`` overrides where it starts); ``closed`` roads are avoided.
         """
         i = max(k for k, c in enumerate(plan) if c.name == "update_vehicle_status" and c.arguments["status"] == "in_transit")
         vehicle_id = plan[i].arguments["vehicle_id"]
         stops = next(c.arguments["route_plan"] for c in reversed(plan[:i])
                      if c.name == "add_or_update_route_plan" and c.arguments["vehicle_id"] == vehicle_id)
         vehicle = self.state["vehicles"][vehicle_id]
-        clock = max(at(self, plan[:i]), vehicle["available_from"] or self.start)
-        here = vehicle["site_id"]
+        clock = max(at(self, plan[:i]), ready or vehicle["available_from"] or self.start)
+        here = parked or vehicle["site_id"]
         for k, site in enumerate(stops):
             clock = plus(clock, (DWELL_MINUTES if k else 0) + self.minutes(here, site, closed))
             here = site
