@@ -1,1 +1,10 @@
-"""Wrappers that add ScrambleTool dynamics (obfuscation, drift, failures, windows) to any sttgym env."""
+"""Wrappers that add ScrambleTool dynamics (obfuscation, drift, failures, windows) to any sttgym env.
+
+Each is seeded from the reset seed, recorded in the env spec (``gym.make(env.spec)``
+rebuilds the stack) and composes with the others in any order; see :mod:`sttgym.wrappers.base`.
+"""
+
+from sttgym.wrappers.base import ToolWrapper
+from sttgym.wrappers.obfuscation import Obfuscate
+
+__all__ = ["ToolWrapper", "Obfuscate"]

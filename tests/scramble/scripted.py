@@ -26,3 +26,10 @@ def run_procedure(goal: str, call: Callable[[str, dict], dict]) -> tuple[str, li
 def env_caller(env) -> Callable[[str, dict], dict]:
     """``call`` for :func:`run_procedure` that steps a plaintext env and returns the step's result."""
     return lambda name, arguments: env.step({"name": name, "arguments": arguments})[4]["result"]
+
+
+def layer(env, kind):
+    """The wrapper of type ``kind`` in ``env``'s stack (tests peek at its secrets; agents may not)."""
+    while not isinstance(env, kind):
+        env = env.env
+    return env

@@ -1,0 +1,129 @@
+"""Obfuscation: the tools' names, parameters, output fields and status are hidden behind random tokens."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from sttgym.actions import ToolCall, parse_action
+from sttgym.spaces import ToolCallSpace
+from sttgym.tools import ToolSpec, fail, validate_arguments
+from sttgym.wrappers.base import REJECTED, ToolWrapper, with_result
+
+__all__ = ["Obfuscate"]
+
+STANDARD_FIELDS = ("success", "data", "message", "error")
+
+
+class Obfuscate(ToolWrapper):
+    """Strips every semantic cue from the wrapped env's tools, per episode (ScrambleToolBench §2.2).
+
+    At each reset, from the wrapper's seeded generator:
+
+    - every tool except the meta-commands gets an alias such as ``fn_3d8a``; ``info["tools"]``
+      lists the aliases in shuffled order, with no description and no parameters;
+    - each tool's parameters are renamed ``arg_0``, ``arg_1``, ... in a shuffled order; a call
+      whose arguments do not fit is refused with a plaintext *schema mismatch* error listing
+      the expected keys and their types, and costs an action like any refused call;
+    - each top-level result field of each tool gets its own key (``out_c2b``), so the keys of
+      a response identify the tool that answered;
+    - success and failure become two random tokens (``val_647``), carried under the tool's
+      status key in every response the tool gives, its application errors included.
+
+    Meta-commands, unknown names (answered "Unknown command"), replies and transient
+    results marked ``retryable`` (timeouts) stay plaintext. In the final ``info``,
+    ``mappings`` and ``schemas`` are rewritten into the aliases and argument keys.
+    """
+
+    def __init__(self, env: gym.Env):
+        super().__init__(env)
+
+    def on_reset(self, observation: Any, info: dict) -> tuple[Any, dict]:
+        rng = self.rng
+        schemas = {t["function"]["name"]: t["function"] for t in info["tools"]}
+        functions = [name for name in schemas if name not in self.meta_commands]
+        self.alias = dict(zip(functions, _fresh(rng, "fn_", 4, len(functions))))
+        self.function_of = {alias: name for name, alias in self.alias.items()}
+        self.keys: dict[str, dict[str, str]] = {}  # function -> parameter -> arg key
+        self.specs: dict[str, ToolSpec] = {}  # function -> its schema as the agent must guess it
+        for name in functions:
+            params = schemas[name]["parameters"]
+            order = rng.permutation(len(params["properties"]))
+            self.keys[name] = {p: f"arg_{int(i)}" for p, i in zip(params["properties"], order)}
+            renamed = {self.keys[name][p]: s for p, s in params["properties"].items()}
+            self.specs[name] = ToolSpec(self.alias[name], "", {
+                "type": "object", "properties": {k: renamed[k] for k in sorted(renamed)},
+                "required": sorted(self.keys[name][p] for p in params.get("required", []))}, False, 0,
+                func=lambda: {})
+        names = _fresh(rng, "out_", 3, len(functions) * len(STANDARD_FIELDS))
+        self.outputs = {(f, field): names.pop() for f in functions for field in STANDARD_FIELDS}
+        self.tokens = dict(zip((True, False), _fresh(rng, "val_", 3, 2)))
+        listing = [{"type": "function", "function": {"name": self.alias[functions[int(i)]], "description": "",
+                                                     "parameters": {"type": "object", "properties": {}}}}
+                   for i in rng.permutation(len(functions))]
+        listing += [{"type": "function", "function": schemas[name]} for name in schemas if name in self.meta_commands]
+        self.action_space = ToolCallSpace(listing)
+        return observation, {**info, "tools": listing}
+
+    def inward(self, action: Any) -> Any:
+        call = parse_action(action)
+        if not isinstance(call, ToolCall) or call.name in self.meta_commands:
+            return action
+        function = self.function_of.get(call.name)
+        if function is None or self._mismatch(function, call.arguments):
+            return REJECTED
+        renamed = {key: param for param, key in self.keys[function].items()}
+        return {"name": function, "arguments": {renamed[k]: v for k, v in call.arguments.items()}}
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict]:
+        call = parse_action(action)
+        observation, reward, terminated, truncated, info = self.env.step(self.inward(action))
+        if isinstance(call, ToolCall) and call.name not in self.meta_commands:
+            function = self.function_of.get(call.name)
+            problem = self._mismatch(function, call.arguments) if function else None
+            if function is None:
+                result = fail(f"Unknown command {call.name[:80]!r}")
+            else:
+                result = self._disguise(function, fail(f"Schema mismatch: {problem}") if problem else info["result"])
+            observation, info = with_result(observation, info.get("result"), result), {**info, "result": result}
+        if terminated or truncated:
+            info = self._reveal(info)
+        return observation, reward, terminated, truncated, info
+
+    def _mismatch(self, function: str, arguments: Any) -> str | None:
+        return validate_arguments(self.specs[function], arguments)
+
+    def _disguise(self, function: str, result: Any) -> Any:
+        if not isinstance(result, dict) or result.get("retryable"):
+            return result  # transport-level news (a timeout) is not the tool's answer
+        return {self._output_key(function, field): self.tokens[bool(value)] if field == "success" else value
+                for field, value in result.items()}
+
+    def _output_key(self, function: str, field: str) -> str:
+        while (function, field) not in self.outputs:  # a field beyond the standard four: drawn on first sight
+            (name,) = _fresh(self.rng, "out_", 3, 1)
+            if name not in self.outputs.values():
+                self.outputs[(function, field)] = name
+        return self.outputs[(function, field)]
+
+    def _reveal(self, info: dict) -> dict:
+        """The final info with identifiers and parameter keys as the agent saw them."""
+        info = dict(info)
+        if "mappings" in info:
+            info["mappings"] = [{self.alias.get(i, i): f for i, f in m.items()} for m in info["mappings"]]
+        else:
+            info["mappings"] = [{alias: name for name, alias in self.alias.items()}]
+        if "schemas" in info:
+            info["schemas"] = {f: {self.keys[f].get(p, p): t for p, t in params.items()}
+                               for f, params in info["schemas"].items() if f in self.keys}
+        return info
+
+
+def _fresh(rng: np.random.Generator, prefix: str, digits: int, count: int) -> list[str]:
+    """``count`` distinct names ``prefix`` + ``digits`` hex digits, in draw order."""
+    names: dict[str, None] = {}
+    while len(names) < count:
+        names[prefix + "".join("0123456789abcdef"[int(d)] for d in rng.integers(16, size=digits))] = None
+    return list(names)
