@@ -3,8 +3,9 @@
 State containers (all keyed by id):
 
 - ``distribution_hubs``, ``depots``, ``clinics``: sites with receiving ``hours`` ("HH:MM" open/close),
-  a ``status`` (``operational``; hubs may be in ``lockdown`` or ``outage``) and a ``notice``. Hubs can
-  carry a ``cold_dispatch`` quota for the current shift; clinics carry an ``immunization_schedule``.
+  a ``status`` (``operational``, or e.g. ``outage``/``closed``) and a ``notice``. Hubs may carry a
+  ``cold_dispatch`` quota (slots left before ``shift_ends`` and in the next shift); clinics carry an
+  ``immunization_schedule``.
 - ``vehicles``: where a vehicle is (``site_id``), its ``status`` (``idle``, ``in_transit``, ``reserved``),
   its ``cooling_unit_id``, ``capacity`` in doses, ``available_from`` and the shipments on board.
 - ``cooling_units``: the temperature band a unit can hold, its ``status`` and ``reset_due_by``
@@ -18,8 +19,9 @@ State containers (all keyed by id):
 Rules the tools enforce: stock is reserved by every shipment not yet dispatched, and a shipment
 carrying a ``hold_expires`` time (a provisional allocation) lapses when the clock passes it;
 routes follow the fastest open roads and every stop takes ``DWELL_MINUTES``; a vehicle leaves at
-the later of the dispatch call and its ``available_from``; goods can be received only while the
-destination is open at the vehicle's arrival time.
+the later of the dispatch call and its ``available_from``, only on open roads, from operating
+origins with a free cold-dispatch slot for the shift it loads in; goods can be received only if the
+roads to the stop are still open and the destination is open at the vehicle's arrival time.
 """
 
 from __future__ import annotations
@@ -516,6 +518,11 @@ class ColdChainWorld(World):
         stops = [s for s in self._stops_of(shipment["vehicle_id"]) if s["site_id"] == site_id]
         if not stops:
             return fail(f"vehicle {shipment['vehicle_id']} does not stop at {site_id}")
+        route = self._stops_of(shipment["vehicle_id"])
+        upto = route[:route.index(stops[-1]) + 1]
+        blocked = sorted({r for stop in upto for r in stop["road_ids"] if not self.roads.get(r, {}).get("open", True)})
+        if blocked:
+            return fail(f"vehicle {shipment['vehicle_id']} cannot reach {site_id}: road(s) {', '.join(blocked)} closed")
         arrival = stops[-1]["planned_arrival"]
         site = self._site(site_id)[1]
         if not open_at(site, arrival):

@@ -1,0 +1,102 @@
+"""S3 Route Restriction: the corridor into the city closes, blocking the planned route.
+
+The regional hub reaches the clinic fastest along one corridor road; the slower detours run through
+the other clinics. Routes keep the roads they were planned on, so a closure invalidates them.
+
+- easy: checking the planned route shows the corridor closed before the van leaves; re-planning
+  finds the detour, which still makes the session.
+- medium: the corridor closes while the van is on the road (seen when the agent checks its route),
+  so it cannot arrive; it is recalled, re-routed on the detour and sent again.
+- hard: as medium, but the detour after the recall would miss the session: the shipment is cancelled
+  and the doses go from the city hub instead.
+- impossible: a flood closes every road into the clinic.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sttgym.checklist import Check
+from sttgym.envs.arena.coldchain.generator import (Base, build_base, ceil5, deliver, delivery_checks, floor5, hhmm,
+                                                   no_dangling, plus, profile, shipment, survey)
+from sttgym.judge import Impossibility
+from sttgym.task import Call, Task
+from sttgym.triggers import Mutation, Trigger
+
+
+def _rides(state: dict, vehicle: str, road: str, status: str) -> bool:
+    """``vehicle`` has status ``status`` and its planned route uses ``road``."""
+    return state["vehicles"][vehicle]["status"] == status and any(
+        stop["vehicle_id"] == vehicle and road in stop["road_ids"] for stop in state["route_stops"].values())
+
+
+def _closure(base: Base, roads: list[str], why: str, condition) -> Trigger:
+    changes = []
+    for road in roads:
+        changes += [Mutation(("roads", road, "open"), True, False), Mutation(("roads", road, "note"), None, why)]
+    return Trigger(name="road_closed", description=f"{', '.join(roads)} closed: {why}",
+                   activation=["get_route_stop_details", "get_travel_time"], condition=condition,
+                   mutations=changes, observable_via="get_route_stop_details")
+
+
+def build(rng: np.random.Generator, level: str) -> Task:
+    base = build_base(rng)
+    corridor = base.roads["depot1-clinic"]
+    check_route = Call(name="get_route_stop_details", arguments={"vehicle_id": base.vehicle})
+    go = deliver(base.lot, base.hub, base.clinic, base.qty, base.vehicle, [base.hub, base.clinic])
+    reroute = [Call(name="add_or_update_route_plan", arguments={"vehicle_id": base.vehicle,
+                                                                "route_plan": [base.hub, base.clinic]}),
+               go[3], go[4]]
+    recall = Call(name="update_vehicle_status", arguments={"vehicle_id": base.vehicle, "status": "idle"})
+    closed = frozenset({corridor})
+    why = "bridge closed after a collision"
+
+    if level == "easy":
+        nominal = survey(base) + go[:3] + [check_route] + go[3:]
+        oracle = nominal[:8] + reroute
+        triggers = [_closure(base, [corridor], why, lambda s, ctx: _rides(s, base.vehicle, corridor, "idle"))]
+    else:
+        nominal = survey(base) + go[:4] + [check_route, go[4]]
+        triggers = [_closure(base, [corridor], why, lambda s, ctx: _rides(s, base.vehicle, corridor, "in_transit"))]
+        if level == "medium":
+            oracle = nominal[:9] + [recall] + reroute
+        elif level == "hard":
+            oracle = nominal[:9] + [recall, Call(name="get_travel_time", arguments={"origin_site_id": base.hub,
+                                                                                    "destination_site_id": base.clinic}),
+                                    Call(name="cancel_shipment", arguments={"shipment_id": shipment()}),
+                                    Call(name="get_goods_inventory_at_site", arguments={"site_id": base.hub2})]
+            oracle += deliver(base.lot2, base.hub2, base.clinic, base.qty, base.vehicle2, [base.hub2, base.clinic],
+                              tag="city")
+            detour = base.eta(nominal[:9] + [recall] + reroute, closed)  # what re-routing the van would give
+            base.set_session_start(floor5(plus(detour, -int(rng.integers(2, 5)) * 5)))
+        else:
+            flooded = [base.roads[k] for k in ("depot1-clinic", "clinic2-clinic", "clinic-hub2")]
+            triggers = [_closure(base, flooded, "flooding: every road into the clinic is shut",
+                                 lambda s, ctx: True)]
+            oracle = survey(base) + [Call(name="get_travel_time", arguments={"origin_site_id": base.hub2,
+                                                                             "destination_site_id": base.clinic})]
+    if level != "hard":
+        latest = max(base.eta(nominal), base.eta(oracle, closed) if level != "impossible" else base.start)
+        base.set_session_start(ceil5(plus(latest, int(rng.integers(6, 16)) * 5)))
+
+    query = (f"Please ship {base.qty} doses of {base.product} from lot {base.lot} at {base.hub} to {base.clinic} "
+             f"with our van {base.vehicle}; they are for session {base.session} on {base.session_start[:10]} at "
+             f"{hhmm(base.session_start)}. Register the receipt at the clinic when they arrive.")
+    user = profile(base, vehicle_note=f"{base.vehicle} is ours; any van holding {base.band[0]} to {base.band[1]} "
+                                      "degrees C is fine.",
+                   facts=["Any route is fine as long as the doses arrive in time."],
+                   insist=(f"The doses have to reach {base.clinic} itself today; no other site can "
+                           "run this session.") if level == "impossible" else None)
+    task = dict(query=query, profile=user, start_time=base.start, initial_state=base.state, triggers=triggers,
+                static_checklist=delivery_checks(base, set()), nominal_plan=nominal)
+    if level != "impossible":
+        return Task(**task, checklist=delivery_checks(base, set()), oracle=oracle)
+    tell = Call(name="chat_with_user", arguments={"message": (
+        f"I cannot get the doses to {base.clinic}: flooding has closed every road into the clinic, so no "
+        "vehicle can reach it today.")})
+    elsewhere = Check("no_doses_sent_elsewhere", f"no dose of {base.product} was sent to another site instead",
+                      lambda s, _: not [sh for sh in s["shipments"].values() if sh["product"] == base.product
+                                        and sh["destination_site_id"] != base.clinic and sh["created_at"] >= base.start])
+    return Task(**task, checklist=[], oracle=oracle + [tell], solvable=False,
+                impossibility=Impossibility(blocking_keywords=["closed", "flood", "road"],
+                                            forbidden=[elsewhere, no_dangling(set())]))
