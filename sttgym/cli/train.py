@@ -1,0 +1,99 @@
+"""``sttgym train data|sft|rl``: training data at scale, SFT on refined transcripts, REINFORCE++ RL.
+
+``--config`` takes a YAML file or the name of one bundled in ``sttgym/training/configs``
+(``paper-sft``, ``tiny-rl``, ...). A run writes into ``--out``: its data, TRL checkpoints,
+``metrics.jsonl`` and ``final/``; started again with the same ``--out`` it resumes from its
+last checkpoint. torch, transformers and trl come with the ``train`` extra and are imported
+only when a command runs.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import time
+from pathlib import Path
+from types import ModuleType
+
+import typer
+from rich.console import Console
+
+from sttgym.cli.app import app
+
+console = Console()
+train_app = typer.Typer(help="Train agents: data, SFT on refined transcripts, REINFORCE++ RL on the environments.",
+                        no_args_is_help=True)
+app.add_typer(train_app, name="train")
+
+CONFIG_HELP = "YAML run file, or the name of a bundled one (paper-sft, paper-rl, tiny-sft, tiny-rl)."
+
+
+def _load(module: str) -> ModuleType:
+    """Import a training module, or stop with a hint to install the train extra."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        console.print(f"[red]training needs the train extra ({exc.name} is missing): pip install 'sttgym[train]'[/red]")
+        raise typer.Exit(2) from None
+
+
+def _settings(config: str, kind: str):
+    settings_module = _load("sttgym.training.config")
+    bundled = settings_module.CONFIG_DIR
+    path = Path(config)
+    if not path.exists() and (bundled / f"{config}.yaml").exists():
+        path = bundled / f"{config}.yaml"
+    if not path.exists():
+        names = ", ".join(sorted(p.stem for p in bundled.glob("*.yaml")))
+        console.print(f"[red]no config {config!r}; bundled: {names}[/red]")
+        raise typer.Exit(2)
+    settings = settings_module.load_settings(path)
+    if settings.kind != kind:
+        console.print(f"[red]{path} is a {settings.kind} config, not {kind}[/red]")
+        raise typer.Exit(2)
+    return settings
+
+
+@train_app.command("sft")
+def sft(config: str = typer.Option(..., "--config", help=CONFIG_HELP),
+        model: str = typer.Option(None, "--model", help="Start from this checkpoint instead of the config's."),
+        out: Path = typer.Option(..., "--out", help="Run directory (resumes when it holds checkpoints).")) -> None:
+    """Supervised fine-tuning on refined expert transcripts (assistant-only loss)."""
+    settings = _settings(config, "sft")
+    console.print(f"final model: {_load('sttgym.training.sft').train_sft(settings, out, model)}")
+
+
+@train_app.command("rl")
+def rl(config: str = typer.Option(..., "--config", help=CONFIG_HELP),
+       model: str = typer.Option(None, "--model", help="Start from this checkpoint (usually the SFT model)."),
+       out: Path = typer.Option(..., "--out", help="Run directory (resumes when it holds checkpoints).")) -> None:
+    """REINFORCE++ (or REINFORCE++-baseline) on multi-turn environment rollouts."""
+    settings = _settings(config, "rl")
+    console.print(f"final model: {_load('sttgym.training.rl').train_rl(settings, out, model)}")
+
+
+@train_app.command("data")
+def data(out: Path = typer.Option(..., "--out", help="Writes sft/ and rl/ datasets and stats.json here."),
+         sft_count: int = typer.Option(2212, "--sft", help="Refined SFT transcripts to make."),
+         rl_count: int = typer.Option(8119, "--rl", help="RL task instances to list."),
+         domain: list[str] = typer.Option(None, "--domain", help="Only these domains (repeatable)."),
+         level: list[str] = typer.Option(None, "--level", help="Only these levels (repeatable)."),
+         seed: int = typer.Option(0, "--seed", help="Seeds the noisy expert.")) -> None:
+    """Make the training data: noisy-expert transcripts refined and replay-verified, and RL instances."""
+    datasets = _load("sttgym.training.data")
+    ids = _load("sttgym.training.config").Instances(count=0, domains=domain or None, levels=level or None).ids()
+    began = time.perf_counter()
+    sft_set, stats = datasets.build_sft_dataset(sft_count, ids, seed=seed)
+    sft_seconds = time.perf_counter() - began
+    datasets.save_dataset(sft_set, out / "sft")
+    began = time.perf_counter()
+    rl_set = datasets.build_rl_dataset(rl_count, ids)
+    rl_seconds = time.perf_counter() - began
+    datasets.save_dataset(rl_set, out / "rl")
+    report = {"env_ids": len(ids), "sft": {**stats.summary(), "seconds": round(sft_seconds, 2)},
+              "rl": {"instances": len(rl_set), "seconds": round(rl_seconds, 2)}}
+    (out / "stats.json").write_text(json.dumps(report, indent=1))
+    console.print(f"SFT: {stats.kept} transcripts from {stats.attempted} instances in {sft_seconds:.1f}s; "
+                  f"tool calls per transcript {report['sft']['avg_tool_calls_before']:.2f} -> "
+                  f"{report['sft']['avg_tool_calls_after']:.2f} after refinement ({stats.refined} refined)")
+    console.print(f"RL: {len(rl_set)} instances in {rl_seconds:.1f}s over {len(ids)} env ids -> {out}")

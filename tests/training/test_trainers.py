@@ -1,0 +1,141 @@
+"""An SFT step and an RL step on the tiny offline model, resumable runs, and the bundled configs."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+from safetensors.torch import load_file
+from typer.testing import CliRunner
+
+from sttgym.cli import app
+from sttgym.training.config import CONFIG_DIR, RLSettings, SFTSettings, load_settings
+from sttgym.training.render import render
+from sttgym.training.rl import ReinforcePPTrainer, grpo_config, rl_data
+from sttgym.training.sft import sft_data, tokenize, train_sft
+
+CPU = {"bf16": False, "use_cpu": True, "report_to": "none"}
+
+
+def _weights(path):
+    return load_file(str(path / "model.safetensors"))
+
+
+def _changed(before, after) -> bool:
+    return any(not torch.equal(before[k], after[k]) for k in before)
+
+
+def _metrics(path):
+    return [json.loads(line) for line in (path / "metrics.jsonl").read_text().splitlines()]
+
+
+def test_sft_step_trains_on_assistant_tokens_and_resumes(tiny_path, toy_ids, tmp_path):
+    settings = SFTSettings(model=str(tiny_path), data={"count": 6, "env_ids": list(toy_ids)},
+                           trainer={**CPU, "max_steps": 2, "per_device_train_batch_size": 2, "learning_rate": 1e-2,
+                                    "logging_steps": 1, "save_steps": 2, "max_length": 4096})
+    final = train_sft(settings, tmp_path)
+    assert _changed(_weights(tiny_path), _weights(final))
+    assert [m["step"] for m in _metrics(tmp_path) if "loss" in m] == [1, 2]
+    assert all(torch.isfinite(torch.tensor(m["loss"])) for m in _metrics(tmp_path) if "loss" in m)
+
+    from transformers import AutoTokenizer
+    tokenizer = AutoTokenizer.from_pretrained(final)
+    data = sft_data(settings.data, tmp_path / "data")
+    tokenized = tokenize(data, tokenizer)
+    assert list(tokenized[0]["assistant_masks"]) == render(tokenizer, data[0]["messages"], data[0]["tools"])[1]
+
+    more = settings.model_copy(update={"trainer": {**settings.trainer, "max_steps": 3}})
+    train_sft(more, tmp_path)  # picks up checkpoint-2 and runs one more step
+    assert [m["step"] for m in _metrics(tmp_path) if "loss" in m] == [1, 2, 3]
+
+
+def _rl_settings(tiny_path, toy_ids, **changes):
+    base = dict(model=str(tiny_path), data={"count": 8, "env_ids": [toy_ids[0]]}, tasks_per_step=2,
+                rollouts_per_task=2, max_turns=3, max_turn_tokens=24, max_episode_tokens=4096,
+                reward=[{"term": "checklist"}, {"term": "format", "penalty": 0.5}],
+                trainer={**CPU, "max_steps": 1, "per_device_train_batch_size": 2, "learning_rate": 1e-2,
+                         "save_steps": 1})
+    return RLSettings(**{**base, **changes})
+
+
+@pytest.mark.parametrize("kl", [{"coef": 0.1, "placement": "reward", "estimator": "k2"},
+                                {"coef": 0.1, "placement": "loss", "estimator": "k3"}])
+def test_rl_step_builds_reinforce_pp_batches_and_updates_the_policy(tiny_path, tiny, toy_ids, tmp_path, kl):
+    settings = _rl_settings(tiny_path, toy_ids, kl=kl, algorithm="reinforce_pp_baseline")
+    trainer = ReinforcePPTrainer(str(tiny_path), settings, grpo_config(settings, tmp_path),
+                                 rl_data(settings, tmp_path / "data"), tiny[0])
+    assert (trainer.beta != 0.0) == (kl["placement"] == "loss") and trainer.ref_model is not None
+    rows = [trainer.train_dataset[0]] * 2 + [trainer.train_dataset[1]] * 2
+    trainer.model.train()
+    batch = trainer._generate_and_score_completions(rows)
+    policy = batch["tool_mask"].bool()
+    assert batch["advantages"].shape == batch["completion_ids"].shape
+    assert (batch["advantages"][~policy] == 0).all()
+    assert batch["advantages"][policy].mean().abs() < 1e-4  # whitened over the batch
+    assert ("ref_per_token_logps" in batch) == (kl["placement"] == "loss")
+    assert batch["num_items_in_batch"] == policy.sum()
+    assert all(trainer._metrics["train"][k] for k in ("episode/return", "episode/violations"))
+
+    before = {k: v.detach().clone() for k, v in trainer.model.state_dict().items()}
+    trainer.train()
+    assert _changed(before, trainer.model.state_dict())
+
+
+def test_rl_run_writes_metrics_and_resumes(tiny_path, toy_ids, tmp_path):
+    from sttgym.training.rl import train_rl
+
+    settings = _rl_settings(tiny_path, toy_ids)
+    train_rl(settings, tmp_path)
+    train_rl(settings.model_copy(update={"trainer": {**settings.trainer, "max_steps": 2}}), tmp_path)
+    steps = [m["step"] for m in _metrics(tmp_path) if "episode/return" in m]
+    assert steps == [1, 2]
+    assert (tmp_path / "final" / "model.safetensors").exists()
+
+
+@pytest.mark.parametrize("path", sorted(CONFIG_DIR.glob("*.yaml")), ids=lambda p: p.stem)
+def test_bundled_configs_make_valid_trainer_configs(path, tmp_path):
+    from trl import SFTConfig
+
+    settings = load_settings(path)
+    cpu = {"bf16": False, "use_cpu": True, "use_vllm": False, "model_init_kwargs": None}
+    if settings.kind == "sft":
+        assert SFTConfig(output_dir=str(tmp_path), **{**settings.trainer, **{k: v for k, v in cpu.items()
+                                                                             if k != "use_vllm"}})
+    else:
+        args = grpo_config(settings.model_copy(update={"trainer": {**settings.trainer, **cpu}}), tmp_path)
+        assert args.generation_batch_size == settings.tasks_per_step * settings.rollouts_per_task
+        assert args.num_generations == settings.rollouts_per_task
+
+
+def test_paper_configs_carry_the_papers_numbers():
+    sft, rl = load_settings(CONFIG_DIR / "paper-sft.yaml"), load_settings(CONFIG_DIR / "paper-rl.yaml")
+    assert sft.model == "Qwen/Qwen3-4B-Base" and sft.global_batch_size == 128 and sft.data.count == 2212
+    assert {k: sft.trainer[k] for k in ("num_train_epochs", "learning_rate", "lr_scheduler_type", "warmup_steps",
+                                        "max_length")} == {"num_train_epochs": 2, "learning_rate": 1e-5,
+                                                           "lr_scheduler_type": "cosine", "warmup_steps": 0.03,
+                                                           "max_length": 32768}
+    assert (rl.kl.coef, rl.trainer["learning_rate"], rl.tasks_per_step, rl.rollouts_per_task, rl.trainer["max_steps"],
+            rl.max_episode_tokens, rl.max_turn_tokens, rl.max_turns, rl.data.count) == (
+        0.1, 1e-6, 32, 4, 100, 32768, 4096, 50, 8119)
+
+
+def test_settings_refuse_typos_and_derived_keys():
+    with pytest.raises(ValueError):
+        RLSettings(model="m", learning_rate=1e-3)
+    with pytest.raises(ValueError, match="derived"):
+        RLSettings(model="m", trainer={"beta": 0.1})
+    with pytest.raises(ValueError, match="k3"):
+        RLSettings(model="m", kl={"placement": "loss", "estimator": "k1"})
+
+
+def test_cli_trains_sft_from_a_config_file(tiny_path, toy_ids, tmp_path):
+    config = tmp_path / "run.yaml"
+    config.write_text(json.dumps({"kind": "sft", "model": "unused", "data": {"count": 4, "env_ids": list(toy_ids)},
+                                  "trainer": {**CPU, "max_steps": 1, "per_device_train_batch_size": 2}}))
+    result = CliRunner().invoke(app, ["train", "sft", "--config", str(config), "--model", str(tiny_path),
+                                      "--out", str(tmp_path / "run")])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "run" / "final" / "model.safetensors").exists()
+    wrong = CliRunner().invoke(app, ["train", "rl", "--config", str(config), "--out", str(tmp_path / "x")])
+    assert wrong.exit_code == 2 and "not rl" in wrong.output

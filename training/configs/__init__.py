@@ -1,0 +1,1 @@
+"""Bundled training run files (YAML): the paper's settings and tiny CPU ones."""
