@@ -13,11 +13,26 @@ Registers the paper's six conditions, each the plaintext curriculum env under a 
 
 import gymnasium as gym
 
-from sttgym.wrappers import Obfuscate
+from sttgym.wrappers import MappingDrift, Obfuscate, StochasticFailure, TemporalWindow
 
 ENTRY_POINT = "sttgym.envs.scramble.env:ScrambleEnv"
+DRIFT_FRACTION = 0.25  # 7 of 28 identifiers, as in the paper
+FAILURE_P = 0.1  # see docs/scramble.md: frequent enough to hit most tasks, rare enough to cost little
+WINDOW_K = 10
 
-CONDITIONS = {"Unscrambled": (), "Base": (Obfuscate.wrapper_spec(),)}
+_OBFUSCATE = Obfuscate.wrapper_spec()
+_DRIFT = MappingDrift.wrapper_spec(fraction=DRIFT_FRACTION)
+_FAILURE = StochasticFailure.wrapper_spec(p=FAILURE_P)
+_WINDOW = TemporalWindow.wrapper_spec(k=WINDOW_K)
+
+CONDITIONS = {
+    "Unscrambled": (),
+    "Base": (_OBFUSCATE,),
+    "Drift": (_OBFUSCATE, _DRIFT),
+    "Failure": (_OBFUSCATE, _FAILURE),
+    "Window": (_OBFUSCATE, _WINDOW),
+    "All": (_OBFUSCATE, _DRIFT, _FAILURE, _WINDOW),
+}
 
 for _condition, _wrappers in CONDITIONS.items():
     if f"ScrambleTool/{_condition}" not in gym.registry:

@@ -5,6 +5,9 @@ rebuilds the stack) and composes with the others in any order; see :mod:`sttgym.
 """
 
 from sttgym.wrappers.base import ToolWrapper
+from sttgym.wrappers.drift import MappingDrift
+from sttgym.wrappers.failure import StochasticFailure
 from sttgym.wrappers.obfuscation import Obfuscate
+from sttgym.wrappers.window import TemporalWindow
 
-__all__ = ["ToolWrapper", "Obfuscate"]
+__all__ = ["ToolWrapper", "Obfuscate", "MappingDrift", "StochasticFailure", "TemporalWindow"]
