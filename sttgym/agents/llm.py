@@ -8,8 +8,8 @@ action it rejects without touching the world, so the turn counts toward the env'
 (50) and shows in the trajectory, and the model reads an error that names the rule it broke.
 
 A backend failure (``ChatResponse.error``: the server is down, the context is full) ends
-the episode with an empty reply (repeated without asking the model again, should an env go
-on); the error is kept in :attr:`LLMAgent.error` and in the turn log so a runner can tell it
+the episode: through the env's ``end_episode`` meta-command where it has one, else with an
+empty reply (repeated without asking the model again, should an env go on); the error is kept in :attr:`LLMAgent.error` and in the turn log so a runner can tell it
 from a model's own failure.
 
 :class:`MemoryAgent` is the ScrambleToolBench memory baseline (its Appendix A): two
@@ -38,6 +38,7 @@ __all__ = ["LLMAgent", "MemoryAgent", "FINAL_REPLY", "RULES", "SCRAMBLE_RULES", 
 
 FINAL_REPLY = "Task Completed"
 USER_TOOL = "chat_with_user"
+END_TOOL = "end_episode"  # the ScrambleTool meta-command that stops an episode
 
 RULES = """You are an assistant that carries out a user's request by calling the tools of an environment.
 
@@ -114,8 +115,8 @@ class LLMAgent(Agent):
         self.turns, self.violation, self.error = [], None, None
 
     def act(self, observation: str, info: dict) -> dict[str, Any]:
-        if self.error is not None:  # an env that goes on after the empty reply gets no more model calls
-            return {"content": ""}
+        if self.error is not None:  # an env that went on after the first stop gets no more model calls
+            return self.stop()
         conversation = self.begin(observation, info)
         return self.finish(self.model.chat([conversation], self.chat_tools, **self.generation())[0])
 
@@ -133,11 +134,15 @@ class LLMAgent(Agent):
         self.turns.append(turn)
         if response.error is not None:
             self.error = response.error
-            return {"content": ""}
+            return self.stop()
         action, self.violation = self.decide(response)
         turn["violation"] = self.violation
         self.messages.append(self.assistant_message(response, len(self.turns)))
         return action if self.violation is None else violation_action(self.violation)
+
+    def stop(self) -> dict[str, Any]:
+        """The action that ends the episode after a backend error: the env's ``end_episode`` tool, else a reply."""
+        return {"name": END_TOOL, "arguments": {}} if END_TOOL in self.tool_names else {"content": ""}
 
     def generation(self) -> dict[str, Any]:
         """Keyword arguments of this turn's ``model.chat`` call."""

@@ -80,6 +80,9 @@ class EvalConfig:
         unknown = [c for c in self.conditions if c not in CONDITIONS]
         if unknown or not self.conditions:
             raise ValueError(f"conditions must be among {', '.join(CONDITIONS)}; got {self.conditions}")
+        if self.suite == "scramble" and self.agent in ("oracle", "nominal"):
+            raise ValueError(f"the {self.agent} agent plays arena task plans; on scramble use cycle-tracing, random, "
+                             "noop or a model")
         if self.suite == "scramble" and self.conditions != ("dynamic",):
             raise ValueError("the static and no-user conditions exist only for the arena suite")
         if self.runs < 1 or self.k < 1:

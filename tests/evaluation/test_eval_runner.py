@@ -99,3 +99,21 @@ def test_a_killed_run_resumes_without_losing_or_duplicating(tmp_path):
     keys = [json.loads(line)["key"] for line in lines]
     assert len(keys) == len(set(keys)) == 60  # 15 instances x 4 runs, each exactly once
     assert len(load_records(path)) == 60
+
+
+def test_llm_agent_on_the_scramble_suite_stops_through_end_episode_on_a_backend_error(tmp_path):
+    from sttgym.models.base import ChatResponse
+
+    down = ScriptedModel(lambda conversation: ChatResponse(error="gave up after 7 attempts"))
+    config = EvalConfig(suite="scramble", agent="llm", model="m", runs=1, limit=6)
+    records = Runner(config, tmp_path / "run", model=down).run()
+    assert sorted(r["env_id"].split("/")[1] for r in records) == sorted(
+        ["Unscrambled", "Base", "Drift", "Failure", "Window", "All"])
+    for record in records:
+        assert record["error"] == "gave up after 7 attempts" and record["turns"] == 1 and record["terminated"]
+        assert record["steps"][0]["action"] == {"name": "end_episode", "arguments": {}}
+        assert "terminal" in record["messages"][0]["content"] and "Task Completed" not in record["messages"][0]["content"]
+    summary = summarise(records, "scramble")
+    assert summary["errors"] == 6 and summary["conditions"]["Base"]["completion_rate"] == 0.0
+    with pytest.raises(ValueError, match="arena task plans"):
+        EvalConfig(suite="scramble", agent="oracle")
