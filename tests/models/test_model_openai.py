@@ -110,3 +110,27 @@ def test_sttgym_eval_against_the_server_end_to_end(tmp_path):
     assert summary["usage"] == {"prompt_tokens": 63, "completion_tokens": 21, "violations": 0}
     report = (out / "report.md").read_text()
     assert "Table 3" in report and "| served | 63.0 | 21.0 | 0.0 |" in report
+
+
+def test_llm_user_and_judge_served_by_the_same_server(tmp_path):
+    register()
+
+    def policy(messages):
+        system = messages[0]["content"] if messages and messages[0]["role"] == "system" else ""
+        if system.startswith("You judge"):
+            return text('{"passed": false, "recognized_impossibility": false, "fed_back_to_user": false}')
+        if system.startswith("You are playing the user"):
+            return text("Just reserve it, please.")
+        return nominal_policy(messages)
+
+    with FakeServer(policy) as served:
+        out = tmp_path / "run"
+        result = CliRunner().invoke(app, ["eval", "--model", "served", "--base-url", served.url, "--domain", "EvalToy",
+                                          "--runs", "1", "--limit", "4", "--user", "llm", "--judge", "llm",
+                                          "--out", str(out)])
+        assert result.exit_code == 0, result.output
+        judged = sum(m[0]["content"].startswith("You judge") for m in (r["messages"] for r in served.requests))
+    records = [json.loads(line) for line in (out / "trajectories.jsonl").read_text().splitlines()]
+    impossible = [r for r in records if r["difficulty"] == "impossible"]
+    assert len(impossible) == 1 and judged == 1
+    assert [c["judge"] for c in impossible[0]["info"]["checklist"]][:2] == ["llm", "llm"]
