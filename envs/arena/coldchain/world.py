@@ -197,7 +197,7 @@ class ColdChainWorld(World):
 
     @tool(cost=2)
     def get_shipment_journey_status(self, shipment_id: str) -> dict:
-        """Read a shipment: goods, quantity, origin, destination, status, vehicle and the vehicle's stops.
+        """Read a shipment: goods (and the lot's current status), quantity, route ends, status, vehicle and its stops.
 
         Args:
             shipment_id: The shipment's id, e.g. "SHP-4821".
@@ -206,6 +206,8 @@ class ColdChainWorld(World):
         if shipment is None:
             return fail(f"no shipment {shipment_id!r}")
         view = self._shipment_view(shipment_id, shipment)
+        lot = self.goods_inventory.get(shipment["goods_id"], {})
+        view["lot_status"], view["lot_note"] = lot.get("status"), lot.get("note")
         vehicle_id = shipment.get("vehicle_id")
         view["stops"] = self._stops_of(vehicle_id) if vehicle_id in self.vehicles else []
         return ok(view)
