@@ -7,7 +7,9 @@ from typing import Callable
 
 import numpy as np
 
-from sttgym.envs.arena.carrental.scenarios import s1_site_mismatch, s2_dependency_block, s3_route_restriction, st1_resource_shift, st2_failure_cascade, t1_window_expiry, t2_priority_reorder, t3_quota_reset
+from sttgym.envs.arena.carrental.scenarios import (s1_site_mismatch, s2_dependency_block, s3_route_restriction,
+                                                   st1_resource_shift, st2_failure_cascade, st3_handoff_failure,
+                                                   t1_window_expiry, t2_priority_reorder, t3_quota_reset)
 from sttgym.task import LEVELS, Task
 
 __all__ = ["SCENARIOS"]
@@ -21,6 +23,7 @@ _MODULES = {
     "S3": s3_route_restriction,
     "ST1": st1_resource_shift,
     "ST2": st2_failure_cascade,
+    "ST3": st3_handoff_failure,
 }
 
 SCENARIOS: dict[tuple[str, str], Callable[[np.random.Generator], Task]] = {
