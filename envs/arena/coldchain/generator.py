@@ -125,10 +125,12 @@ class Base:
         """
         i = max(k for k, c in enumerate(plan) if c.name == "update_vehicle_status" and c.arguments["status"] == "in_transit")
         vehicle_id = plan[i].arguments["vehicle_id"]
-        stops = next(c.arguments["route_plan"] for c in reversed(plan[:i])
+        route = next(c.arguments for c in reversed(plan[:i])
                      if c.name == "add_or_update_route_plan" and c.arguments["vehicle_id"] == vehicle_id)
+        stops = route["route_plan"]
         vehicle = self.state["vehicles"][vehicle_id]
-        clock = max(at(self, plan[:i]), ready or vehicle["available_from"] or self.start)
+        clock = max(at(self, plan[:i]), ready or vehicle["available_from"] or self.start,
+                    route.get("departure_time") or self.start)
         here = parked or vehicle["site_id"]
         for k, site in enumerate(stops):
             clock = plus(clock, (DWELL_MINUTES if k else 0) + self.minutes(here, site, closed))
@@ -164,7 +166,7 @@ class Base:
         self.state["vehicles"][vehicle_id] = {
             "kind": kind or ("freezer truck" if frozen else "refrigerated van"), "site_id": site, "status": "idle",
             "cooling_unit_id": unit_id, "capacity": int(self.rng.integers(25, 40)) * 100, "available_from": None,
-            "shipment_ids": [], "route_stop_ids": [], "departed_at": None, **extra}
+            "shipment_ids": [], "route_stop_ids": [], "departed_at": None, "scheduled_departure": None, **extra}
         self.state["cooling_units"][unit_id] = {
             "vehicle_id": vehicle_id, "min_temp_c": band[0], "max_temp_c": band[1], "status": "operational",
             "reset_due_by": plus(self.start, 60 * int(self.rng.integers(9, 12)))}

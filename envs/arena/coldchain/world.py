@@ -134,7 +134,7 @@ class ColdChainWorld(World):
             self.route_stops[sid].update(planned_arrival=arrival, planned_departure=leaving)
 
     def _departure(self, vehicle: dict) -> str:
-        return _later(self.now, vehicle.get("available_from"))
+        return max(t for t in (self.now, vehicle.get("available_from"), vehicle.get("scheduled_departure")) if t)
 
     def _next_id(self, prefix: str, container: dict, base: int) -> str:
         number = base + len(container) + 1
@@ -373,20 +373,26 @@ class ColdChainWorld(World):
         return ok({"cooling_compatible": covers}, message=f"{shipment_id} assigned to {vehicle_id}{note}")
 
     @tool(mutates=True, cost=4)
-    def add_or_update_route_plan(self, vehicle_id: str, route_plan: list[str]) -> dict:
+    def add_or_update_route_plan(self, vehicle_id: str, route_plan: list[str], departure_time: str | None = None) -> dict:
         """Plan (or replace) an idle vehicle's route as an ordered list of stops, driven on the fastest open roads.
 
-        The vehicle starts from the site where it is parked; planned times assume it leaves as soon as it is
-        free and stops DWELL minutes at every stop. Each shipment on board must have its origin before its
-        destination.
+        The vehicle starts from the site where it is parked and stops 15 minutes at every stop. It leaves when
+        dispatched, but not before it is free nor before ``departure_time``. Each shipment on board must have
+        its origin before its destination.
 
         Args:
             vehicle_id: The vehicle to route.
             route_plan: Site ids in visiting order, e.g. ["HUB-NORTH", "CLINIC-DOWNTOWN"].
+            departure_time: Optional earliest departure, ISO time such as "2024-08-15T10:30", not in the past.
         """
         vehicle = self.vehicles.get(vehicle_id)
         if vehicle is None:
             return fail(f"no vehicle {vehicle_id!r}")
+        if departure_time is not None:
+            moment = parse_time(departure_time)
+            if moment is None or not self.now <= format_time(moment) <= _plus(self.now, 24 * 60):
+                return fail("departure_time must be an ISO time between now and 24 hours from now")
+            departure_time = format_time(moment)
         if vehicle["status"] != "idle":
             return fail(f"vehicle {vehicle_id} is {vehicle['status']}; only idle vehicles can be routed")
         if not 0 < len(route_plan) <= MAX_STOPS:
@@ -407,7 +413,7 @@ class ColdChainWorld(World):
             return fail(legs)
         for sid in vehicle["route_stop_ids"]:
             del self.route_stops[sid]
-        vehicle["route_stop_ids"] = []
+        vehicle.update(route_stop_ids=[], scheduled_departure=departure_time)
         for seq, leg in enumerate(legs, 1):
             stop_id = self._next_id("RS", self.route_stops, 7000)
             self.route_stops[stop_id] = {"vehicle_id": vehicle_id, "seq": seq, **leg, "planned_arrival": None,
@@ -498,7 +504,7 @@ class ColdChainWorld(World):
             self.goods_inventory[shipment["goods_id"]]["quantity"] += shipment["quantity"]
         for sid in vehicle["route_stop_ids"]:
             del self.route_stops[sid]
-        vehicle.update(status="idle", route_stop_ids=[], departed_at=None)
+        vehicle.update(status="idle", route_stop_ids=[], departed_at=None, scheduled_departure=None)
         return ok(message=f"{vehicle_id} recalled to {vehicle['site_id']}; its shipments wait there, still assigned")
 
     @tool(mutates=True, cost=3)
@@ -535,7 +541,7 @@ class ColdChainWorld(World):
         if all(self.shipments[s]["status"] == "delivered" for s in vehicle["shipment_ids"]):
             last = self.route_stops[vehicle["route_stop_ids"][-1]]
             vehicle.update(status="idle", site_id=last["site_id"], available_from=last["planned_departure"],
-                           shipment_ids=[], route_stop_ids=[], departed_at=None)
+                           shipment_ids=[], route_stop_ids=[], departed_at=None, scheduled_departure=None)
         return ok({"shipment_id": shipment_id, "received_at": arrival}, message=f"{shipment_id} received at {site_id}")
 
     @tool(mutates=True, cost=3)
