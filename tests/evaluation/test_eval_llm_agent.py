@@ -5,7 +5,7 @@ from __future__ import annotations
 import gymnasium as gym
 import pytest
 from evaltoy import register
-from scripted import ScriptedModel, call, nominal_policy, text
+from scripted import ScriptedModel, nominal_policy, text
 
 import sttgym
 from sttgym.agents import LLMAgent, MemoryAgent

@@ -18,7 +18,6 @@ from typer.testing import CliRunner  # noqa: E402
 
 from sttgym.cli import app  # noqa: E402
 from sttgym.models import OpenAIModel  # noqa: E402
-from sttgym.models.base import ChatResponse  # noqa: E402
 from sttgym.models.parsing import has_malformed_call  # noqa: E402
 
 CONVERSATION = [{"role": "system", "content": "rules"}, {"role": "user", "content": "reserve locker L1 for parcel P2"}]
