@@ -13,19 +13,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+
 import numpy as np
 
-from sttgym.envs.arena.carrental.world import (HANDOVER_MIN_FUEL, LICENCE_FOR, CarRentalWorld, hold_expires,
-                                              live_status, overlaps, price_of, when)
 from sttgym.checklist import Check, EpisodeLog
 from sttgym.clock import format_time
+from sttgym.env import UserChannel
+from sttgym.envs.arena.carrental.world import (HANDOVER_MIN_FUEL, LICENCE_FOR, CarRentalWorld, hold_expires,
+                                              live_status, overlaps, price_of, when)
 from sttgym.geo import shortest_route
-from sttgym.task import Call, Ref
-from sttgym.triggers import Context
+from sttgym.judge import Impossibility
+from sttgym.task import Call, Ref, Task
+from sttgym.triggers import Context, Trigger
 from sttgym.user import Answer, UserProfile
 
-__all__ = ["CLASSES", "Base", "Booking", "new_world", "elapsed", "iso", "car", "user_profile", "holds_of",
-           "lapsed_hold", "no_new_booking", "no_double_booking", "fleet_unmoved"]
+__all__ = ["CLASSES", "Base", "Booking", "new_world", "elapsed", "iso", "car", "rid", "holds_of", "lapsed_hold",
+           "no_double_booking", "fleet_unmoved", "cannot", "make_task", "user_profile"]
 
 CLASSES = ("economy", "compact", "suv", "van", "premium")
 _RATES = {"economy": (35, 45), "compact": (45, 60), "suv": (75, 100), "van": (85, 110), "premium": (130, 170)}
@@ -40,8 +43,7 @@ _DEPOTS_PER_ZONE = {"residential": 3, "business": 2, "airport": 2}
 _PEOPLE = ["Dana Whitfield", "Omar Haddad", "Lena Fischer", "Kenji Watanabe", "Priya Raman", "Mateo Silva",
            "Grace Okafor", "Tomasz Nowak", "Sofia Romano", "Liam O'Brien", "Aisha Bello", "Jonas Berg"]
 _CITIES = ["Lisbon", "Oslo", "Vienna", "Madrid", "Dublin", "Prague", "Athens", "Helsinki"]
-
-
+_AIRLINES = ["LX", "OS", "AF", "KL", "IB", "SK"]
 _LABEL = {"economy": "economy car", "compact": "compact car", "suv": "SUV", "van": "van", "premium": "premium car"}
 
 
@@ -61,8 +63,8 @@ def iso(moment: datetime) -> str:
 
 def elapsed(calls: list[Call]) -> int:
     """Simulated minutes a list of calls takes: the sum of the tools' costs."""
-    return sum(getattr(CarRentalWorld, c.name).__sttgym_tool__["cost"] if c.name != "chat_with_user" else 2
-               for c in calls)
+    owner = lambda name: UserChannel if name == "chat_with_user" else CarRentalWorld  # noqa: E731
+    return sum(getattr(owner(c.name), c.name).__sttgym_tool__["cost"] for c in calls)
 
 
 @dataclass
@@ -72,6 +74,7 @@ class Base:
     rng: np.random.Generator
     state: dict
     start: datetime
+    focus: str  # the vehicle class the story is about; the background fleet has none of it
     user: str  # the customer who writes the query
     zone_of_kind: dict[str, str]  # residential/business/airport -> zone id
     _used: set = field(default_factory=set)
@@ -93,12 +96,6 @@ class Base:
         roads = {r: {**x, "open": x["open"] and r not in avoid_roads} for r, x in self.state["roads"].items()}
         route = shortest_route(roads, a, b)
         return None if route is None else route[0]
-
-    def path_roads(self, a: str, b: str) -> list[str]:
-        """The road ids along the fastest route from ``a`` to ``b``."""
-        _, path = shortest_route(self.state["roads"], a, b)
-        by_ends = {frozenset((x["a"], x["b"])): r for r, x in sorted(self.state["roads"].items())}
-        return [by_ends[frozenset(pair)] for pair in zip(path, path[1:])]
 
     def at(self, day: int, hour: int, minute: int = 0) -> datetime:
         """``day`` days after the start date, at ``hour:minute``."""
@@ -144,22 +141,22 @@ class Base:
             "payment_limit": int(self.rng.integers(8, 30)) * 50, **fields}
         return cid
 
-    def add_reservation(self, customer: str, vehicle: str, depot: str, pickup: datetime, ret: datetime,
-                        status: str = "confirmed", ident: str | None = None) -> str:
-        """A reservation already on the books (made before the episode)."""
-        if ident is None:
-            ident = f"RSV-{self.state['counters']['reservation']}"
-            self.state["counters"]["reservation"] += 1
-        self.state["reservations"][ident] = self.reservation(customer, vehicle, depot, pickup, ret, status)
+    def add_reservation(self, customer: str, vehicle: str, depot: str, pickup: datetime, ret: datetime) -> str:
+        """A confirmed reservation already on the books (made before the episode)."""
+        self.state["counters"]["reservation"] += 1
+        ident = f"RSV-{self.state['counters']['reservation']}"
+        self.state["reservations"][ident] = self.reservation(customer, vehicle, depot, pickup, ret)
         return ident
 
-    def reservation(self, customer: str, vehicle: str, depot: str, pickup: datetime, ret: datetime,
-                    status: str = "confirmed") -> dict:
-        """A reservation record (for the state, or as a trigger's new value)."""
+    def flight_number(self) -> str:
+        return self.unique(self.pick(_AIRLINES), 100, 9999).replace("-", "")
+
+    def reservation(self, customer: str, vehicle: str, depot: str, pickup: datetime, ret: datetime) -> dict:
+        """A confirmed reservation record (for the state, or as a trigger's new value)."""
         cls = self.state["vehicles"][vehicle]["class"]
         tier = self.state["customers"][customer]["tier"]
         return {"customer": customer, "vehicle": vehicle, "class": cls, "pickup_depot": depot, "return_depot": depot,
-                "pickup_time": iso(pickup), "return_time": iso(ret), "status": status,
+                "pickup_time": iso(pickup), "return_time": iso(ret), "status": "confirmed",
                 "held_at": iso(self.start - timedelta(days=2)),
                 "price": price_of(self.state, depot, cls, pickup, ret, tier)["total"], "promo": None,
                 "promo_discount": 0}
@@ -172,16 +169,17 @@ class Base:
         return self.unique(words[int(self.rng.integers(len(words)))], 10, 99)
 
 
-def new_world(rng: np.random.Generator, focus: str, start_hour: tuple[int, int] = (8, 10)) -> Base:
-    """A seeded city whose background fleet has no vehicle of class ``focus``."""
+def new_world(rng: np.random.Generator) -> Base:
+    """A seeded city on a morning between 08:00 and 11:00, with a drawn focus class the background fleet lacks."""
+    focus = CLASSES[int(rng.integers(len(CLASSES)))]
     year, day = int(rng.integers(2024, 2026)), int(rng.integers(10, 340))
-    start = datetime(year, 1, 1) + timedelta(days=day, hours=int(rng.integers(*start_hour)),
+    start = datetime(year, 1, 1) + timedelta(days=day, hours=int(rng.integers(8, 11)),
                                              minutes=5 * int(rng.integers(0, 12)))
     state: dict = {k: {} for k in ("zones", "depots", "roads", "vehicles", "customers", "reservations",
                                    "promotions", "transfers", "flights")}
     state["rates"] = {c: int(rng.integers(*_RATES[c])) for c in CLASSES}
     state["counters"] = {"reservation": int(rng.integers(4000, 8999)), "transfer": int(rng.integers(100, 899))}
-    base = Base(rng, state, start, user="", zone_of_kind={})
+    base = Base(rng, state, start, focus, user="", zone_of_kind={})
 
     by_kind: dict[str, list[str]] = {}
     for kind, (zone_names, depot_names) in _ZONES.items():
@@ -227,8 +225,7 @@ def new_world(rng: np.random.Generator, focus: str, start_hour: tuple[int, int] 
                                  "energy": None, "discount_pct": 10, "quota": 40, "used": int(rng.integers(5, 30)),
                                  "note": "weekend city breaks"}
     for depot in air:
-        number = f"{'LX OS AF KL IB'.split()[int(rng.integers(5))]}{int(rng.integers(100, 9999))}"
-        state["flights"][number] = {"depot": depot, "origin": _CITIES[int(rng.integers(len(_CITIES)))],
+        state["flights"][base.flight_number()] = {"depot": depot, "origin": _CITIES[int(rng.integers(len(_CITIES)))],
                                     "arrives": iso(start + timedelta(minutes=int(rng.integers(60, 600)))),
                                     "status": "on time"}
 
@@ -327,14 +324,15 @@ class Booking:
                     and r["status"] in ("held", "confirmed")
                     and overlaps(span[0], span[1], when(r["pickup_time"]), when(r["return_time"]))]
 
-        what = f"{count} {self.cls}" if count > 1 else f"a {self.cls}"
+        what = car(self.cls, count)
         when_text = f"pickup {iso(lo)}" if lo == hi else f"pickup between {iso(lo)} and {iso(hi)}"
         limit = lambda s: s["customers"][self.customer]["payment_limit"]  # noqa: E731
         return [
             Check("booked", f"{self.customer} holds {count} confirmed {self.cls} booking(s) at {self.depot}, "
                   f"{when_text}, return {iso(self.ret)}", lambda s, _: len(served(s)) >= count),
-            Check("vehicle_ready", f"the booked {what} is at {self.depot}, free by pickup, at least {fuel}% "
-                  f"fuelled{', electric' if energy else ''}", lambda s, _: served(s) and all(ready(s, r) for r in served(s))),
+            Check("vehicle_ready", f"{what} booked, at {self.depot} and free by pickup, at least {fuel}% "
+                  f"fuelled{', electric' if energy else ''}",
+                  lambda s, _: served(s) and all(ready(s, r) for r in served(s))),
             Check("exact_bookings", f"{self.customer} has exactly {count} live booking(s) for the trip, each one "
                   "confirmed as asked", lambda s, log: len(live(s, log)) == count
                   and all(self.matches(r, window) for r in live(s, log))),
@@ -403,12 +401,30 @@ def no_new_booking(customer: str, initial: dict, what: str) -> Check:
 
 def fleet_unmoved(initial: dict, vehicles: list[str]) -> Check:
     """Forbidden change: none of ``vehicles`` was sent anywhere pointless."""
+    homes = {v: initial["vehicles"][v]["depot"] for v in vehicles}
     return Check("no_pointless_transfer", f"{', '.join(vehicles)} stayed where they were",
-                 lambda s, _: all(s["vehicles"][v]["depot"] == initial["vehicles"][v]["depot"] for v in vehicles))
+                 lambda s, _: all(s["vehicles"][v]["depot"] == home for v, home in homes.items()))
 
 
-def no_double_booking_check() -> Check:
-    return Check("no_double_booking", "no vehicle is double-booked", lambda s, log: no_double_booking(s, end_of(log)))
+# ------------------------------------------------------------------------ tasks
+
+
+def cannot(base: Base, keywords: list[str], wrong: str, *forbidden: Check) -> Impossibility:
+    """An impossible task's verdict: name one of ``keywords``; no new booking (``wrong`` says what it would
+    be), no double booking, and ``forbidden``. Call it once the initial state is complete."""
+    clean = Check("no_double_booking", "no vehicle is double-booked", lambda s, log: no_double_booking(s, end_of(log)))
+    return Impossibility(blocking_keywords=keywords, forbidden=[no_new_booking(base.user, base.state, wrong), clean,
+                                                                *forbidden])
+
+
+def make_task(base: Base, query: str, profile: UserProfile, triggers: list[Trigger], checks: list[Check],
+              nominal: list[Call], oracle: list[Call], impossible: Impossibility | None = None,
+              static: list[Check] | None = None) -> Task:
+    """The task of a drawn city: ``checks`` hold with dynamics (impossible tasks are judged instead), ``static``
+    (default ``checks``) without."""
+    return Task(query=query, profile=profile, start_time=iso(base.start), initial_state=base.state,
+                triggers=triggers, checklist=[] if impossible else checks, static_checklist=static or checks,
+                nominal_plan=nominal, oracle=oracle, solvable=impossible is None, impossibility=impossible)
 
 
 # ----------------------------------------------------------------------- users

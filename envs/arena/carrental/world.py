@@ -194,6 +194,13 @@ class CarRentalWorld(World):
             return f"promotion {code} has no quota left ({promo['used']}/{promo['quota']} used)"
         return None
 
+    def _record(self, container: str, ident: str, label: str, what: str) -> dict:
+        """A plain read: the record ``ident`` of ``container`` with its id under ``label``."""
+        record = self.state[container].get(ident)
+        if record is None:
+            return fail(f"no {what} {ident!r}")
+        return ok({label: ident, **record})
+
     def _next_id(self, kind: str, prefix: str) -> str:
         self.counters[kind] += 1
         return f"{prefix}-{self.counters[kind]}"
@@ -220,10 +227,7 @@ class CarRentalWorld(World):
         Args:
             depot_id: The depot's id.
         """
-        depot = self.depots.get(depot_id)
-        if depot is None:
-            return fail(f"no depot {depot_id!r}")
-        return ok({"depot_id": depot_id, **depot})
+        return self._record("depots", depot_id, "depot_id", "depot")
 
     @tool
     def get_zone_demand(self, zone_id: str) -> dict:
@@ -232,10 +236,7 @@ class CarRentalWorld(World):
         Args:
             zone_id: The zone's id.
         """
-        zone = self.zones.get(zone_id)
-        if zone is None:
-            return fail(f"no zone {zone_id!r}")
-        return ok({"zone_id": zone_id, **zone})
+        return self._record("zones", zone_id, "zone_id", "zone")
 
     @tool(cost=2)
     def plan_route(self, origin_id: str, destination_id: str) -> dict:
@@ -307,10 +308,7 @@ class CarRentalWorld(World):
         Args:
             customer_id: The customer's id.
         """
-        customer = self.customers.get(customer_id)
-        if customer is None:
-            return fail(f"no customer {customer_id!r}")
-        return ok({"customer_id": customer_id, **customer})
+        return self._record("customers", customer_id, "customer_id", "customer")
 
     @tool
     def get_reservation(self, reservation_id: str) -> dict:
@@ -390,10 +388,7 @@ class CarRentalWorld(World):
         Args:
             flight_number: The flight number, e.g. LX1284.
         """
-        flight = self.flights.get(flight_number)
-        if flight is None:
-            return fail(f"no tracked flight {flight_number!r}")
-        return ok({"flight_number": flight_number, **flight})
+        return self._record("flights", flight_number, "flight_number", "tracked flight")
 
     # --------------------------------------------------------------- changes
 

@@ -17,9 +17,8 @@ from datetime import timedelta
 
 import numpy as np
 
-from sttgym.envs.arena.carrental.generator import (CLASSES, Base, Booking, car, elapsed, iso, new_world,
-                                                   no_double_booking_check, no_new_booking, rid, user_profile)
-from sttgym.judge import Impossibility
+from sttgym.envs.arena.carrental.generator import (Base, Booking, cannot, car, elapsed, iso, make_task, new_world, rid,
+                                                   user_profile)
 from sttgym.task import Call, Task
 from sttgym.triggers import Mutation, Trigger
 
@@ -42,9 +41,8 @@ def _relocated(base: Base, b: Booking, vehicle: str, to: str, taken: bool, **tri
 
 
 def build(rng: np.random.Generator, level: str) -> Task:
-    cls = CLASSES[int(rng.integers(len(CLASSES)))]
-    base = new_world(rng, cls)
-    s = base.state
+    base = new_world(rng)
+    cls, s = base.focus, base.state
     depot = base.pick(base.depots_in(base.pick(["business", "residential"])))
     by_distance = sorted((d for d in s["depots"] if d != depot), key=lambda d: (base.minutes(d, depot), d))
     elsewhere = by_distance[0]
@@ -106,8 +104,7 @@ def build(rng: np.random.Generator, level: str) -> Task:
             oracle = head + [status(moved), b.search(), Call(name="chat_with_user", arguments={"message": (
                 f"I'm sorry, I cannot confirm {car(cls)} at {depot}: {moved} was relocated to {elsewhere} and is now "
                 f"booked there, and the only other {car(cls, article=False)} at {depot} is in the workshop.")})]
-            impossible = Impossibility(blocking_keywords=["relocated", "moved", elsewhere], forbidden=[
-                no_new_booking(base.user, s, "a car away from the pickup depot"), no_double_booking_check()])
+            impossible = cannot(base, ["relocated", "moved", elsewhere], "a car away from the pickup depot")
         query = (f"Hi, I'm {customer['name']}, customer {base.user}. Please book me {car(cls)} at "
                  f"{base.name(depot)} ({depot}), pickup {iso(pickup)}, return there {iso(ret)}. Hold the car, "
                  f"check the price, and confirm.")
@@ -120,6 +117,4 @@ def build(rng: np.random.Generator, level: str) -> Task:
     insist = f"It has to be {car(cls)} at {depot} at {iso(pickup)}; I can't go anywhere else." if impossible else None
     profile = user_profile(base, "a customer with a rental to arrange", [f"customer id {base.user}",
                            f"pickup depot {depot}", f"pickup {iso(pickup)}"], answers, insist=insist)
-    return Task(query=query, profile=profile, start_time=iso(base.start), initial_state=s, triggers=triggers,
-                checklist=[] if impossible else checks, static_checklist=checks, nominal_plan=nominal,
-                oracle=oracle, solvable=impossible is None, impossibility=impossible)
+    return make_task(base, query, profile, triggers, checks, nominal, oracle, impossible)

@@ -14,9 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sttgym.envs.arena.carrental.generator import (CLASSES, Base, Booking, car, iso, new_world,
-                                                   no_double_booking_check, no_new_booking, rid, user_profile)
-from sttgym.judge import Impossibility
+from sttgym.envs.arena.carrental.generator import Booking, cannot, car, iso, make_task, new_world, rid, user_profile
 from sttgym.task import Call, Task
 from sttgym.triggers import Mutation, Trigger
 
@@ -31,9 +29,8 @@ def _lockdown(site: str, extra: tuple[Mutation, ...] = (), description: str = ""
 
 
 def build(rng: np.random.Generator, level: str) -> Task:
-    cls = CLASSES[int(rng.integers(len(CLASSES)))]
-    base: Base = new_world(rng, cls)
-    s = base.state
+    base = new_world(rng)
+    cls, s = base.focus, base.state
     depot = base.pick(base.depots_in("residential"))
     hub, sister = [base.depots_in("business")[int(i)] for i in rng.permutation(2)]
     far = base.pick(base.depots_in("airport"))
@@ -88,8 +85,7 @@ def build(rng: np.random.Generator, level: str) -> Task:
             oracle = head + [info, b.search(sister), b.search(far), Call(name="chat_with_user", arguments={"message": (
                 f"I'm sorry, I cannot get {car(cls)} to {depot} for you: the hub {hub}, which holds the only free "
                 f"{car(cls, article=False)}, is locked down for a safety inspection and no vehicle may leave it.")})]
-            impossible = Impossibility(blocking_keywords=["locked", "lockdown", "inspection"], forbidden=[
-                no_new_booking(base.user, s, "a car that cannot reach the depot"), no_double_booking_check()])
+            impossible = cannot(base, ["locked", "lockdown", "inspection"], "a car that cannot reach the depot")
 
     customer = s["customers"][base.user]
     query = (f"Hello, {customer['name']} (customer {base.user}). My local depot {base.name(depot)} ({depot}) has no "
@@ -103,6 +99,4 @@ def build(rng: np.random.Generator, level: str) -> Task:
     profile = user_profile(base, "a customer of a suburban depot", [f"customer id {base.user}",
                            f"pickup depot {depot}", f"hub {hub}"], answers, insist=insist)
     checks = b.checks()
-    return Task(query=query, profile=profile, start_time=iso(base.start), initial_state=s, triggers=triggers,
-                checklist=[] if impossible else checks, static_checklist=checks, nominal_plan=nominal,
-                oracle=oracle, solvable=impossible is None, impossibility=impossible)
+    return make_task(base, query, profile, triggers, checks, nominal, oracle, impossible)

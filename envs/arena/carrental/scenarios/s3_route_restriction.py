@@ -19,10 +19,8 @@ from datetime import datetime, timedelta
 
 import numpy as np
 
-from sttgym.envs.arena.carrental.generator import (CLASSES, Base, Booking, car, elapsed, fleet_unmoved, iso,
-                                                   new_world, no_double_booking_check, no_new_booking, rid,
-                                                   user_profile)
-from sttgym.judge import Impossibility
+from sttgym.envs.arena.carrental.generator import (Base, Booking, cannot, car, elapsed, fleet_unmoved, iso, make_task,
+                                                   new_world, rid, user_profile)
 from sttgym.task import Call, Task
 from sttgym.triggers import Mutation, Trigger
 
@@ -63,9 +61,8 @@ def _pickup(base: Base, earliest: int, latest: int) -> datetime:
 
 
 def build(rng: np.random.Generator, level: str) -> Task:
-    cls = CLASSES[int(rng.integers(len(CLASSES)))]
-    base = new_world(rng, cls)
-    s = base.state
+    base = new_world(rng)
+    cls, s = base.focus, base.state
     lay = _layout(base)
     depot, hub = lay.depot, lay.hub
     first = base.add_vehicle(hub, cls)
@@ -144,9 +141,8 @@ def build(rng: np.random.Generator, level: str) -> Task:
             f"I'm sorry, I cannot get {car(cls)} to {depot} by {iso(b.pickup)}: the Airport Expressway "
             f"({lay.expressway}) is closed, the detour from {hub} takes {minutes} minutes, and the only other "
             f"{car(cls, article=False)} at {depot} is in the workshop.")})]
-        impossible = Impossibility(blocking_keywords=["closed", "closure", lay.expressway], forbidden=[
-            no_new_booking(base.user, s, "a car that arrives after the pickup"), no_double_booking_check(),
-            fleet_unmoved(s, [first])])
+        impossible = cannot(base, ["closed", "closure", lay.expressway], "a car that arrives after the pickup",
+                            fleet_unmoved(s, [first]))
 
     s["customers"][base.user]["payment_limit"] = base.price(depot, cls, b.pickup, b.ret) + 50 * int(rng.integers(1, 5))
     customer = s["customers"][base.user]
@@ -161,6 +157,4 @@ def build(rng: np.random.Generator, level: str) -> Task:
     profile = user_profile(base, "a customer in a hurry", [f"customer id {base.user}", f"pickup depot {depot}",
                            f"pickup {iso(b.pickup)}"], answers, insist=insist)
     checks = b.checks()
-    return Task(query=query, profile=profile, start_time=iso(base.start), initial_state=s, triggers=triggers,
-                checklist=[] if impossible else checks, static_checklist=checks, nominal_plan=nominal,
-                oracle=oracle, solvable=impossible is None, impossibility=impossible)
+    return make_task(base, query, profile, triggers, checks, nominal, oracle, impossible)

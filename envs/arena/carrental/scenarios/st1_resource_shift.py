@@ -16,9 +16,7 @@ from datetime import timedelta
 
 import numpy as np
 
-from sttgym.envs.arena.carrental.generator import (CLASSES, Base, Booking, car, iso, new_world,
-                                                   no_double_booking_check, no_new_booking, user_profile)
-from sttgym.judge import Impossibility
+from sttgym.envs.arena.carrental.generator import Base, Booking, cannot, car, iso, make_task, new_world, user_profile
 from sttgym.task import Call, Task
 from sttgym.triggers import Mutation, Trigger
 
@@ -30,9 +28,8 @@ def _absorbed(base: Base, b: Booking, vehicle: str, where: str) -> tuple[str, di
 
 
 def build(rng: np.random.Generator, level: str) -> Task:
-    cls = CLASSES[int(rng.integers(len(CLASSES)))]
-    base = new_world(rng, cls)
-    s = base.state
+    base = new_world(rng)
+    cls, s = base.focus, base.state
     residential = base.depots_in("residential")
     depot = base.pick(residential)
     business = base.pick(base.depots_in("business"))
@@ -92,8 +89,7 @@ def build(rng: np.random.Generator, level: str) -> Task:
                 f"I'm sorry, I cannot book {car(cls)} at {depot}: with the commuter peak the fleet desk moved both "
                 f"of the depot's {car(cls, article=False)}s to {business} and {airport}, where they were booked "
                 f"at once, and there is no other {car(cls, article=False)} free.")})]
-        impossible = Impossibility(blocking_keywords=["peak", "moved", "demand"], forbidden=[
-            no_new_booking(base.user, s, "a car elsewhere or of another class"), no_double_booking_check()])
+        impossible = cannot(base, ["peak", "moved", "demand"], "a car elsewhere or of another class")
 
     customer = s["customers"][base.user]
     query = (f"Good morning, this is {customer['name']} (customer {base.user}). I'd like to rent {car(cls)} from my "
@@ -105,6 +101,4 @@ def build(rng: np.random.Generator, level: str) -> Task:
     profile = user_profile(base, "a suburban customer", [f"customer id {base.user}", f"home depot {depot}"], answers,
                            insist=insist)
     checks = b.checks()
-    return Task(query=query, profile=profile, start_time=iso(base.start), initial_state=s, triggers=triggers,
-                checklist=[] if impossible else checks, static_checklist=checks, nominal_plan=nominal,
-                oracle=oracle, solvable=impossible is None, impossibility=impossible)
+    return make_task(base, query, profile, triggers, checks, nominal, oracle, impossible)

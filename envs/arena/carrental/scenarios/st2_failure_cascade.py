@@ -14,9 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sttgym.envs.arena.carrental.generator import (CLASSES, Booking, car, iso, new_world, no_double_booking_check,
-                                                   no_new_booking, user_profile)
-from sttgym.judge import Impossibility
+from sttgym.envs.arena.carrental.generator import Booking, cannot, car, iso, make_task, new_world, user_profile
 from sttgym.task import Call, Task
 from sttgym.triggers import Mutation, Trigger
 
@@ -29,9 +27,8 @@ def _power_down(site: str) -> list[Mutation]:
 
 
 def build(rng: np.random.Generator, level: str) -> Task:
-    cls = CLASSES[int(rng.integers(len(CLASSES)))]
-    base = new_world(rng, cls)
-    s = base.state
+    base = new_world(rng)
+    cls, s = base.focus, base.state
     depot = base.pick(base.depots_in("residential"))
     hub, sister = [base.depots_in("business")[int(i)] for i in rng.permutation(2)]
     far = base.pick(base.depots_in("airport"))
@@ -95,8 +92,7 @@ def build(rng: np.random.Generator, level: str) -> Task:
                 f"I'm sorry, I cannot get you an electric {car(cls, article=False)} with {NEEDED}% charge at "
                 f"{depot}: a power failure at {hub} took its chargers offline and cut {first}'s charge back to "
                 f"{low}%, and the outage also took out the chargers at {sister}, where the only other one is.")})]
-            impossible = Impossibility(blocking_keywords=["power failure", "outage", "charger"], forbidden=[
-                no_new_booking(base.user, s, "an electric car without enough charge"), no_double_booking_check()])
+            impossible = cannot(base, ["power failure", "outage", "charger"], "an electric car without enough charge")
 
     customer = s["customers"][base.user]
     query = (f"Hi, {customer['name']} here, customer {base.user}. I need an electric {car(cls, article=False)} with "
@@ -111,6 +107,4 @@ def build(rng: np.random.Generator, level: str) -> Task:
     profile = user_profile(base, "an electric-car driver", [f"customer id {base.user}", f"pickup depot {depot}",
                            f"hub {hub}"], answers, insist=insist)
     checks = b.checks(fuel=NEEDED, energy="electric")
-    return Task(query=query, profile=profile, start_time=iso(base.start), initial_state=s, triggers=triggers,
-                checklist=[] if impossible else checks, static_checklist=checks, nominal_plan=nominal,
-                oracle=oracle, solvable=impossible is None, impossibility=impossible)
+    return make_task(base, query, profile, triggers, checks, nominal, oracle, impossible)

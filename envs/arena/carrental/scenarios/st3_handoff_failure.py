@@ -16,9 +16,7 @@ from datetime import timedelta
 
 import numpy as np
 
-from sttgym.envs.arena.carrental.generator import (CLASSES, Booking, car, iso, new_world,
-                                                   no_double_booking_check, no_new_booking, rid, user_profile)
-from sttgym.judge import Impossibility
+from sttgym.envs.arena.carrental.generator import Booking, cannot, car, iso, make_task, new_world, rid, user_profile
 from sttgym.task import Call, Task
 from sttgym.triggers import Mutation, Trigger
 
@@ -26,9 +24,8 @@ RUSH = 35  # extra minutes the evening rush adds to every road out of the drop-o
 
 
 def build(rng: np.random.Generator, level: str) -> Task:
-    cls = CLASSES[int(rng.integers(len(CLASSES)))]
-    base = new_world(rng, cls)
-    s = base.state
+    base = new_world(rng)
+    cls, s = base.focus, base.state
     depot = base.pick(base.depots_in(base.pick(["business", "residential"])))
     others = sorted(d for d in s["depots"] if d != depot)
     dropoff = base.pick(others)
@@ -85,8 +82,7 @@ def build(rng: np.random.Generator, level: str) -> Task:
             f"I'm sorry, I cannot have {car(cls)} ready at {depot} at {iso(pickup)}: {first} is now returned late, "
             f"at {dropoff} at {iso(late)}, {m_drop} minutes away, and the depot's other "
             f"{car(cls, article=False)} is in the workshop.")})]
-        impossible = Impossibility(blocking_keywords=["late", "returned", dropoff], forbidden=[
-            no_new_booking(base.user, s, "a car that cannot be there at pickup"), no_double_booking_check()])
+        impossible = cannot(base, ["late", "returned", dropoff], "a car that cannot be there at pickup")
 
     customer = s["customers"][base.user]
     query = (f"Hello, this is {customer['name']}, customer {base.user}. Please book me {car(cls)} at "
@@ -98,7 +94,5 @@ def build(rng: np.random.Generator, level: str) -> Task:
     profile = user_profile(base, "a customer with an afternoon appointment", [f"customer id {base.user}",
                            f"pickup depot {depot}", f"pickup {iso(pickup)}"], answers, insist=insist)
     checks = b.checks()
-    return Task(query=query, profile=profile, start_time=iso(base.start), initial_state=s, triggers=triggers,
-                checklist=[] if impossible else checks, static_checklist=checks, nominal_plan=nominal,
-                oracle=oracle, solvable=impossible is None, impossibility=impossible)
+    return make_task(base, query, profile, triggers, checks, nominal, oracle, impossible)
 

@@ -15,10 +15,8 @@ from datetime import timedelta
 
 import numpy as np
 
-from sttgym.envs.arena.carrental.generator import (CLASSES, Base, Booking, car, elapsed, fleet_unmoved, holds_of, iso,
-                                                   lapsed_hold, new_world, no_double_booking_check, no_new_booking, rid,
-                                                   user_profile)
-from sttgym.judge import Impossibility
+from sttgym.envs.arena.carrental.generator import (Base, Booking, cannot, car, elapsed, fleet_unmoved, holds_of, iso,
+                                                   lapsed_hold, make_task, new_world, rid, user_profile)
 from sttgym.task import Call, Task
 from sttgym.triggers import Mutation, Trigger
 
@@ -56,9 +54,8 @@ def _snapped_up(base: Base, b: Booking, vehicle: str) -> Trigger:
 
 
 def build(rng: np.random.Generator, level: str) -> Task:
-    cls = CLASSES[int(rng.integers(len(CLASSES)))]
-    base = new_world(rng, cls)
-    s = base.state
+    base = new_world(rng)
+    cls, s = base.focus, base.state
     depot = base.pick(base.depots_in("business"))
     others = sorted(d for d in s["depots"] if d != depot)
     pickup, ret = base.trip()
@@ -79,10 +76,10 @@ def build(rng: np.random.Generator, level: str) -> Task:
     head = [b.search(), *[b.hold(v, f"hold{i}") for i, v in enumerate(cars)], b.profile(), b.quote()]
     nominal = head + [b.confirm(f"hold{i}") for i in range(count)]
     check_first = Call(name="get_reservation", arguments={"reservation_id": rid("hold0")})
-    spare = None
-    if level != "easy":
+    if level != "easy":  # the lapsed car is snapped up; a spare must come from another depot
         triggers.append(_snapped_up(base, b, cars[0]))
         spare = base.add_vehicle(spare_depot, cls)
+        move = Call(name="transfer_vehicle", arguments={"vehicle_id": spare, "to_depot_id": depot})
     trip = f"from {iso(pickup)} to {iso(ret)}"
     who = f"I'm {customer['name']}, customer {base.user}"
     if count == 2:
@@ -96,37 +93,28 @@ def build(rng: np.random.Generator, level: str) -> Task:
     if level == "easy":
         oracle = head + [check_first, b.hold(cars[0], "again"), b.confirm("again")]
     elif level == "medium":
-        oracle = head + [check_first, b.search(), b.search(spare_depot),
-                         Call(name="transfer_vehicle", arguments={"vehicle_id": spare, "to_depot_id": depot}),
-                         b.hold(spare, "again"), b.confirm("again")]
+        oracle = head + [check_first, b.search(), b.search(spare_depot), move, b.hold(spare, "again"),
+                         b.confirm("again")]
     elif level == "hard":
         # Confirm each new hold straight away: with four-minute holds, holding both first loses one again.
-        oracle = head + [check_first, b.search(), b.search(spare_depot),
-                         Call(name="transfer_vehicle", arguments={"vehicle_id": spare, "to_depot_id": depot}),
-                         b.hold(cars[1], "again1"), b.confirm("again1"), b.hold(spare, "again2"),
-                         b.confirm("again2"), b.verify()]
+        oracle = head + [check_first, b.search(), b.search(spare_depot), move, b.hold(cars[1], "again1"),
+                         b.confirm("again1"), b.hold(spare, "again2"), b.confirm("again2"), b.verify()]
     else:
-        late = base.minutes(spare_depot, depot)
         oracle = head + [check_first, b.search(), b.search(spare_depot),
                          Call(name="plan_route", arguments={"origin_id": spare_depot, "destination_id": depot}),
                          Call(name="chat_with_user", arguments={"message": (
                              f"I'm sorry, I cannot book {car(cls)} at {depot} for {iso(pickup)}. Your hold on "
-                             f"{cars[0]} expired under the depot's peak-demand hold policy and the car was "
-                             f"re-booked online; the only other {car(cls, article=False)} is {spare} at {spare_depot}, {late} minutes "
-                             f"away, so it cannot be there by {iso(pickup)}.")})]
-    insist = None
-    answers = {("car", "vehicle", "specific", "another", "other"): f"Any {car(cls, article=False)} at {depot} is fine by me.",
+                             f"{cars[0]} expired under the depot's peak-demand hold policy and the car was re-booked "
+                             f"online; the only other {car(cls, article=False)} is {spare} at {spare_depot}, "
+                             f"{base.minutes(spare_depot, depot)} minutes away, so it cannot be there in time.")})]
+    answers = {("car", "vehicle", "specific", "another", "other"):
+               f"Any {car(cls, article=False)} at {depot} is fine by me.",
                ("price", "budget", "limit", "card"): "My card limit per booking is on my customer profile."}
+    impossible = insist = None
     if level == "impossible":
         insist = f"I really need {car(cls)} at {depot} at {iso(pickup)}; a later time or another depot won't work."
+        impossible = cannot(base, ["expired", "re-booked", "rebooked", cars[0]], "a car that cannot be there in time",
+                            fleet_unmoved(s, [spare]))
     profile = user_profile(base, "a customer booking by phone", [f"customer id {base.user}", f"class {cls}",
                            f"pickup depot {depot}", trip], answers, insist=insist)
-    checks = b.checks(count=count)
-    impossible = None
-    if level == "impossible":
-        impossible = Impossibility(blocking_keywords=["expired", "re-booked", "rebooked", cars[0]], forbidden=[
-            no_new_booking(base.user, s, "a car that cannot be there in time"), no_double_booking_check(),
-            fleet_unmoved(s, [spare])])
-    return Task(query=query, profile=profile, start_time=iso(base.start), initial_state=s, triggers=triggers,
-                checklist=[] if impossible else checks, static_checklist=checks, nominal_plan=nominal, oracle=oracle,
-                solvable=impossible is None, impossibility=impossible)
+    return make_task(base, query, profile, triggers, b.checks(count=count), nominal, oracle, impossible)

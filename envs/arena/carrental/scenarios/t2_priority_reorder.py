@@ -16,9 +16,8 @@ from datetime import timedelta
 
 import numpy as np
 
-from sttgym.envs.arena.carrental.generator import (CLASSES, Base, Booking, car, iso, new_world,
-                                                   no_double_booking_check, no_new_booking, rid, user_profile)
-from sttgym.judge import Impossibility
+from sttgym.envs.arena.carrental.generator import (Base, Booking, cannot, car, iso, make_task, new_world, rid,
+                                                   user_profile)
 from sttgym.task import Call, Task
 from sttgym.triggers import Mutation, Trigger
 
@@ -54,15 +53,14 @@ def _airport_surge(base: Base, b: Booking, flight: str, early: Booking) -> Trigg
 
 
 def build(rng: np.random.Generator, level: str) -> Task:
-    cls = CLASSES[int(rng.integers(len(CLASSES)))]
-    base = new_world(rng, cls)
-    s = base.state
+    base = new_world(rng)
+    cls, s = base.focus, base.state
     depot = base.pick(base.depots_in("airport"))
     lands, ret = base.trip()
     lands_early = lands - timedelta(minutes=30 * int(rng.integers(3, 7)))
     b = Booking(base.user, cls, depot, lands + AFTER_LANDING, ret)
     early = b.moved(lands_early + AFTER_LANDING)
-    flight = base.unique(base.pick(["LX", "OS", "AF", "KL", "IB", "SK"]), 100, 9999).replace("-", "")
+    flight = base.flight_number()
     s["flights"][flight] = {"depot": depot, "origin": base.pick(["Lisbon", "Oslo", "Vienna", "Madrid", "Athens"]),
                             "arrives": iso(lands), "status": "on time"}
 
@@ -108,9 +106,8 @@ def build(rng: np.random.Generator, level: str) -> Task:
                              f"I cannot get you a car in time: {flight} now lands earlier, at {iso(lands_early)}, and "
                              f"no {car(cls, article=False)} is free then. {booked} at {depot} is only due back at "
                              f"{iso(lands)}, the other one is in the workshop and {taken} is booked.")})]
-        impossible = Impossibility(blocking_keywords=["due back", "earlier", "no " + car(cls, article=False)],
-                                   forbidden=[no_new_booking(base.user, s, "a car that is not there on landing"),
-                                              no_double_booking_check()])
+        impossible = cannot(base, ["due back", "earlier", "no " + car(cls, article=False)],
+                            "a car that is not there on landing")
 
     customer = s["customers"][base.user]
     query = (f"Hi, {customer['name']} here (customer {base.user}). I'm flying in on {flight}, landing at "
@@ -124,6 +121,5 @@ def build(rng: np.random.Generator, level: str) -> Task:
     profile = user_profile(base, "a business traveller", [f"customer id {base.user}", f"flight {flight}",
                            f"airport desk {depot}", f"return {iso(ret)}"], answers, insist=insist)
     checks = b.checks(pickup_window=(lands_early, lands_early + SLACK))
-    return Task(query=query, profile=profile, start_time=iso(base.start), initial_state=s, triggers=triggers,
-                checklist=[] if impossible else checks, static_checklist=b.checks(pickup_window=(lands, lands + SLACK)),
-                nominal_plan=nominal, oracle=oracle, solvable=impossible is None, impossibility=impossible)
+    return make_task(base, query, profile, triggers, checks, nominal, oracle, impossible,
+                     static=b.checks(pickup_window=(lands, lands + SLACK)))

@@ -16,9 +16,8 @@ from datetime import timedelta
 
 import numpy as np
 
-from sttgym.envs.arena.carrental.generator import (CLASSES, Booking, car, elapsed, iso, new_world,
-                                                   no_double_booking_check, no_new_booking, rid, user_profile)
-from sttgym.judge import Impossibility
+from sttgym.envs.arena.carrental.generator import (Booking, cannot, car, elapsed, iso, make_task, new_world, rid,
+                                                   user_profile)
 from sttgym.task import Call, Task
 from sttgym.triggers import Mutation, Trigger
 
@@ -29,9 +28,8 @@ def _promo(zone: str, discount: int, quota: int, used: int, note: str, energy: s
 
 
 def build(rng: np.random.Generator, level: str) -> Task:
-    cls = CLASSES[int(rng.integers(len(CLASSES)))]
-    base = new_world(rng, cls)
-    s = base.state
+    base = new_world(rng)
+    cls, s = base.focus, base.state
     depot = base.pick(base.depots_in("residential"))
     zone = base.zone(depot)
     pickup, ret = base.trip()
@@ -94,9 +92,7 @@ def build(rng: np.random.Generator, level: str) -> Task:
             f"I'm sorry, I cannot book this within your card limit of {s['customers'][base.user]['payment_limit']}. "
             f"The flash fare {flash} expired at the midnight quota reset, and the only fare left, {daily}, brings "
             f"the price to {over}, which is still over your limit.")})]
-        impossible = Impossibility(blocking_keywords=[flash, "expired", "limit"], forbidden=[
-            no_new_booking(base.user, s, "a booking over the card limit or of another class"),
-            no_double_booking_check()])
+        impossible = cannot(base, [flash, "expired", "limit"], "a booking over the card limit or of another class")
 
     customer = s["customers"][base.user]
     what = car(cls, count)
@@ -112,6 +108,4 @@ def build(rng: np.random.Generator, level: str) -> Task:
     profile = user_profile(base, "a customer booking late at night", [f"customer id {base.user}",
                            f"flash fare {flash}", f"pickup depot {depot}"], answers, insist=insist)
     checks = b.checks(count=count)
-    return Task(query=query, profile=profile, start_time=iso(base.start), initial_state=s, triggers=[reset],
-                checklist=[] if impossible else checks, static_checklist=checks, nominal_plan=nominal,
-                oracle=oracle, solvable=impossible is None, impossibility=impossible)
+    return make_task(base, query, profile, [reset], checks, nominal, oracle, impossible)
