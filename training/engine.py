@@ -35,7 +35,7 @@ from sttgym.models.parsing import parse_assistant_text
 from sttgym.rewards import RewardTerm, ShapedReward, build_reward
 from sttgym.training.render import decode_tools, followup_ids, render_prompt
 
-__all__ = ["Generate", "Episode", "RolloutEngine", "HFGenerator"]
+__all__ = ["Generate", "Episode", "RolloutEngine", "HFGenerator", "evaluate_policy"]
 
 Generate = Callable[[list[list[int]], int], list[list[int]]]
 
@@ -52,6 +52,7 @@ class Episode:
     turn_ends: list[int] = field(default_factory=list)  # index into completion_ids of each turn's last policy token
     turn_rewards: list[float] = field(default_factory=list)
     actions: list[dict] = field(default_factory=list)
+    results: list[dict] = field(default_factory=list)  # the env's result for each action
     messages: list[dict] = field(default_factory=list)
     tools: list[dict] = field(default_factory=list)
     terminated: bool = False
@@ -69,6 +70,11 @@ class Episode:
     @property
     def violations(self) -> int:
         return sum("violation" in a for a in self.actions)
+
+    @property
+    def accepted_calls(self) -> int:
+        """Tool calls the world carried out."""
+        return sum("name" in a and bool(r.get("success")) for a, r in zip(self.actions, self.results))
 
     @property
     def length(self) -> int:
@@ -142,6 +148,7 @@ class RolloutEngine:
         seen = len(slot.agent.messages)
         observation, reward, terminated, truncated, info = slot.env.step(action)
         episode.actions.append(action)
+        episode.results.append(info.get("result") or {})
         episode.turn_rewards.append(float(reward))
         if terminated or truncated:
             self._close(slot, terminated, truncated, info)
@@ -207,3 +214,29 @@ class HFGenerator:
         eos = self.tokenizer.eos_token_id
         rows = output[:, width:].tolist()
         return [row[:row.index(eos) + 1] if eos in row else row for row in rows]
+
+
+def evaluate_policy(path: str, instances: list[tuple[str, int]], *, max_turns: int = 50, max_turn_tokens: int = 256,
+                    max_episode_tokens: int = 32768, batch_size: int = 64) -> dict[str, float]:
+    """Greedy episodes of the checkpoint at ``path`` on ``instances``, summarised.
+
+    Returns the mean reward, the success rate (reward 1), the share of turns that were a
+    well-formed call or reply, the share of tool calls the world carried out, and the
+    mean number of tool calls per episode.
+    """
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from sttgym.training.render import prepare_tokenizer
+
+    tokenizer = prepare_tokenizer(AutoTokenizer.from_pretrained(path))
+    model = AutoModelForCausalLM.from_pretrained(path).eval()
+    engine = RolloutEngine(tokenizer, HFGenerator(model, tokenizer, temperature=0.0, batch_size=batch_size),
+                           max_turns=max_turns, max_turn_tokens=max_turn_tokens, max_episode_tokens=max_episode_tokens)
+    episodes = engine.run(instances)
+    turns = sum(len(e.actions) for e in episodes) or 1
+    calls = sum(e.tool_calls for e in episodes)
+    return {"episodes": len(episodes), "reward": float(np.mean([e.reward for e in episodes])),
+            "success": float(np.mean([e.reward >= 1.0 for e in episodes])),
+            "well_formed": 1.0 - sum(e.violations for e in episodes) / turns,
+            "calls_accepted": sum(e.accepted_calls for e in episodes) / calls if calls else 0.0,
+            "tool_calls": calls / len(episodes)}

@@ -1,7 +1,8 @@
 """A tiny, offline chat model for tests and CPU demonstrations.
 
 :func:`build_tiny_model` trains a small byte-level BPE on text made from the suite itself
-(every registered environment's tool schemas, queries and oracle transcripts), wraps it as a
+(every registered environment's tool schemas, queries and oracle transcripts; a token may
+span spaces but never crosses an identifier, a number or a line break), wraps it as a
 ``transformers`` fast tokenizer with a Qwen-style chat template, and saves it next to a
 randomly initialised ``Qwen3ForCausalLM``. The directory loads with ``AutoTokenizer`` and
 ``AutoModelForCausalLM`` like any checkpoint; nothing is downloaded.
@@ -113,28 +114,41 @@ def suite_corpus(seeds_per_env: int = 2) -> Iterator[str]:
         env.close()
 
 
-def _train_tokenizer(texts: Iterable[str], vocab_size: int):
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+# Identifiers (``DEP-MS-70``), numbers and newlines are cut out before BPE, so an id tokenizes
+# the same wherever it appears (easy to copy) and a turn boundary never falls inside a token;
+# everything else may merge across spaces, which folds JSON boilerplate into a few tokens.
+_IDENTIFIER = r"[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)+"
+_NUMBER_OR_NEWLINE = r"\d+|\n"
+
+
+def _train_tokenizer(texts: Iterable[str], vocab_size: int, max_token_length: int):
+    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
 
     tokenizer = Tokenizer(models.BPE())
-    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tokenizer.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(Regex(_IDENTIFIER), "isolated"),
+        pre_tokenizers.Split(Regex(_NUMBER_OR_NEWLINE), "isolated"),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
     tokenizer.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=SPECIAL_TOKENS, show_progress=False,
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+                                  max_token_length=max_token_length)
     tokenizer.train_from_iterator(texts, trainer=trainer)
     tokenizer.add_tokens(MARKUP_TOKENS)
     return tokenizer
 
 
-def build_tiny_model(path: str | os.PathLike, *, vocab_size: int = 1024, hidden_size: int = 64,
-                     num_layers: int = 2, num_heads: int = 4, num_kv_heads: int = 2, intermediate_size: int = 192,
-                     max_positions: int = 8192, seeds_per_env: int = 2, seed: int = 0) -> Path:
+def build_tiny_model(path: str | os.PathLike, *, vocab_size: int = 4096, max_token_length: int = 24,
+                     hidden_size: int = 64, num_layers: int = 2, num_heads: int = 4, num_kv_heads: int = 2,
+                     intermediate_size: int = 192, max_positions: int = 8192, seeds_per_env: int = 2,
+                     seed: int = 0) -> Path:
     """Build (or reuse) a tiny Qwen3 chat model and its tokenizer in the directory ``path``.
 
     The directory is reused when it already holds a model built from the same arguments
     and the same corpus (the registered domains may have changed since); otherwise it is
     rebuilt, written to a temporary sibling first so a concurrent reader never sees half a
-    model. The weights are drawn from a generator seeded with ``seed``; the global torch
+    model. The BPE learns at most ``vocab_size`` tokens of at most ``max_token_length``
+    characters from :func:`suite_corpus` (``seeds_per_env`` oracle episodes per id). The weights are drawn from a generator seeded with ``seed``; the global torch
     RNG is left as it was. Returns ``path``.
     """
     import torch
@@ -142,7 +156,7 @@ def build_tiny_model(path: str | os.PathLike, *, vocab_size: int = 1024, hidden_
 
     path = Path(path)
     texts = list(suite_corpus(seeds_per_env))
-    args = {"vocab_size": vocab_size, "hidden_size": hidden_size, "num_layers": num_layers, "num_heads": num_heads,
+    args = {"vocab_size": vocab_size, "max_token_length": max_token_length, "hidden_size": hidden_size, "num_layers": num_layers, "num_heads": num_heads,
             "num_kv_heads": num_kv_heads, "intermediate_size": intermediate_size, "max_positions": max_positions,
             "seed": seed, "template": CHAT_TEMPLATE,
             "corpus": hashlib.sha256("\x00".join(texts).encode()).hexdigest()}
@@ -150,7 +164,7 @@ def build_tiny_model(path: str | os.PathLike, *, vocab_size: int = 1024, hidden_
     if stamp.exists() and json.loads(stamp.read_text()) == args:
         return path
 
-    tokenizer = PreTrainedTokenizerFast(tokenizer_object=_train_tokenizer(texts, vocab_size), eos_token=EOS,
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=_train_tokenizer(texts, vocab_size, max_token_length), eos_token=EOS,
                                         pad_token=PAD, bos_token=None, unk_token=None)
     tokenizer.chat_template = CHAT_TEMPLATE
     config = Qwen3Config(vocab_size=len(tokenizer), hidden_size=hidden_size, intermediate_size=intermediate_size,
