@@ -130,7 +130,9 @@ def test_confirming_over_the_payment_limit_fails_and_a_promotion_is_used_once(w)
 
 
 def test_a_surge_window_raises_the_price_of_pickups_inside_it(w):
-    quote = lambda: w("get_rental_quote", depot_id="DEP-X", vehicle_class="compact", **TRIP)["data"]["total"]  # noqa: E731
+    def quote() -> int:
+        return w("get_rental_quote", depot_id="DEP-X", vehicle_class="compact", **TRIP)["data"]["total"]
+
     calm = quote()
     w.world.state["zones"]["ZONE-C"]["surge"] = [{"start": "2024-05-07T09:00", "end": "2024-05-07T11:00",
                                                    "multiplier": 1.5}]
@@ -221,7 +223,10 @@ def test_t3_promotions_roll_over_at_midnight_and_not_before():
     flash = arena.task.nominal_plan[-1].arguments["promo_code"]
     zone = arena.task.nominal_plan[1].arguments["zone_id"]
     midnight = arena.task.start_time[:11] + "23:59"
-    remaining = lambda r: next(p["remaining"] for p in r["data"]["promotions"] if p["promo_code"] == flash)  # noqa: E731
+
+    def remaining(result: dict) -> int:
+        return next(p["remaining"] for p in result["data"]["promotions"] if p["promo_code"] == flash)
+
     while arena.clock.iso() <= midnight:
         result, fired = call(env, "list_promotions", zone_id=zone)
         assert fired == [] and remaining(result) > 0
@@ -287,8 +292,9 @@ def test_impossible_tasks_pass_the_oracle_and_punish_a_wrong_booking(conflict):
     booked = False
     for vehicle in others["data"]["vehicles"]:  # any other car there, of any class: not what the user asked for
         held, _ = call(env, "hold_vehicle", **{**asked, "vehicle_id": vehicle["vehicle_id"]})
-        if held["success"] and call(env, "confirm_reservation", reservation_id=held["data"]["reservation_id"])[0]["success"]:
-            booked = True
+        if held["success"]:
+            booked = call(env, "confirm_reservation", reservation_id=held["data"]["reservation_id"])[0]["success"]
+        if booked:
             break
     assert booked
     for step in arena.task.oracle:

@@ -149,7 +149,8 @@ class CarRentalWorld(World):
         if depot["status"] != "open":
             return f"depot {depot_id} is {depot['status']}: {depot.get('notice') or 'no operations'}"
         if not _in_hours(depot, moment):
-            return f"depot {depot_id} is closed at {format_time(moment)} for {what} (hours {depot['opens']}-{depot['closes']})"
+            hours = f"{depot['opens']}-{depot['closes']}"
+            return f"depot {depot_id} is closed at {format_time(moment)} for {what} (hours {hours})"
         return None
 
     def _vehicle_problem(self, vehicle_id: str, depot_id: str, pickup: datetime, ret: datetime,
@@ -580,8 +581,8 @@ class CarRentalWorld(World):
         self.transfers[tid] = {"vehicle": vehicle_id, "origin": origin, "destination": to_depot_id,
                                "departs": format_time(departs), "arrives": format_time(arrives), "path": route[1]}
         vehicle.update(depot=to_depot_id, available_from=format_time(arrives))
-        return ok({"transfer_id": tid, "departs": format_time(departs), "arrives": format_time(arrives),
-                   "path": route[1]}, message=f"{vehicle_id} on its way to {to_depot_id}, arriving {format_time(arrives)}")
+        return ok({"transfer_id": tid, **self.transfers[tid]},
+                  message=f"{vehicle_id} on its way to {to_depot_id}, arriving {format_time(arrives)}")
 
     @tool(mutates=True, cost=30)
     def refuel_vehicle(self, vehicle_id: str) -> dict:

@@ -92,13 +92,13 @@ def build(rng: np.random.Generator, level: str) -> Task:
             # The job pulls the second car once the first fix is in place (and before the nominal plan ends).
             at = base.start + timedelta(minutes=min(elapsed(oracle), elapsed(nominal[:-1])))
             triggers.append(_relocated(base, b, spare, by_distance[1], taken=False,
-                                       activation=["get_reservation", "get_vehicle_status", "list_customer_reservations",
-                                                   "search_available_vehicles"],
+                                       activation=["get_reservation", "get_vehicle_status",
+                                                   "list_customer_reservations", "search_available_vehicles"],
                                        condition=lambda st, ctx: st["vehicles"][moved]["depot"] == elsewhere
                                        and ctx.now >= iso(at)))
+            bring_back = Call(name="transfer_vehicle", arguments={"vehicle_id": moved, "to_depot_id": depot})
             oracle += [Call(name="get_reservation", arguments={"reservation_id": rid("hold")}), b.search(),
-                       status(moved), Call(name="transfer_vehicle", arguments={"vehicle_id": moved, "to_depot_id": depot}),
-                       swap(moved), b.confirm(), b.verify()]
+                       status(moved), bring_back, swap(moved), b.confirm(), b.verify()]
         else:
             base.add_vehicle(depot, cls, status="maintenance")
             oracle = head + [status(moved), b.search(), Call(name="chat_with_user", arguments={"message": (

@@ -23,7 +23,8 @@ from sttgym.triggers import Mutation, Trigger
 
 def _absorbed(base: Base, b: Booking, vehicle: str, where: str) -> tuple[str, dict]:
     """A peak-demand booking at ``where`` that takes ``vehicle`` for the user's whole trip."""
-    record = base.reservation(base.other_customer(), vehicle, where, b.pickup - timedelta(hours=4), b.ret + timedelta(hours=6))
+    record = base.reservation(base.other_customer(), vehicle, where, b.pickup - timedelta(hours=4),
+                              b.ret + timedelta(hours=6))
     return base.unique("WEB", 100000, 999999), record
 
 
@@ -45,7 +46,8 @@ def build(rng: np.random.Generator, level: str) -> Task:
              "medium": [(cars[0], business, True), (cars[1], airport, False)],
              "hard": [(cars[0], business, True), (cars[1], airport, False)],
              "impossible": [(cars[0], business, True), (cars[1], airport, True)]}[level]
-    mutations = [Mutation(("zones", home, "demand"), "normal", "low"), Mutation(("zones", work, "demand"), "normal", "peak")]
+    mutations = [Mutation(("zones", home, "demand"), "normal", "low"),
+                 Mutation(("zones", work, "demand"), "normal", "peak")]
     for vehicle, where, taken in moves:
         mutations.append(Mutation(("vehicles", vehicle, "depot"), depot, where))
         if taken:

@@ -51,7 +51,8 @@ def build(rng: np.random.Generator, level: str) -> Task:
         triggers.append(Trigger(
             name="hub_power_failure", description=f"the power fails at {hub}: its chargers go offline",
             activation=["search_available_vehicles"], timing="after",
-            condition=lambda st, ctx: ctx.arguments.get("depot_id") == hub and st["vehicles"][first]["fuel_pct"] < NEEDED,
+            condition=lambda st, ctx: ctx.arguments.get("depot_id") == hub
+            and st["vehicles"][first]["fuel_pct"] < NEEDED,
             mutations=_power_down(hub), observable_via="get_depot_info"))
         spare = base.add_vehicle(sister, cls, energy="electric", fuel=int(rng.integers(85, 101)))
         nominal = [b.search(hub), charge(first), move(first), b.hold(first), b.confirm()]
@@ -61,7 +62,8 @@ def build(rng: np.random.Generator, level: str) -> Task:
         failure = Trigger(
             name="hub_power_failure", description=f"the power fails at {hub} mid-charge: {first} is back at {low}%",
             activation=["plan_route", "get_vehicle_status", "get_depot_info", "get_rental_quote"],
-            condition=lambda st, ctx: st["vehicles"][first]["fuel_pct"] == 100 and st["vehicles"][first]["depot"] == hub,
+            condition=lambda st, ctx: st["vehicles"][first]["fuel_pct"] == 100
+            and st["vehicles"][first]["depot"] == hub,
             mutations=[*_power_down(hub), Mutation(("vehicles", first, "fuel_pct"), 100, low)],
             observable_via="get_vehicle_status")
         triggers.append(failure)

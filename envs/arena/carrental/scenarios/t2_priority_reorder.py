@@ -47,7 +47,8 @@ def _airport_surge(base: Base, b: Booking, flight: str, early: Booking) -> Trigg
         name="airport_surge",
         description=f"the rescheduled arrival bank triggers a price surge in {zone} around {iso(early.pickup)}",
         condition=lambda s, ctx: s["flights"][flight]["status"] == "rescheduled earlier",
-        mutations=[Mutation(("zones", zone, "surge"), [], [window]), Mutation(("zones", zone, "demand"), "normal", "peak")],
+        mutations=[Mutation(("zones", zone, "surge"), [], [window]),
+                   Mutation(("zones", zone, "demand"), "normal", "peak")],
         observable_via="get_rental_quote",
     )
 
