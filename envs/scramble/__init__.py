@@ -9,11 +9,16 @@ Registers the paper's six conditions, each the plaintext curriculum env under a 
 - ``ScrambleTool/Failure``: Base + each valid call times out with probability ``FAILURE_P``;
 - ``ScrambleTool/Window``: Base + a 10-action execution window after each task's trigger;
 - ``ScrambleTool/All``: Base + drift + failures + windows.
+
+It also registers the terminal's playbook for the cycle-tracing reference agent.
 """
 
 import gymnasium as gym
 
+from sttgym.agents.cycle_tracing import register_playbook
 from sttgym.wrappers import MappingDrift, Obfuscate, StochasticFailure, TemporalWindow
+
+from sttgym.envs.scramble.playbook import playbook
 
 ENTRY_POINT = "sttgym.envs.scramble.env:ScrambleEnv"
 DRIFT_FRACTION = 0.25  # 7 of 28 identifiers, as in the paper
@@ -37,3 +42,5 @@ CONDITIONS = {
 for _condition, _wrappers in CONDITIONS.items():
     if f"ScrambleTool/{_condition}" not in gym.registry:
         gym.register(f"ScrambleTool/{_condition}", entry_point=ENTRY_POINT, additional_wrappers=_wrappers)
+
+register_playbook("ScrambleTool", playbook())

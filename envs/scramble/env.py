@@ -85,7 +85,8 @@ class ScrambleEnv(gym.Env):
 
     Observations are the rendered result, followed by curriculum notices (the next task's
     goal). ``info["events"]`` holds ``task_end``/``task_start`` events; the final ``info``
-    holds ``tasks`` (per task in curriculum order: template, solved, actions, outcome),
+    holds ``tasks`` (per task in curriculum order: template, solved, actions, outcome, and
+    the number of functions its procedure needs),
     ``attempts`` and ``mappings`` (identifier -> function at the start of each attempt,
     here the identity; obfuscation wrappers rewrite it) and ``schemas`` (per function, its
     parameters and their types).
@@ -226,9 +227,15 @@ class ScrambleEnv(gym.Env):
         schemas = {name: {p: s.get("type", "any") for p, s in self.tools[name].parameters["properties"].items()}
                    for name in FUNCTIONS}
         return {"tasks": [{"template": t.template.name, "solved": t.outcome == "solved", "actions": t.actions,
-                           "outcome": t.outcome or "unfinished"} for t in self.tasks],
+                           "outcome": t.outcome or "unfinished", "functions": len(t.template.requires)}
+                          for t in self.tasks],
                 "attempts": copy.deepcopy(self.attempts), "mappings": copy.deepcopy(self.mappings),
                 "schemas": schemas, "ended_early": self.outcome == "ended"}
+
+    @property
+    def functions_per_task(self) -> int:
+        """Functions a task's procedure calls (4 for every template of the paper)."""
+        return max(len(t.requires) for t in self.pool)
 
     # ------------------------------------------------- execution-window hooks
 

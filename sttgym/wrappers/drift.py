@@ -9,7 +9,13 @@ import gymnasium as gym
 from sttgym.actions import ToolCall, parse_action
 from sttgym.wrappers.base import ToolWrapper
 
-__all__ = ["MappingDrift"]
+__all__ = ["MappingDrift", "moved_count"]
+
+
+def moved_count(fraction: float, identifiers: int) -> int:
+    """Identifiers one drift moves: ``round(fraction * identifiers)``, a lone one raised to a pair."""
+    count = round(fraction * identifiers)
+    return min(identifiers, max(count, 2)) if count else 0
 
 
 def is_boundary(event: dict) -> bool:
@@ -50,8 +56,7 @@ class MappingDrift(ToolWrapper):
     @property
     def moved(self) -> int:
         """How many identifiers one drift moves."""
-        count = round(self.fraction * len(self.ids))
-        return min(len(self.ids), max(count, 2)) if count else 0
+        return moved_count(self.fraction, len(self.ids))
 
     def inward(self, action: Any) -> Any:
         call = parse_action(action)

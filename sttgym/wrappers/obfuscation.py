@@ -12,9 +12,10 @@ from sttgym.spaces import ToolCallSpace
 from sttgym.tools import ToolSpec, fail, validate_arguments
 from sttgym.wrappers.base import REJECTED, ToolWrapper, with_result
 
-__all__ = ["Obfuscate"]
+__all__ = ["Obfuscate", "MISMATCH"]
 
 STANDARD_FIELDS = ("success", "data", "message", "error")
+MISMATCH = "Schema mismatch"  # how a refusal for ill-shaped arguments begins (agents read it)
 
 
 class Obfuscate(ToolWrapper):
@@ -53,7 +54,8 @@ class Obfuscate(ToolWrapper):
             order = rng.permutation(len(params["properties"]))
             self.keys[name] = {p: f"arg_{int(i)}" for p, i in zip(params["properties"], order)}
             renamed = {self.keys[name][p]: s for p, s in params["properties"].items()}
-            self.specs[name] = ToolSpec(self.alias[name], "", {
+            # unnamed: under drift the alias it was listed as is not the identifier that answers
+            self.specs[name] = ToolSpec("", "", {
                 "type": "object", "properties": {k: renamed[k] for k in sorted(renamed)},
                 "required": sorted(self.keys[name][p] for p in params.get("required", []))}, False, 0,
                 func=lambda: {})
@@ -86,7 +88,7 @@ class Obfuscate(ToolWrapper):
             if function is None:
                 result = fail(f"Unknown command {call.name[:80]!r}")
             else:
-                result = self._disguise(function, fail(f"Schema mismatch: {problem}") if problem else info["result"])
+                result = self._disguise(function, fail(f"{MISMATCH}: {problem}") if problem else info["result"])
             observation, info = with_result(observation, info.get("result"), result), {**info, "result": result}
         if terminated or truncated:
             info = self._reveal(info)

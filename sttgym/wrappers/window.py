@@ -10,7 +10,10 @@ import gymnasium as gym
 from sttgym.tools import fail
 from sttgym.wrappers.base import REJECTED, ToolWrapper, valid_call, with_result
 
-__all__ = ["TemporalWindow"]
+__all__ = ["TemporalWindow", "EXPIRED", "NOT_OPEN"]
+
+EXPIRED = "execution window expired"  # the notice that the state was reset (agents read it)
+NOT_OPEN = "No execution window is open"  # the refusal of a submission outside a window
 
 
 class TemporalWindow(ToolWrapper):
@@ -63,8 +66,8 @@ class TemporalWindow(ToolWrapper):
         events = list(info.get("events", []))
         notices: list[str] = []
         if refused:
-            result = fail(f"No execution window is open: the task's trigger command opens one, and the answer must "
-                          f"be submitted within {self.k} actions of it.")
+            result = fail(f"{NOT_OPEN}: the task's trigger command opens one, and the answer must be submitted "
+                          f"within {self.k} actions of it.")
             observation, info = with_result(observation, info.get("result"), result), {**info, "result": result}
         if terminated or truncated:
             self.remaining = None
@@ -99,8 +102,7 @@ class TemporalWindow(ToolWrapper):
             state.clear()
             state.update(copy.deepcopy(self.snapshot))
         events.append({"type": "window_expired"})
-        return ("[execution window expired: the state was reset and intermediate values regenerated; run the "
-                "trigger command again]")
+        return f"[{EXPIRED}: the state was reset and intermediate values regenerated; run the trigger command again]"
 
     def _countdown(self) -> str:
         return "" if self.remaining is None else f"[execution window: {self.remaining} actions left]"
