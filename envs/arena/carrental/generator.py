@@ -27,7 +27,7 @@ from sttgym.task import Call, Ref, Task
 from sttgym.triggers import Context, Trigger
 from sttgym.user import Answer, UserProfile
 
-__all__ = ["CLASSES", "Base", "Booking", "new_world", "elapsed", "iso", "car", "rid", "holds_of", "lapsed_hold",
+__all__ = ["CLASSES", "Base", "Booking", "new_world", "elapsed", "iso", "car", "rid", "tell", "holds_of", "lapsed_hold",
            "no_double_booking", "fleet_unmoved", "cannot", "make_task", "user_profile"]
 
 CLASSES = ("economy", "compact", "suv", "van", "premium")
@@ -343,6 +343,11 @@ class Booking:
                                       and r["status"] == "held" and alive(s, r, end_of(log))]
                   and no_double_booking(s, end_of(log))),
         ]
+
+
+def tell(message: str) -> Call:
+    """Tell the user something (how impossible tasks end: the blocking fact, named)."""
+    return Call(name="chat_with_user", arguments={"message": message})
 
 
 def rid(step: str) -> Ref:

@@ -18,7 +18,7 @@ from datetime import timedelta
 import numpy as np
 
 from sttgym.envs.arena.carrental.generator import (Base, Booking, cannot, car, elapsed, iso, make_task, new_world, rid,
-                                                   user_profile)
+                                                   tell, user_profile)
 from sttgym.task import Call, Task
 from sttgym.triggers import Mutation, Trigger
 
@@ -101,9 +101,9 @@ def build(rng: np.random.Generator, level: str) -> Task:
                        status(moved), bring_back, swap(moved), b.confirm(), b.verify()]
         else:
             base.add_vehicle(depot, cls, status="maintenance")
-            oracle = head + [status(moved), b.search(), Call(name="chat_with_user", arguments={"message": (
+            oracle = head + [status(moved), b.search(), tell(
                 f"I'm sorry, I cannot confirm {car(cls)} at {depot}: {moved} was relocated to {elsewhere} and is now "
-                f"booked there, and the only other {car(cls, article=False)} at {depot} is in the workshop.")})]
+                f"booked there, and the only other {car(cls, article=False)} at {depot} is in the workshop.")]
             impossible = cannot(base, ["relocated", "moved", elsewhere], "a car away from the pickup depot")
         query = (f"Hi, I'm {customer['name']}, customer {base.user}. Please book me {car(cls)} at "
                  f"{base.name(depot)} ({depot}), pickup {iso(pickup)}, return there {iso(ret)}. Hold the car, "

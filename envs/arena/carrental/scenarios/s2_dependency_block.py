@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from sttgym.envs.arena.carrental.generator import Booking, cannot, car, iso, make_task, new_world, rid, user_profile
+from sttgym.envs.arena.carrental.generator import (Booking, cannot, car, iso, make_task, new_world, rid, tell,
+                                                   user_profile)
 from sttgym.task import Call, Task
 from sttgym.triggers import Mutation, Trigger
 
@@ -82,9 +83,9 @@ def build(rng: np.random.Generator, level: str) -> Task:
                              b.confirm(), b.verify()]
         else:
             base.add_vehicle(sister, cls, status="maintenance")
-            oracle = head + [info, b.search(sister), b.search(far), Call(name="chat_with_user", arguments={"message": (
+            oracle = head + [info, b.search(sister), b.search(far), tell(
                 f"I'm sorry, I cannot get {car(cls)} to {depot} for you: the hub {hub}, which holds the only free "
-                f"{car(cls, article=False)}, is locked down for a safety inspection and no vehicle may leave it.")})]
+                f"{car(cls, article=False)}, is locked down for a safety inspection and no vehicle may leave it.")]
             impossible = cannot(base, ["locked", "lockdown", "inspection"], "a car that cannot reach the depot")
 
     customer = s["customers"][base.user]

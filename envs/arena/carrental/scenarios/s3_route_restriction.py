@@ -20,7 +20,7 @@ from datetime import datetime, timedelta
 import numpy as np
 
 from sttgym.envs.arena.carrental.generator import (Base, Booking, cannot, car, elapsed, fleet_unmoved, iso, make_task,
-                                                   new_world, rid, user_profile)
+                                                   new_world, rid, tell, user_profile)
 from sttgym.task import Call, Task
 from sttgym.triggers import Mutation, Trigger
 
@@ -137,10 +137,10 @@ def build(rng: np.random.Generator, level: str) -> Task:
         head = [b.search(hub), plan(hub)]
         nominal = head + [move(first), b.hold(first), b.confirm()]
         minutes = base.minutes(hub, depot, closed)
-        oracle = head + [plan(hub), b.search(), Call(name="chat_with_user", arguments={"message": (
+        oracle = head + [plan(hub), b.search(), tell(
             f"I'm sorry, I cannot get {car(cls)} to {depot} by {iso(b.pickup)}: the Airport Expressway "
             f"({lay.expressway}) is closed, the detour from {hub} takes {minutes} minutes, and the only other "
-            f"{car(cls, article=False)} at {depot} is in the workshop.")})]
+            f"{car(cls, article=False)} at {depot} is in the workshop.")]
         impossible = cannot(base, ["closed", "closure", lay.expressway], "a car that arrives after the pickup",
                             fleet_unmoved(s, [first]))
 

@@ -16,7 +16,8 @@ from datetime import timedelta
 
 import numpy as np
 
-from sttgym.envs.arena.carrental.generator import Base, Booking, cannot, car, iso, make_task, new_world, user_profile
+from sttgym.envs.arena.carrental.generator import (Base, Booking, cannot, car, iso, make_task, new_world, tell,
+                                                   user_profile)
 from sttgym.task import Call, Task
 from sttgym.triggers import Mutation, Trigger
 
@@ -86,11 +87,10 @@ def build(rng: np.random.Generator, level: str) -> Task:
                          Call(name="refuel_vehicle", arguments={"vehicle_id": spare}), move(spare), b.hold(spare),
                          b.confirm(), b.verify()]
     else:
-        oracle = head + [b.search(), demand, b.search(business), b.search(airport), Call(
-            name="chat_with_user", arguments={"message": (
+        oracle = head + [b.search(), demand, b.search(business), b.search(airport), tell(
                 f"I'm sorry, I cannot book {car(cls)} at {depot}: with the commuter peak the fleet desk moved both "
                 f"of the depot's {car(cls, article=False)}s to {business} and {airport}, where they were booked "
-                f"at once, and there is no other {car(cls, article=False)} free.")})]
+                f"at once, and there is no other {car(cls, article=False)} free.")]
         impossible = cannot(base, ["peak", "moved", "demand"], "a car elsewhere or of another class")
 
     customer = s["customers"][base.user]

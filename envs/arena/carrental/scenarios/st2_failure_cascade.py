@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sttgym.envs.arena.carrental.generator import Booking, cannot, car, iso, make_task, new_world, user_profile
+from sttgym.envs.arena.carrental.generator import Booking, cannot, car, iso, make_task, new_world, tell, user_profile
 from sttgym.task import Call, Task
 from sttgym.triggers import Mutation, Trigger
 
@@ -90,10 +90,10 @@ def build(rng: np.random.Generator, level: str) -> Task:
         else:
             failure.mutations += _power_down(sister)
             base.add_vehicle(sister, cls, energy="electric", fuel=int(rng.integers(30, 60)))
-            oracle = head + [status, info, b.search(sister), Call(name="chat_with_user", arguments={"message": (
+            oracle = head + [status, info, b.search(sister), tell(
                 f"I'm sorry, I cannot get you an electric {car(cls, article=False)} with {NEEDED}% charge at "
                 f"{depot}: a power failure at {hub} took its chargers offline and cut {first}'s charge back to "
-                f"{low}%, and the outage also took out the chargers at {sister}, where the only other one is.")})]
+                f"{low}%, and the outage also took out the chargers at {sister}, where the only other one is.")]
             impossible = cannot(base, ["power failure", "outage", "charger"], "an electric car without enough charge")
 
     customer = s["customers"][base.user]

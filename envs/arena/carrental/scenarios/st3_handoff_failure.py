@@ -16,7 +16,8 @@ from datetime import timedelta
 
 import numpy as np
 
-from sttgym.envs.arena.carrental.generator import Booking, cannot, car, iso, make_task, new_world, rid, user_profile
+from sttgym.envs.arena.carrental.generator import (Booking, cannot, car, iso, make_task, new_world, rid, tell,
+                                                   user_profile)
 from sttgym.task import Call, Task
 from sttgym.triggers import Mutation, Trigger
 
@@ -78,10 +79,10 @@ def build(rng: np.random.Generator, level: str) -> Task:
                          b.confirm(), b.verify()]
     else:
         base.add_vehicle(depot, cls, status="maintenance")
-        oracle = head + [status, route(dropoff), b.search(), Call(name="chat_with_user", arguments={"message": (
+        oracle = head + [status, route(dropoff), b.search(), tell(
             f"I'm sorry, I cannot have {car(cls)} ready at {depot} at {iso(pickup)}: {first} is now returned late, "
             f"at {dropoff} at {iso(late)}, {m_drop} minutes away, and the depot's other "
-            f"{car(cls, article=False)} is in the workshop.")})]
+            f"{car(cls, article=False)} is in the workshop.")]
         impossible = cannot(base, ["late", "returned", dropoff], "a car that cannot be there at pickup")
 
     customer = s["customers"][base.user]

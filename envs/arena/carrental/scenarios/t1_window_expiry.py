@@ -16,7 +16,7 @@ from datetime import timedelta
 import numpy as np
 
 from sttgym.envs.arena.carrental.generator import (Base, Booking, cannot, car, elapsed, fleet_unmoved, holds_of, iso,
-                                                   lapsed_hold, make_task, new_world, rid, user_profile)
+                                                   lapsed_hold, make_task, new_world, rid, tell, user_profile)
 from sttgym.task import Call, Task
 from sttgym.triggers import Mutation, Trigger
 
@@ -102,11 +102,11 @@ def build(rng: np.random.Generator, level: str) -> Task:
     else:
         oracle = head + [check_first, b.search(), b.search(spare_depot),
                          Call(name="plan_route", arguments={"origin_id": spare_depot, "destination_id": depot}),
-                         Call(name="chat_with_user", arguments={"message": (
+                         tell(
                              f"I'm sorry, I cannot book {car(cls)} at {depot} for {iso(pickup)}. Your hold on "
                              f"{cars[0]} expired under the depot's peak-demand hold policy and the car was re-booked "
                              f"online; the only other {car(cls, article=False)} is {spare} at {spare_depot}, "
-                             f"{base.minutes(spare_depot, depot)} minutes away, so it cannot be there in time.")})]
+                             f"{base.minutes(spare_depot, depot)} minutes away, so it cannot be there in time.")]
     answers = {("car", "vehicle", "specific", "another", "other"):
                f"Any {car(cls, article=False)} at {depot} is fine by me.",
                ("price", "budget", "limit", "card"): "My card limit per booking is on my customer profile."}

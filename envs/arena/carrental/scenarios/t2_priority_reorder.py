@@ -16,7 +16,7 @@ from datetime import timedelta
 
 import numpy as np
 
-from sttgym.envs.arena.carrental.generator import (Base, Booking, cannot, car, iso, make_task, new_world, rid,
+from sttgym.envs.arena.carrental.generator import (Base, Booking, cannot, car, iso, make_task, new_world, rid, tell,
                                                    user_profile)
 from sttgym.task import Call, Task
 from sttgym.triggers import Mutation, Trigger
@@ -103,10 +103,10 @@ def build(rng: np.random.Generator, level: str) -> Task:
         base.add_reservation(base.other_customer(), taken, elsewhere, early.pickup - timedelta(hours=3),
                              ret + timedelta(days=1))
         oracle = head + [read_flight, early.search(), Call(name="get_vehicle_status", arguments={"vehicle_id": booked}),
-                         Call(name="chat_with_user", arguments={"message": (
+                         tell(
                              f"I cannot get you a car in time: {flight} now lands earlier, at {iso(lands_early)}, and "
                              f"no {car(cls, article=False)} is free then. {booked} at {depot} is only due back at "
-                             f"{iso(lands)}, the other one is in the workshop and {taken} is booked.")})]
+                             f"{iso(lands)}, the other one is in the workshop and {taken} is booked.")]
         impossible = cannot(base, ["due back", "earlier", "no " + car(cls, article=False)],
                             "a car that is not there on landing")
 

@@ -16,7 +16,7 @@ from datetime import timedelta
 
 import numpy as np
 
-from sttgym.envs.arena.carrental.generator import (Booking, cannot, car, elapsed, iso, make_task, new_world, rid,
+from sttgym.envs.arena.carrental.generator import (Booking, cannot, car, elapsed, iso, make_task, new_world, rid, tell,
                                                    user_profile)
 from sttgym.task import Call, Task
 from sttgym.triggers import Mutation, Trigger
@@ -88,10 +88,10 @@ def build(rng: np.random.Generator, level: str) -> Task:
     else:
         base.add_vehicle(depot, cls, energy="electric", status="maintenance")
         over = base.price(depot, cls, pickup, ret, daily_discount)
-        oracle = head + [promotions, b.quote(daily), Call(name="chat_with_user", arguments={"message": (
+        oracle = head + [promotions, b.quote(daily), tell(
             f"I'm sorry, I cannot book this within your card limit of {s['customers'][base.user]['payment_limit']}. "
             f"The flash fare {flash} expired at the midnight quota reset, and the only fare left, {daily}, brings "
-            f"the price to {over}, which is still over your limit.")})]
+            f"the price to {over}, which is still over your limit.")]
         impossible = cannot(base, [flash, "expired", "limit"], "a booking over the card limit or of another class")
 
     customer = s["customers"][base.user]
