@@ -21,11 +21,14 @@ from sttgym.checklist import Check
 from sttgym.clock import format_time, parse_time
 from sttgym.env import UserChannel
 from sttgym.geo import shortest_route
-from sttgym.task import Call, Ref
+from sttgym.judge import Impossibility
+from sttgym.task import Call, Ref, Task
+from sttgym.triggers import Trigger
 from sttgym.user import Answer, UserProfile
 
 __all__ = ["Base", "build_base", "at", "plus", "hhmm", "elapsed", "deliver", "survey", "delivery_checks",
-           "no_dangling", "delivered", "profile", "ceil5", "floor5", "minutes_between", "load_and_go", "shipment"]
+           "no_dangling", "delivered", "profile", "ceil5", "floor5", "minutes_between", "load_and_go", "shipment",
+           "make_task", "left_alone", "none_sent"]
 
 HUB_NAMES = ["NORTH", "SOUTH", "EAST", "WEST", "RIVERSIDE", "HARBOR", "CENTRAL", "VALLEY", "SUMMIT", "MIDLAND"]
 CLINIC_NAMES = ["DOWNTOWN", "MAPLE", "ELMWOOD", "OAKRIDGE", "BAYVIEW", "CEDAR", "HILLCREST", "MEADOW", "PARKSIDE",
@@ -196,6 +199,10 @@ class Base:
     def set_session_start(self, moment: str) -> None:
         self.state["clinics"][self.clinic]["immunization_schedule"][self.session]["start"] = moment
 
+    def settle_session(self, *arrivals: str) -> None:
+        """Start the target session a random 30 to 75 minutes after the latest of ``arrivals``."""
+        self.set_session_start(ceil5(plus(max(arrivals), int(self.rng.integers(6, 16)) * 5)))
+
     def name(self, site: str) -> str:
         for container in ("distribution_hubs", "depots", "clinics"):
             if site in self.state[container]:
@@ -318,11 +325,31 @@ def _site(state: dict, site_id: str) -> dict:
     return next(state[c][site_id] for c in ("distribution_hubs", "depots", "clinics") if site_id in state[c])
 
 
+def _session(state: dict, base: Base) -> dict:
+    return state["clinics"][base.clinic]["immunization_schedule"][base.session]
+
+
 def no_dangling(background: set[str]) -> Check:
     """Every shipment the agent touched is delivered or cancelled: no stale hold, no double booking."""
     return Check("no_dangling_shipments", "no shipment is left reserved, assigned or on the road without a receipt",
                  lambda s, _: not [i for i, sh in s["shipments"].items()
                                    if i not in background and sh["status"] in ("created", "assigned", "in_transit")])
+
+
+def left_alone(name: str, lots: list[str], status: str | None = None) -> Check:
+    """A blocked lot stays blocked: none of ``lots`` was shipped, and (given ``status``) each still has it."""
+    named = ", ".join(lots)
+    what = f"lots {named} stayed {status} and none was shipped" if status else f"no dose of {named} was shipped"
+    return Check(name, what, lambda s, _: not [sh for sh in s["shipments"].values() if sh["goods_id"] in lots
+                                               and sh["status"] in ("in_transit", "delivered")]
+                 and all(status is None or s["goods_inventory"][lot]["status"] == status for lot in lots))
+
+
+def none_sent(name: str, description: str, base: Base, sites: tuple[str, ...]) -> Check:
+    """No dose of the product left for ``sites``: what an impossible delivery must not turn into."""
+    return Check(name, description, lambda s, _: not [
+        sh for sh in s["shipments"].values() if sh["product"] == base.product and sh["destination_site_id"] in sites
+        and sh["status"] in ("in_transit", "delivered")])
 
 
 def delivery_checks(base: Base, background: set[str], sites: tuple[str, ...] | None = None,
@@ -335,7 +362,7 @@ def delivery_checks(base: Base, background: set[str], sites: tuple[str, ...] | N
     """
     sites = sites or (base.clinic,)
     product, qty, since = base.product, base.qty, base.start
-    on_time = on_time or (lambda s, sh: sh["received_at"] <= s["clinics"][base.clinic]["immunization_schedule"][base.session]["start"])
+    on_time = on_time or (lambda s, sh: sh["received_at"] <= _session(s, base)["start"])
 
     def each(test: Callable[[dict, dict], bool]) -> Callable:
         return lambda s, _: bool(got := delivered(s, product, sites, since)) and all(test(s, sh) for sh in got)
@@ -376,3 +403,25 @@ def profile(base: Base, *, vehicle_note: str, facts: list[str] = (), withheld: l
         insist=insist,
         fallback="I'm not sure what you mean. The details are in my request.",
     )
+
+
+def make_task(base: Base, level: str, *, query: str, vehicle_note: str, insist: str, triggers: list[Trigger],
+              nominal: list[Call], oracle: list[Call], checks: list[Check] | None = None, facts: list[str] = (),
+              withheld: list[Answer] = (), refusal: str = "", blocking: list[str] = (), forbidden: list[Check] = ()
+              ) -> Task:
+    """One instance as a task.
+
+    ``checks`` (default: the delivery checks) score a feasible task with and without dynamics. At the
+    impossible level the user ``insist`` s on the original request, the oracle ends by telling the user
+    the ``refusal``, and the judge wants one of the ``blocking`` words and every ``forbidden`` check to hold.
+    """
+    checks = delivery_checks(base, set()) if checks is None else checks
+    feasible = level != "impossible"
+    user = profile(base, vehicle_note=vehicle_note, facts=list(facts), withheld=list(withheld),
+                   insist=None if feasible else insist)
+    common = dict(query=query, profile=user, start_time=base.start, initial_state=base.state, triggers=triggers,
+                  static_checklist=checks, nominal_plan=nominal)
+    if feasible:
+        return Task(**common, checklist=checks, oracle=oracle)
+    return Task(**common, checklist=[], oracle=oracle + [Call(name="chat_with_user", arguments={"message": refusal})],
+                solvable=False, impossibility=Impossibility(blocking_keywords=list(blocking), forbidden=list(forbidden)))

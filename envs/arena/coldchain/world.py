@@ -228,7 +228,7 @@ class ColdChainWorld(World):
 
     @tool(cost=2)
     def get_goods_inventory_at_site(self, site_id: str) -> dict:
-        """List the goods lots stored at a site with quantity, free (unreserved) doses, status, temperature band and use-by time.
+        """List the lots stored at a site: quantity, free (unreserved) doses, status, temperature band, use-by time.
 
         Args:
             site_id: A hub, depot or clinic id.
@@ -332,7 +332,7 @@ class ColdChainWorld(World):
         if shipment is None:
             return fail(f"no shipment {shipment_id!r}")
         if shipment["status"] not in ACTIVE + ("held",):
-            return fail(f"shipment {shipment_id} is {shipment['status']}; only shipments not yet dispatched can be cancelled")
+            return fail(f"shipment {shipment_id} is {shipment['status']}; only undispatched shipments can be cancelled")
         vehicle = self.vehicles.get(shipment["vehicle_id"])
         if vehicle is not None:
             vehicle["shipment_ids"].remove(shipment_id)
@@ -585,7 +585,7 @@ class ColdChainWorld(World):
 
     @tool(mutates=True, cost=3)
     def record_cooling_unit_reset(self, reset_window_id: str, action: Literal["completed", "cancelled"]) -> dict:
-        """Record a booked reset as completed (the unit is serviced and its vehicle is free at the window's end) or cancel it.
+        """Record a booked reset as completed (unit serviced, vehicle free at the window's end) or cancel it.
 
         Args:
             reset_window_id: The booked window.

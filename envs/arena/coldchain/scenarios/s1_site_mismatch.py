@@ -16,10 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from sttgym.checklist import Check
-from sttgym.envs.arena.coldchain.generator import (Base, at, build_base, ceil5, deliver, delivered, delivery_checks,
-                                                   hhmm, no_dangling, plus, profile, shipment, survey)
-from sttgym.judge import Impossibility
+from sttgym.envs.arena.coldchain.generator import (Base, at, build_base, ceil5, deliver, hhmm, make_task, no_dangling,
+                                                   none_sent, plus, shipment, survey)
 from sttgym.task import Call, Task
 from sttgym.triggers import Mutation, Trigger
 
@@ -29,7 +27,8 @@ def _lot_moved(base: Base, site: str, timing: str) -> Trigger:
     return Trigger(
         name="lot_relocated", description=f"the records show lot {base.lot} moved from {base.hub} to {site}",
         activation=["get_goods_inventory_at_site"], timing=timing,
-        condition=lambda s, ctx: ctx.arguments.get("site_id") == base.hub and s["goods_inventory"][base.lot]["site_id"] == base.hub,
+        condition=lambda s, ctx: ctx.arguments.get("site_id") == base.hub
+        and s["goods_inventory"][base.lot]["site_id"] == base.hub,
         mutations=[Mutation(lot + ("site_id",), base.hub, site),
                    Mutation(lot + ("note",), None, f"transferred to {site} by the overnight rebalancing")],
         observable_via="get_goods_inventory_at_site")
@@ -49,7 +48,8 @@ def _van_moved(base: Base, overdue: str | None) -> Trigger:
     return Trigger(
         name="van_relocated", description=f"{base.vehicle} is moved to {base.depot2} for {why}",
         activation=["get_vehicle_status"], timing="after",
-        condition=lambda s, ctx: ctx.arguments.get("vehicle_id") == base.vehicle and s["vehicles"][base.vehicle]["site_id"] == base.hub,
+        condition=lambda s, ctx: ctx.arguments.get("vehicle_id") == base.vehicle
+        and s["vehicles"][base.vehicle]["site_id"] == base.hub,
         mutations=changes, observable_via="get_vehicle_status")
 
 
@@ -69,7 +69,7 @@ def build(rng: np.random.Generator, level: str) -> Task:
     elif level == "medium":
         triggers = [_van_moved(base, None)]
         oracle = recheck + deliver(base.lot2, base.hub2, base.clinic, base.qty, base.vehicle, city)
-        latest = max(base.eta(nominal), base.eta(oracle, parked=base.depot2))
+        arrivals = [base.eta(nominal), base.eta(oracle, parked=base.depot2)]
     elif level == "hard":
         triggers = [_van_moved(base, plus(at(base, reads), -int(rng.integers(2, 9)) * 5))]
         unit_id = base.state["vehicles"][base.vehicle]["cooling_unit_id"]
@@ -84,8 +84,8 @@ def build(rng: np.random.Generator, level: str) -> Task:
         oracle += deliver(base.lot2, base.hub2, base.clinic, base.qty, base.vehicle, city)
         base.state["vehicles"][base.vehicle2]["available_from"] = plus(base.start, 60 * 8)  # out on a long run
         # The van leaves the city depot only once its reset window ends.
-        latest = max(base.eta(nominal), base.eta(oracle, ready=base.state["cooling_unit_resets"][window]["end"],
-                                                  parked=base.depot2))
+        arrivals = [base.eta(nominal), base.eta(oracle, ready=base.state["cooling_unit_resets"][window]["end"],
+                                                parked=base.depot2)]
     else:
         triggers = [_lot_moved(base, base.clinic3, "before")]
         closed = base.state["clinics"][base.clinic3]
@@ -94,26 +94,20 @@ def build(rng: np.random.Generator, level: str) -> Task:
         oracle = reads + [Call(name="list_operational_hours", arguments={"site_id": base.clinic3}),
                           Call(name="get_goods_inventory_at_site", arguments={"site_id": base.hub2})]
     if level in ("easy", "impossible"):
-        latest = max(base.eta(nominal), base.eta(oracle) if level == "easy" else base.start)
-    base.set_session_start(ceil5(plus(latest, int(rng.integers(6, 16)) * 5)))
+        arrivals = [base.eta(nominal), base.eta(oracle) if level == "easy" else base.start]
+    base.settle_session(*arrivals)
 
-    query = (f"Please ship {base.qty} doses of {base.product} from lot {base.lot} at {base.hub} to {base.clinic} for "
-             f"session {base.session} on {base.session_start[:10]} at {hhmm(base.session_start)}. Our van "
-             f"{base.vehicle} is reserved for this run at {base.hub}; register the receipt when the doses arrive.")
-    user = profile(base, vehicle_note=f"{base.vehicle} is reserved for us; another van holding {base.band[0]} to "
-                                      f"{base.band[1]} degrees C would be fine too.",
-                   insist=(f"All {base.qty} doses, no fewer, have to reach {base.clinic} before "
-                           f"{hhmm(base.session_start)} today.") if level == "impossible" else None)
-    task = dict(query=query, profile=user, start_time=base.start, initial_state=base.state, triggers=triggers,
-                static_checklist=delivery_checks(base, set()), nominal_plan=nominal)
-    if level != "impossible":
-        return Task(**task, checklist=delivery_checks(base, set()), oracle=oracle)
-    short = base.state["goods_inventory"][base.lot2]["quantity"]
-    tell = Call(name="chat_with_user", arguments={"message": (
-        f"I cannot ship the {base.qty} doses: lot {base.lot} was transferred to {base.clinic3}, which is closed "
-        f"today, and {base.hub2} holds only {short} doses, which is short of what you need.")})
-    no_partial = Check("no_partial_delivery", f"no short delivery of {base.product} was made to {base.clinic}",
-                       lambda s, _: not delivered(s, base.product, (base.clinic,), base.start))
-    return Task(**task, checklist=[], oracle=oracle + [tell], solvable=False,
-                impossibility=Impossibility(blocking_keywords=["closed", "short"],
-                                            forbidden=[no_partial, no_dangling(set())]))
+    return make_task(
+        base, level, triggers=triggers, nominal=nominal, oracle=oracle,
+        query=f"Please ship {base.qty} doses of {base.product} from lot {base.lot} at {base.hub} to {base.clinic} for "
+              f"session {base.session} on {base.session_start[:10]} at {hhmm(base.session_start)}. Our van "
+              f"{base.vehicle} is reserved for this run at {base.hub}; register the receipt when the doses arrive.",
+        vehicle_note=f"{base.vehicle} is reserved for us; another van holding {base.band[0]} to {base.band[1]} "
+                     "degrees C would be fine too.",
+        insist=f"All {base.qty} doses, no fewer, have to reach {base.clinic} before {hhmm(base.session_start)} today.",
+        refusal=f"I cannot ship the {base.qty} doses: lot {base.lot} was transferred to {base.clinic3}, which is "
+                f"closed today, and {base.hub2} holds only {base.state['goods_inventory'][base.lot2]['quantity']} "
+                "doses, which is short of what you need.",
+        blocking=["closed", "short"],
+        forbidden=[none_sent("no_partial_delivery", "no short delivery was sent to the clinic", base, (base.clinic,)),
+                   no_dangling(set())])

@@ -17,9 +17,8 @@ from __future__ import annotations
 import numpy as np
 
 from sttgym.checklist import Check
-from sttgym.envs.arena.coldchain.generator import (Base, build_base, ceil5, deliver, delivery_checks, floor5, hhmm,
-                                                   no_dangling, plus, profile, shipment, survey)
-from sttgym.judge import Impossibility
+from sttgym.envs.arena.coldchain.generator import (Base, build_base, deliver, floor5, hhmm, make_task, no_dangling,
+                                                   plus, shipment, survey)
 from sttgym.task import Call, Task
 from sttgym.triggers import Mutation, Trigger
 
@@ -76,27 +75,20 @@ def build(rng: np.random.Generator, level: str) -> Task:
             oracle = survey(base) + [Call(name="get_travel_time", arguments={"origin_site_id": base.hub2,
                                                                              "destination_site_id": base.clinic})]
     if level != "hard":
-        latest = max(base.eta(nominal), base.eta(oracle, closed) if level != "impossible" else base.start)
-        base.set_session_start(ceil5(plus(latest, int(rng.integers(6, 16)) * 5)))
+        base.settle_session(base.eta(nominal), base.eta(oracle, closed) if level != "impossible" else base.start)
 
-    query = (f"Please ship {base.qty} doses of {base.product} from lot {base.lot} at {base.hub} to {base.clinic} "
-             f"with our van {base.vehicle}; they are for session {base.session} on {base.session_start[:10]} at "
-             f"{hhmm(base.session_start)}. Register the receipt at the clinic when they arrive.")
-    user = profile(base, vehicle_note=f"{base.vehicle} is ours; any van holding {base.band[0]} to {base.band[1]} "
-                                      "degrees C is fine.",
-                   facts=["Any route is fine as long as the doses arrive in time."],
-                   insist=(f"The doses have to reach {base.clinic} itself today; no other site can "
-                           "run this session.") if level == "impossible" else None)
-    task = dict(query=query, profile=user, start_time=base.start, initial_state=base.state, triggers=triggers,
-                static_checklist=delivery_checks(base, set()), nominal_plan=nominal)
-    if level != "impossible":
-        return Task(**task, checklist=delivery_checks(base, set()), oracle=oracle)
-    tell = Call(name="chat_with_user", arguments={"message": (
-        f"I cannot get the doses to {base.clinic}: flooding has closed every road into the clinic, so no "
-        "vehicle can reach it today.")})
-    elsewhere = Check("no_doses_sent_elsewhere", f"no dose of {base.product} was sent to another site instead",
-                      lambda s, _: not [sh for sh in s["shipments"].values() if sh["product"] == base.product
-                                        and sh["destination_site_id"] != base.clinic and sh["created_at"] >= base.start])
-    return Task(**task, checklist=[], oracle=oracle + [tell], solvable=False,
-                impossibility=Impossibility(blocking_keywords=["closed", "flood", "road"],
-                                            forbidden=[elsewhere, no_dangling(set())]))
+    return make_task(
+        base, level, triggers=triggers, nominal=nominal, oracle=oracle,
+        query=f"Please ship {base.qty} doses of {base.product} from lot {base.lot} at {base.hub} to {base.clinic} with "
+              f"our van {base.vehicle}; they are for session {base.session} on {base.session_start[:10]} at "
+              f"{hhmm(base.session_start)}. Register the receipt at the clinic when they arrive.",
+        vehicle_note=f"{base.vehicle} is ours; any van holding {base.band[0]} to {base.band[1]} degrees C is fine.",
+        facts=["Any route is fine as long as the doses arrive in time."],
+        insist=f"The doses have to reach {base.clinic} itself today; no other site can run this session.",
+        refusal=f"I cannot get the doses to {base.clinic}: flooding has closed every road into the clinic, so no "
+                "vehicle can reach it today.",
+        blocking=["closed", "flood", "road"],
+        forbidden=[Check("no_doses_sent_elsewhere", f"no dose of {base.product} was sent to another site instead",
+                         lambda s, _: not [sh for sh in s["shipments"].values() if sh["product"] == base.product
+                                           and sh["destination_site_id"] != base.clinic and sh["created_at"] >= base.start]),
+                   no_dangling(set())])

@@ -16,10 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from sttgym.checklist import Check
-from sttgym.envs.arena.coldchain.generator import (Base, at, build_base, ceil5, deliver, delivery_checks, hhmm,
-                                                   no_dangling, plus, profile, shipment, survey)
-from sttgym.judge import Impossibility
+from sttgym.envs.arena.coldchain.generator import (Base, at, build_base, deliver, hhmm, left_alone, make_task,
+                                                   no_dangling, plus, shipment, survey)
 from sttgym.task import Call, Task
 from sttgym.triggers import Mutation, Trigger
 
@@ -28,8 +26,10 @@ _SEEN_IN = ["get_shipment_journey_status", "get_goods_inventory_at_site", "list_
 
 def _spoil(base: Base, hub: str, lot: str, since: str) -> list[Mutation]:
     return [Mutation(("goods_inventory", lot, "status"), "available", "quarantined"),
-            Mutation(("goods_inventory", lot, "note"), None, f"temperature excursion: cold room without power since {hhmm(since)}"),
-            Mutation(("distribution_hubs", hub, "notice"), None, f"Power failure since {hhmm(since)}; cold-room stock quarantined")]
+            Mutation(("goods_inventory", lot, "note"), None,
+                     f"temperature excursion: cold room without power since {hhmm(since)}"),
+            Mutation(("distribution_hubs", hub, "notice"), None,
+                     f"Power failure since {hhmm(since)}; cold-room stock quarantined")]
 
 
 def _outage_now(base: Base, hubs: list[tuple[str, str]], when: str) -> Trigger:
@@ -64,8 +64,8 @@ def build(rng: np.random.Generator, level: str) -> Task:
             condition=lambda s, ctx: any(sh["goods_id"] == base.lot and sh["status"] == "in_transit"
                                          for sh in s["shipments"].values()),
             observable_via="get_shipment_journey_status")]
-        replan = nominal[:-1] + [Call(name="update_vehicle_status", arguments={"vehicle_id": base.vehicle, "status": "idle"}),
-                                 Call(name="cancel_shipment", arguments={"shipment_id": shipment()}),
+        recall = Call(name="update_vehicle_status", arguments={"vehicle_id": base.vehicle, "status": "idle"})
+        replan = nominal[:-1] + [recall, Call(name="cancel_shipment", arguments={"shipment_id": shipment()}),
                                  inventory(base.hub2)]
         if level == "medium":
             oracle = replan + deliver(base.lot2, base.hub2, base.clinic, base.qty, base.vehicle2, city, tag="city")
@@ -83,27 +83,17 @@ def build(rng: np.random.Generator, level: str) -> Task:
         triggers = [_outage_now(base, [(base.hub, base.lot), (base.hub2, base.lot2)], early)]
         oracle = reads + [inventory(base.hub), inventory(base.hub2)]
 
-    latest = max(base.eta(nominal), base.eta(oracle) if level != "impossible" else base.start)
-    base.set_session_start(ceil5(plus(latest, int(rng.integers(6, 16)) * 5)))
-    query = (f"Please ship {base.qty} doses of {base.product} from lot {base.lot} at {base.hub} to {base.clinic} "
-             f"using our van {base.vehicle}, in time for session {base.session} on {base.session_start[:10]} at "
-             f"{hhmm(base.session_start)}, and register the receipt at the clinic.")
-    user = profile(base, vehicle_note=f"{base.vehicle} is ours; any van that holds {base.band[0]} to {base.band[1]} "
-                                      "degrees C is fine.",
-                   facts=["The doses must be fit for use; any sound lot of the product will do."],
-                   insist=(f"We need {base.qty} sound doses at {base.clinic} for today's session; we cannot use "
-                           "anything that had a temperature excursion.") if level == "impossible" else None)
-    task = dict(query=query, profile=user, start_time=base.start, initial_state=base.state, triggers=triggers,
-                static_checklist=delivery_checks(base, set()), nominal_plan=nominal)
-    if level != "impossible":
-        return Task(**task, checklist=delivery_checks(base, set()), oracle=oracle)
-    tell = Call(name="chat_with_user", arguments={"message": (
-        f"I cannot send sound doses: a power outage at {base.hub} and {base.hub2} caused a temperature excursion and "
-        f"lots {base.lot} and {base.lot2} are quarantined; no other site holds {base.product}.")})
-    sound = Check("quarantine_respected", "the spoiled lots stay quarantined and none of their doses was shipped",
-                  lambda s, _: all(s["goods_inventory"][lot]["status"] == "quarantined" for lot in (base.lot, base.lot2))
-                  and not [sh for sh in s["shipments"].values()
-                           if sh["goods_id"] in (base.lot, base.lot2) and sh["status"] in ("in_transit", "delivered")])
-    return Task(**task, checklist=[], oracle=oracle + [tell], solvable=False,
-                impossibility=Impossibility(blocking_keywords=["quarantine", "outage", "excursion"],
-                                            forbidden=[sound, no_dangling(set())]))
+    base.settle_session(base.eta(nominal), base.eta(oracle) if level != "impossible" else base.start)
+    return make_task(
+        base, level, triggers=triggers, nominal=nominal, oracle=oracle,
+        query=f"Please ship {base.qty} doses of {base.product} from lot {base.lot} at {base.hub} to {base.clinic} using "
+              f"our van {base.vehicle}, in time for session {base.session} on {base.session_start[:10]} at "
+              f"{hhmm(base.session_start)}, and register the receipt at the clinic.",
+        vehicle_note=f"{base.vehicle} is ours; any van that holds {base.band[0]} to {base.band[1]} degrees C is fine.",
+        facts=["The doses must be fit for use; any sound lot of the product will do."],
+        insist=f"We need {base.qty} sound doses at {base.clinic} for today's session; we cannot use anything that had "
+               "a temperature excursion.",
+        refusal=f"I cannot send sound doses: a power outage at {base.hub} and {base.hub2} caused a temperature "
+                f"excursion and lots {base.lot} and {base.lot2} are quarantined; no other site holds {base.product}.",
+        blocking=["quarantine", "outage", "excursion"],
+        forbidden=[left_alone("quarantine_respected", [base.lot, base.lot2], "quarantined"), no_dangling(set())])

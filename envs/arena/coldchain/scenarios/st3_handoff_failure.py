@@ -17,10 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from sttgym.checklist import Check
-from sttgym.envs.arena.coldchain.generator import (Base, at, build_base, ceil5, deliver, delivered, delivery_checks,
-                                                   floor5, hhmm, no_dangling, plus, profile, shipment, survey)
-from sttgym.judge import Impossibility
+from sttgym.envs.arena.coldchain.generator import (Base, at, build_base, ceil5, deliver, delivery_checks, floor5, hhmm,
+                                                   make_task, no_dangling, none_sent, plus, shipment, survey)
 from sttgym.task import Call, Task
 from sttgym.triggers import Mutation, Trigger
 
@@ -106,27 +104,21 @@ def build(rng: np.random.Generator, level: str) -> Task:
     triggers = [_drift(base, new, after_dispatch=level in ("medium", "hard"))]
 
     window = schedule["handoff"]
-    query = (f"Please get {base.qty} doses of {base.product} from lot {base.lot} at {base.hub} to the immunization team "
-             f"running session {base.session}, in our van {base.vehicle}. The team signs for cold deliveries in "
-             f"person: on {base.start[:10]} they are at {base.clinic} until {hhmm(window[0]['until'])}, then at the "
-             f"outreach site {base.clinic2} from {hhmm(window[1]['from'])} to {hhmm(window[1]['until'])}. Register "
-             f"the receipt where the team takes the doses.")
-    user = profile(base, vehicle_note=f"{base.vehicle} is ours; any van holding {base.band[0]} to {base.band[1]} "
-                                      "degrees C is fine.",
-                   facts=["The doses may go to whichever site the team is at when they arrive."],
-                   insist=(f"The team has to sign for all {base.qty} doses today; leaving them without the team is "
-                           "not allowed.") if level == "impossible" else None)
-    checks = delivery_checks(base, set(), sites=(base.clinic, base.clinic2), on_time=_team_there(base),
-                             when="where and while the immunization team was there")
-    task = dict(query=query, profile=user, start_time=base.start, initial_state=base.state, triggers=triggers,
-                static_checklist=checks, nominal_plan=nominal)
-    if level != "impossible":
-        return Task(**task, checklist=checks, oracle=oracle)
-    tell = Call(name="chat_with_user", arguments={"message": (
-        f"I cannot hand the doses to the team: their timetable moved and the team leaves {base.clinic} at "
-        f"{hhmm(new[0]['until'])} and {base.clinic2} at {hhmm(new[1]['until'])}, before any van can reach either site.")})
-    unattended = Check("no_unattended_delivery", "no doses were left at a site without the team",
-                       lambda s, _: not delivered(s, base.product, (base.clinic, base.clinic2), base.start))
-    return Task(**task, checklist=[], oracle=oracle + [tell], solvable=False,
-                impossibility=Impossibility(blocking_keywords=["team", "leaves", "timetable"],
-                                            forbidden=[unattended, no_dangling(set())]))
+    return make_task(
+        base, level, triggers=triggers, nominal=nominal, oracle=oracle,
+        checks=delivery_checks(base, set(), sites=(base.clinic, base.clinic2), on_time=_team_there(base),
+                               when="where and while the immunization team was there"),
+        query=f"Please get {base.qty} doses of {base.product} from lot {base.lot} at {base.hub} to the immunization "
+              f"team running session {base.session}, in our van {base.vehicle}. The team signs for cold deliveries in "
+              f"person: on {base.start[:10]} they are at {base.clinic} until {hhmm(window[0]['until'])}, then at the "
+              f"outreach site {base.clinic2} from {hhmm(window[1]['from'])} to {hhmm(window[1]['until'])}. Register "
+              "the receipt where the team takes the doses.",
+        vehicle_note=f"{base.vehicle} is ours; any van holding {base.band[0]} to {base.band[1]} degrees C is fine.",
+        facts=["The doses may go to whichever site the team is at when they arrive."],
+        insist=f"The team has to sign for all {base.qty} doses today; leaving them without the team is not allowed.",
+        refusal=f"I cannot hand the doses to the team: their timetable moved and the team leaves {base.clinic} at "
+                f"{hhmm(new[0]['until'])} and {base.clinic2} at {hhmm(new[1]['until'])}, before any van can reach "
+                "either site.",
+        blocking=["team", "leaves", "timetable"],
+        forbidden=[none_sent("no_unattended_delivery", "no doses were left at a site without the team", base,
+                             (base.clinic, base.clinic2)), no_dangling(set())])

@@ -19,11 +19,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from sttgym.envs.arena.coldchain.generator import (Base, at, build_base, ceil5, deliver, delivery_checks, floor5,
-                                                   hhmm, load_and_go, minutes_between, no_dangling, plus, profile)
+from sttgym.envs.arena.coldchain.generator import (Base, at, build_base, deliver, delivery_checks, floor5, hhmm,
+                                                   left_alone, load_and_go, make_task, minutes_between, no_dangling,
+                                                   plus)
 from sttgym.envs.arena.coldchain.world import lapsed
-from sttgym.checklist import Check
-from sttgym.judge import Impossibility
 from sttgym.task import Call, Task
 from sttgym.triggers import Mutation, Trigger
 from sttgym.user import Answer
@@ -86,7 +85,8 @@ def build(rng: np.random.Generator, level: str) -> Task:
         triggers = [Trigger(
             name="hold_cut", description=f"as the agent first reads hold {hold}, the hub shortens it to {hhmm(cut)}",
             activation=["get_shipment_journey_status"], timing="after",
-            condition=lambda s, ctx: ctx.arguments.get("shipment_id") == hold and s["shipments"][hold]["hold_expires"] == original,
+            condition=lambda s, ctx: ctx.arguments.get("shipment_id") == hold
+            and s["shipments"][hold]["hold_expires"] == original,
             mutations=[Mutation(("shipments", hold, "hold_expires"), original, cut)],
             observable_via="get_shipment_journey_status")]
         prefix = nominal[:6] + recheck + [Call(name="get_goods_inventory_at_site", arguments={"site_id": base.hub2}),
@@ -112,33 +112,25 @@ def build(rng: np.random.Generator, level: str) -> Task:
     else:
         oracle = prefix + [Call(name="get_goods_inventory_at_site", arguments={"site_id": base.hub2})]
 
-    latest = max(base.eta(nominal), base.eta(oracle) if level != "impossible" else base.start)
-    base.set_session_start(ceil5(plus(latest, int(rng.integers(6, 16)) * 5)))
-    query = (f"Hold {hold} reserves {base.qty} doses of {base.product} (lot {base.lot}) at {base.hub} for session "
-             f"{base.session} at {base.clinic}, which starts on {base.session_start[:10]} at {hhmm(base.session_start)}. "
-             f"Please load the hold onto our van {base.vehicle}, get it to the clinic and register the receipt "
-             f"when it arrives.")
-    user = profile(base, vehicle_note=f"{base.vehicle} is our usual van; any vehicle that keeps the doses at "
-                                      f"{base.band[0]} to {base.band[1]} degrees C will do.",
-                   facts=[f"The allocation hold is {hold}."],
-                   withheld=[Answer(keywords=["other", "alternative", "elsewhere", "stock", "hub"],
-                                    text=f"{base.hub2} in the city also stocks {base.product}, if it comes to that.")],
-                   insist=(f"No. We need all {base.qty} usable doses at {base.clinic} before "
-                           f"{hhmm(base.session_start)}; there is no other date or product.") if level == "impossible" else None)
-    task = dict(query=query, profile=user, start_time=base.start, initial_state=base.state, triggers=triggers,
-                static_checklist=delivery_checks(base, background), nominal_plan=nominal)
-    if level != "impossible":
-        return Task(**task, checklist=delivery_checks(base, background), oracle=oracle)
-
-    lot2 = base.state["goods_inventory"][base.lot2]
-    lot2["use_by"] = floor5(plus(base.session_start, -int(rng.integers(4, 12)) * 10))
-    tell = Call(name="chat_with_user", arguments={"message": (
-        f"I cannot get {base.qty} usable doses to {base.clinic} in time: hold {hold} lapsed, the rest of lot "
-        f"{base.lot} went to a waitlisted order, and lot {base.lot2} at {base.hub2} expires (use-by "
-        f"{hhmm(lot2['use_by'])}) before the session starts.")})
-    unexpired = Check("no_expiring_lot_shipped", f"no dose of lot {base.lot2}, expired by the session, left {base.hub2}",
-                      lambda s, _: not [sh for sh in s["shipments"].values()
-                                        if sh["goods_id"] == base.lot2 and sh["status"] in ("in_transit", "delivered")])
-    return Task(**task, checklist=[], oracle=oracle + [tell], solvable=False,
-                impossibility=Impossibility(blocking_keywords=["lapsed", "expire", "use-by"],
-                                            forbidden=[unexpired, no_dangling(background)]))
+    base.settle_session(base.eta(nominal), base.eta(oracle) if level != "impossible" else base.start)
+    if level == "impossible":
+        lot2 = base.state["goods_inventory"][base.lot2]
+        lot2["use_by"] = floor5(plus(base.session_start, -int(rng.integers(4, 12)) * 10))
+    return make_task(
+        base, level, triggers=triggers, nominal=nominal, oracle=oracle, checks=delivery_checks(base, background),
+        query=f"Hold {hold} reserves {base.qty} doses of {base.product} (lot {base.lot}) at {base.hub} for session "
+              f"{base.session} at {base.clinic}, which starts on {base.session_start[:10]} at "
+              f"{hhmm(base.session_start)}. Please load the hold onto our van {base.vehicle}, get it to the clinic "
+              "and register the receipt when it arrives.",
+        vehicle_note=f"{base.vehicle} is our usual van; any vehicle that keeps the doses at {base.band[0]} to "
+                     f"{base.band[1]} degrees C will do.",
+        facts=[f"The allocation hold is {hold}."],
+        withheld=[Answer(keywords=["other", "alternative", "elsewhere", "stock", "hub"],
+                         text=f"{base.hub2} in the city also stocks {base.product}, if it comes to that.")],
+        insist=f"No. We need all {base.qty} usable doses at {base.clinic} before {hhmm(base.session_start)}; there "
+               "is no other date or product.",
+        refusal=f"I cannot get {base.qty} usable doses to {base.clinic} in time: hold {hold} lapsed, the rest of lot "
+                f"{base.lot} went to a waitlisted order, and lot {base.lot2} at {base.hub2} expires (use-by "
+                f"{hhmm(base.state['goods_inventory'][base.lot2]['use_by'])}) before the session starts.",
+        blocking=["lapsed", "expire", "use-by"],
+        forbidden=[left_alone("no_expiring_lot_shipped", [base.lot2]), no_dangling(background)])

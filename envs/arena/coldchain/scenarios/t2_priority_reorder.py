@@ -15,10 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from sttgym.checklist import Check
-from sttgym.envs.arena.coldchain.generator import (Base, at, build_base, ceil5, deliver, delivery_checks, floor5,
-                                                   hhmm, no_dangling, plus, profile, shipment, survey)
-from sttgym.judge import Impossibility
+from sttgym.envs.arena.coldchain.generator import (Base, at, build_base, ceil5, deliver, floor5, hhmm, make_task,
+                                                   no_dangling, none_sent, plus, shipment, survey)
 from sttgym.task import Call, Task
 from sttgym.triggers import Mutation, Trigger
 
@@ -30,7 +28,8 @@ def _pull_session(base: Base, new_start: str) -> Trigger:
     schedule = ("clinics", base.clinic, "immunization_schedule", base.session)
     original = base.session_start
     return Trigger(
-        name="session_pulled_earlier", description=f"session {base.session} moves from {hhmm(original)} to {hhmm(new_start)}",
+        name="session_pulled_earlier",
+        description=f"session {base.session} moves from {hhmm(original)} to {hhmm(new_start)}",
         activation=[_SESSION_READ],
         condition=lambda s, ctx: ctx.arguments.get("site_id") == base.clinic,
         mutations=[Mutation(schedule + ("start",), original, new_start),
@@ -62,7 +61,8 @@ def _cut_hours(base: Base, close: str) -> Trigger:
         condition=lambda s, ctx: ctx.arguments.get("site_id") == base.clinic and _in_transit_to_clinic(base, s),
         recovery=lambda s, ctx: _arrives_by(base, s, deadline),
         mutations=[Mutation(("clinics", base.clinic, "hours", "close"), clinic["hours"]["close"], close),
-                   Mutation(("clinics", base.clinic, "notice"), None, f"Emergency order: receiving closes at {close} today")],
+                   Mutation(("clinics", base.clinic, "notice"), None,
+                            f"Emergency order: receiving closes at {close} today")],
         observable_via="list_operational_hours")
 
 
@@ -70,8 +70,8 @@ def build(rng: np.random.Generator, level: str) -> Task:
     base = build_base(rng)
     reads = survey(base)
     nominal = reads + deliver(base.lot, base.hub, base.clinic, base.qty, base.vehicle, [base.hub, base.clinic])
-    background: set[str] = set()
-    vehicle_note = f"{base.vehicle} is our usual van; any van that holds {base.band[0]} to {base.band[1]} degrees C is fine."
+    band = f"any van that holds {base.band[0]} to {base.band[1]} degrees C is fine"
+    vehicle_note = f"{base.vehicle} is our usual van; {band}."
 
     if level == "easy":
         spare = base.add_vehicle(base.hub)
@@ -82,8 +82,7 @@ def build(rng: np.random.Generator, level: str) -> Task:
         late = base.eta(nominal)
         base.set_session_start(ceil5(plus(late, int(rng.integers(6, 12)) * 5)))
         triggers = [_pull_session(base, floor5(plus(late, -5)))]
-        vehicle_note = f"{base.vehicle} is ours and is back from its morning run at {hhmm(busy_until)}; any van that holds " \
-                       f"{base.band[0]} to {base.band[1]} degrees C is fine."
+        vehicle_note = f"{base.vehicle} is ours and is back from its morning run at {hhmm(busy_until)}; {band}."
     elif level in ("medium", "hard"):
         nominal = nominal[:-1] + [Call(name="list_operational_hours", arguments={"site_id": base.clinic}), nominal[-1]]
         stand_down = nominal[:-1] + [
@@ -105,7 +104,8 @@ def build(rng: np.random.Generator, level: str) -> Task:
         if level == "hard":
             van = ("vehicles", base.vehicle2)
             triggers.append(Trigger(
-                name="city_van_requisitioned", description=f"the emergency order requisitions {base.vehicle2} at {base.hub2}",
+                name="city_van_requisitioned",
+                description=f"the emergency order requisitions {base.vehicle2} at {base.hub2}",
                 activation=[], condition=lambda s, ctx: s["clinics"][base.clinic]["hours"]["close"] == close,
                 mutations=[Mutation(van + ("status",), "idle", "reserved")],
                 observable_via="list_vehicles_at_site"))
@@ -117,26 +117,17 @@ def build(rng: np.random.Generator, level: str) -> Task:
         impossible = floor5(plus(at(base, reads[:2]), base.minutes(base.hub2, base.clinic) + 15))
         triggers = [_pull_session(base, impossible)]
 
-    query = (f"Please ship {base.qty} doses of {base.product} from lot {base.lot} at {base.hub} to {base.clinic} "
-             f"for immunization session {base.session}, which starts on {base.session_start[:10]} at "
-             f"{hhmm(base.session_start)}. Use our van {base.vehicle}, and register the receipt at the clinic.")
-    user = profile(base, vehicle_note=vehicle_note,
-                   insist=(f"The session cannot move: all {base.qty} doses must be at {base.clinic} before it starts. "
-                           f"Please don't send anything that arrives late.") if level == "impossible" else None)
-    task = dict(query=query, profile=user, start_time=base.start, initial_state=base.state, triggers=triggers,
-                static_checklist=delivery_checks(base, background), nominal_plan=nominal)
-    if level != "impossible":
-        return Task(**task, checklist=delivery_checks(base, background), oracle=oracle)
-
     new_start = triggers[0].mutations[0].new
-    tell = Call(name="chat_with_user", arguments={"message": (
-        f"I cannot meet session {base.session}: it was moved earlier to {hhmm(new_start)}, and even the city hub "
-        f"{base.hub2}, the closest stock, cannot get {base.qty} doses to {base.clinic} before then.")})
-    nothing_late = Check("no_late_delivery", f"no dose of {base.product} was sent to {base.clinic} to arrive after the session",
-                         lambda s, _: not [sh for sh in s["shipments"].values()
-                                           if sh["product"] == base.product and sh["destination_site_id"] == base.clinic
-                                           and sh["status"] in ("in_transit", "delivered")])
-    return Task(**task, checklist=[], oracle=oracle + [tell], solvable=False,
-                impossibility=Impossibility(blocking_keywords=["earlier", hhmm(new_start)],
-                                            forbidden=[nothing_late, no_dangling(background)]))
-
+    return make_task(
+        base, level, triggers=triggers, nominal=nominal, oracle=oracle,
+        query=f"Please ship {base.qty} doses of {base.product} from lot {base.lot} at {base.hub} to {base.clinic} for "
+              f"immunization session {base.session}, which starts on {base.session_start[:10]} at "
+              f"{hhmm(base.session_start)}. Use our van {base.vehicle}, and register the receipt at the clinic.",
+        vehicle_note=vehicle_note,
+        insist=f"The session cannot move: all {base.qty} doses must be at {base.clinic} before it starts. Please "
+               "don't send anything that arrives late.",
+        refusal=f"I cannot meet session {base.session}: it was moved earlier to {hhmm(new_start)}, and even the city "
+                f"hub {base.hub2}, the closest stock, cannot get {base.qty} doses to {base.clinic} before then.",
+        blocking=["earlier", hhmm(new_start)],
+        forbidden=[none_sent("no_late_delivery", "nothing was sent that could only arrive after the session", base,
+                             (base.clinic,)), no_dangling(set())])

@@ -19,9 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from sttgym.envs.arena.coldchain.generator import (Base, at, build_base, ceil5, deliver, delivery_checks, hhmm,
-                                                   no_dangling, plus, profile, shipment)
-from sttgym.judge import Impossibility
+from sttgym.envs.arena.coldchain.generator import (Base, at, build_base, ceil5, deliver, hhmm, make_task, no_dangling,
+                                                   plus, shipment)
 from sttgym.task import Call, Task
 from sttgym.triggers import Mutation, Trigger
 
@@ -85,21 +84,16 @@ def build(rng: np.random.Generator, level: str) -> Task:
         oracle = reads + city_reads
         base.state["distribution_hubs"][base.hub2]["cold_dispatch"].update(remaining=0, next_shift_remaining=0)
 
-    latest = max(base.eta(nominal), base.eta(oracle) if level != "impossible" else base.start)
-    base.set_session_start(ceil5(plus(latest, int(rng.integers(6, 16)) * 5)))
-    query = (f"Please send {base.qty} doses of {base.product} from lot {base.lot} at {base.hub} to {base.clinic} "
-             f"for session {base.session} on {base.session_start[:10]} at {hhmm(base.session_start)}. Our van "
-             f"{base.vehicle} is at the hub; register the receipt at the clinic once it is delivered.")
-    user = profile(base, vehicle_note=f"{base.vehicle} is at {base.hub}; any van holding {base.band[0]} to "
-                                      f"{base.band[1]} degrees C is fine.",
-                   insist=(f"It has to be today's session: {base.qty} doses at {base.clinic} before "
-                           f"{hhmm(base.session_start)}, nothing else.") if level == "impossible" else None)
-    task = dict(query=query, profile=user, start_time=base.start, initial_state=base.state, triggers=triggers,
-                static_checklist=delivery_checks(base, set()), nominal_plan=nominal)
-    if level != "impossible":
-        return Task(**task, checklist=delivery_checks(base, set()), oracle=oracle)
-    tell = Call(name="chat_with_user", arguments={"message": (
-        f"I cannot dispatch the doses today: {base.hub}'s shift change was brought forward and its next shift has "
-        f"no cold-dispatch slot, and {base.hub2} has no slot left this shift or the next.")})
-    return Task(**task, checklist=[], oracle=oracle + [tell], solvable=False,
-                impossibility=Impossibility(blocking_keywords=["slot", "shift", "quota"], forbidden=[no_dangling(set())]))
+    base.settle_session(base.eta(nominal), base.eta(oracle) if level != "impossible" else base.start)
+    return make_task(
+        base, level, triggers=triggers, nominal=nominal, oracle=oracle,
+        query=f"Please send {base.qty} doses of {base.product} from lot {base.lot} at {base.hub} to {base.clinic} for "
+              f"session {base.session} on {base.session_start[:10]} at {hhmm(base.session_start)}. Our van "
+              f"{base.vehicle} is at the hub; register the receipt at the clinic once it is delivered.",
+        vehicle_note=f"{base.vehicle} is at {base.hub}; any van holding {base.band[0]} to {base.band[1]} degrees C is "
+                     "fine.",
+        insist=f"It has to be today's session: {base.qty} doses at {base.clinic} before {hhmm(base.session_start)}, "
+               "nothing else.",
+        refusal=f"I cannot dispatch the doses today: {base.hub}'s shift change was brought forward and its next shift "
+                f"has no cold-dispatch slot, and {base.hub2} has no slot left this shift or the next.",
+        blocking=["slot", "shift", "quota"], forbidden=[no_dangling(set())])
