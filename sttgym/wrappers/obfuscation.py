@@ -10,7 +10,7 @@ import numpy as np
 from sttgym.actions import ToolCall, parse_action
 from sttgym.spaces import ToolCallSpace
 from sttgym.tools import ToolSpec, fail, validate_arguments
-from sttgym.wrappers.base import REJECTED, ToolWrapper, with_result
+from sttgym.wrappers.base import REJECTED, ToolWrapper, resolve, with_result
 
 __all__ = ["Obfuscate", "MISMATCH"]
 
@@ -73,26 +73,39 @@ class Obfuscate(ToolWrapper):
         call = parse_action(action)
         if not isinstance(call, ToolCall) or call.name in self.meta_commands:
             return action
-        function = self.function_of.get(call.name)
-        if function is None or self._mismatch(function, call.arguments):
+        name, runs, problem = self._route(call)
+        if name is None or problem:
             return REJECTED
-        renamed = {key: param for param, key in self.keys[function].items()}
-        return {"name": function, "arguments": {renamed[k]: v for k, v in call.arguments.items()}}
+        renamed = {key: param for param, key in self.keys[runs].items()}
+        return {"name": name, "arguments": {renamed[k]: v for k, v in call.arguments.items()}}
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict]:
         call = parse_action(action)
+        route = self._route(call) if isinstance(call, ToolCall) and call.name not in self.meta_commands else None
         observation, reward, terminated, truncated, info = self.env.step(self.inward(action))
-        if isinstance(call, ToolCall) and call.name not in self.meta_commands:
-            function = self.function_of.get(call.name)
-            problem = self._mismatch(function, call.arguments) if function else None
-            if function is None:
+        if route is not None:
+            name, runs, problem = route
+            if name is None:
                 result = fail(f"Unknown command {call.name[:80]!r}")
             else:
-                result = self._disguise(function, fail(f"{MISMATCH}: {problem}") if problem else info["result"])
+                result = self._disguise(runs, fail(f"{MISMATCH}: {problem}") if problem else info["result"])
             observation, info = with_result(observation, info.get("result"), result), {**info, "result": result}
         if terminated or truncated:
             info = self._reveal(info)
         return observation, reward, terminated, truncated, info
+
+    def _route(self, call: ToolCall) -> tuple[str | None, str | None, str | None]:
+        """(the wrapped env's name for the alias, the tool that will actually run, why the arguments do not fit).
+
+        The tool that runs is the one the name reaches through the layers below (a drift
+        underneath moves tools between names), so keys and schema always follow the tool.
+        """
+        name = self.function_of.get(call.name)
+        if name is None:
+            return None, None, None
+        below = parse_action(resolve(self.env, {"name": name, "arguments": {}}))
+        runs = below.name if isinstance(below, ToolCall) and below.name in self.keys else name
+        return name, runs, self._mismatch(runs, call.arguments)
 
     def _mismatch(self, function: str, arguments: Any) -> str | None:
         return validate_arguments(self.specs[function], arguments)

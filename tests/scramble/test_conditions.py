@@ -94,3 +94,39 @@ def test_fuzzed_actions_never_raise_and_change_state_only_through_the_curriculum
             assert env.unwrapped.machine.state == before  # every terminal function only reads
         if terminated:
             break
+
+
+def test_the_wrappers_compose_in_any_order():
+    from sttgym.agents import CycleTracingAgent
+    from sttgym.rollout import rollout
+    from sttgym.wrappers import MappingDrift, Obfuscate, StochasticFailure, TemporalWindow
+
+    def plain():
+        return gym.make("ScrambleTool/Unscrambled")
+
+    stacks = [TemporalWindow(StochasticFailure(MappingDrift(Obfuscate(plain()), 0.25), 0.1), 10),
+              Obfuscate(TemporalWindow(StochasticFailure(MappingDrift(plain(), 0.25), 0.1), 10)),
+              StochasticFailure(Obfuscate(MappingDrift(TemporalWindow(plain(), 10), 0.25)), 0.1)]
+    for env in stacks:
+        for seed in range(3):
+            traj = rollout(env, CycleTracingAgent(), seed=seed)
+            mappings = traj.info["mappings"]
+            assert traj.reward == 1.0 and all(sorted(m.values()) == sorted(mappings[0].values()) for m in mappings)
+            assert all(identifier.startswith("fn_") for identifier in mappings[0])
+            assert [sum(a[i] != b[i] for i in a) for a, b in zip(mappings, mappings[1:])] == [7] * 4
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                 HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_fuzzed_actions_on_a_fully_scrambled_arena_world_never_raise(toy_ids, data):
+    from sttgym.wrappers import MappingDrift, Obfuscate, StochasticFailure, TemporalWindow
+
+    env = TemporalWindow(StochasticFailure(MappingDrift(Obfuscate(gym.make(toy_ids[0])), 1.0), 0.3), 2)
+    _, info = env.reset(seed=data.draw(st.integers(0, 50)))
+    names = [t["function"]["name"] for t in info["tools"]] + ["get_locker"]
+    for action in data.draw(st.lists(_actions(names), min_size=1, max_size=10)):
+        observation, reward, terminated, truncated, info = env.step(action)
+        assert isinstance(observation, str) and 0.0 <= reward <= 1.0 and isinstance(info["result"], (dict, type(None)))
+        if terminated or truncated:
+            break
