@@ -123,7 +123,7 @@ class CycleTracingAgent(Agent):
         self.verified: dict[str, str | None] = {}  # identifier -> function that answered there in this task
         self.before: dict[str, str] | None = None  # function -> identifier, as the current task found the table
         if self.plain:
-            self.function_at = self.identifier_of = {f: f for f in self.ids}
+            self.function_at, self.identifier_of = {f: f for f in self.ids}, {f: f for f in self.ids}
             self.keys = {f: {p: p for p in self.playbook.functions[f]} for f in self.ids}
         self.mapped = self.plain
         self.goal: str | None = None
@@ -191,7 +191,7 @@ class CycleTracingAgent(Agent):
             if identifier not in self.first:
                 self.first[identifier] = yield from self._call(identifier, {})
         refusals = {i: r for i, r in self.first.items() if _mismatch(r)}
-        for identifier, result in refusals.items():
+        for result in list(refusals.values())[:1]:  # a refusal carries the failure token beside its message
             self.tokens[False] = next(v for v in result.values() if v != _mismatch(result))
         counts = Counter(v for i, r in self.first.items() if i not in refusals for v in r.values() if isinstance(v, str))
         if counts:
