@@ -158,7 +158,7 @@ class ColdChainWorld(World):
 
     @tool(cost=2)
     def list_vehicles_at_site(self, site_id: str) -> dict:
-        """List the vehicles currently parked at or assigned to a site, with their status and cooling unit.
+        """List the vehicles currently at a site, with their status, cooling unit, capacity and when they are free.
 
         Args:
             site_id: A hub, depot or clinic id.
