@@ -123,12 +123,12 @@ class ArenaEnv(gym.Env):
             obs, result, terminated = "The conversation has ended.", None, True
         else:
             if isinstance(parsed, ToolCall):
-                result = check_call(self.tools, parsed) or self._run(parsed, events)
+                problem = check_call(self.tools, parsed)
+                obs = render_result(problem) if problem else self._run(parsed, events)
                 self.transcript.append(("call", f"{parsed.name}({json.dumps(parsed.arguments, default=str)[:500]})"))
             else:
-                result = parsed
+                obs = render_result(parsed)
                 self.transcript.append(("call", repr(action)[:500]))
-            obs = render_result(result)
             result = json.loads(obs)  # a copy: nothing the agent holds aliases the world
             self.transcript.append(("tool", obs))
             terminated = False
@@ -142,7 +142,8 @@ class ArenaEnv(gym.Env):
             info.update(checklist=breakdown, score=reward, trigger_log=list(self.log.events))
         return obs, reward, terminated, truncated, info
 
-    def _run(self, call: ToolCall, events: list[dict]) -> dict:
+    def _run(self, call: ToolCall, events: list[dict]) -> str:
+        """Run an accepted call between its triggers; the rendered result, as of the call's own end."""
         spec = self.tools[call.name]
         self._fire(call, "before", events)
         try:
@@ -153,10 +154,12 @@ class ArenaEnv(gym.Env):
         if not isinstance(result, dict):
             result = {"success": False, "error": f"{call.name} returned no result", "internal_error": True}
         self.clock.advance(spec.cost)
+        # Rendered now: results may point into the state, which an "after" trigger is about to change.
+        obs = render_result(result)
         self.log.calls.append({"name": call.name, "arguments": copy.deepcopy(call.arguments),
-                               "result": json.loads(render_result(result)), "at": self.clock.iso()})
+                               "result": json.loads(obs), "at": self.clock.iso()})
         self._fire(call, "after", events)
-        return result
+        return obs
 
     def _fire(self, call: ToolCall, timing: str, events: list[dict]) -> None:
         if not self.triggers:

@@ -161,3 +161,13 @@ def test_spaces_sample_contain_compare_and_pickle(env):
     clone = pickle.loads(pickle.dumps(space))
     assert clone == space and clone.sample() == space.sample()
     assert env.observation_space.contains("ünïcødé \n {json}") and not env.observation_space.contains(3)
+
+
+def test_a_read_that_activates_an_after_trigger_shows_the_world_before_it(toy_ids):
+    env = gym.make(toy_ids[0])
+    env.reset(seed=0)
+    locker = list(env.unwrapped.world.state["lockers"])[0]
+    _, _, _, _, info = env.step({"name": "get_locker", "arguments": {"locker_id": locker}})
+    assert info["events"][0]["trigger"] == "locker_taken"
+    assert info["result"]["data"]["status"] == "free"
+    assert env.unwrapped.world.state["lockers"][locker]["status"] == "taken"
