@@ -25,3 +25,12 @@ def test_reference_agents_on_the_installed_suite(tmp_path, agent):
                 assert summary[level] == 1.0, (domain, level)
             else:
                 assert summary[level] <= (0.0 if level == "impossible" else NOOP_CEILING), (domain, level)
+
+
+def test_scramble_suite_with_the_cycle_tracing_agent_reports_the_paper_metrics(tmp_path):
+    records = Runner(EvalConfig(suite="scramble", agent="cycle-tracing", runs=1, limit=6), tmp_path).run()
+    summary = summarise(records, "scramble", label="cycle-tracing")
+    assert set(summary["conditions"]) == {"Unscrambled", "Base", "Drift", "Failure", "Window", "All"}
+    for name, condition in summary["conditions"].items():
+        assert condition["episodes"] == 1 and 0.0 <= condition["completion_rate"] <= 1.0
+        assert condition["metrics"]["tasks_solved"] == condition["tasks_solved"], name
