@@ -101,7 +101,8 @@ class ArenaEnv(gym.Env):
         self.triggers = self.task.triggers if self.dynamics else []
         self.tools = collect_tools(self.world)
         if self.user_factory is not None:
-            self.tools.update(collect_tools(UserChannel(self.user_factory(self.task.profile), self.log)))
+            profile = self.task.profile.model_copy(update={"request": self.task.query})
+            self.tools.update(collect_tools(UserChannel(self.user_factory(profile), self.log)))
         self.turn, self.done, self.reward = 0, False, 0.0
         self.transcript = [("user", self.task.query)]
         info = {"tools": list(self.tool_schemas), "task": self.task.summary(), "clock": self.clock.iso(),

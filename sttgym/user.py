@@ -30,6 +30,7 @@ class UserProfile(BaseModel):
     """Who the user is and what they will say."""
 
     persona: str
+    request: str = ""  # what the user asked for; the env fills it in from the task's query
     known_facts: list[str] = Field(default_factory=list)
     clarifications: list[Answer] = Field(default_factory=list)
     withheld: list[Answer] = Field(default_factory=list)  # revealed only when asked about directly
@@ -80,6 +81,8 @@ Your profile:
 def render_profile(profile: UserProfile) -> str:
     """The profile as the simulator's system prompt states it."""
     lines = [f"Who you are: {profile.persona}"]
+    if profile.request:
+        lines.append(f"What you asked the assistant: {profile.request}")
     lines += [f"You know: {fact}" for fact in profile.known_facts]
     lines += [f"If asked about {', '.join(a.keywords)}: {a.text}" for a in profile.clarifications]
     lines += [f"Withheld (only if asked directly about {', '.join(a.keywords)}): {a.text}" for a in profile.withheld]
