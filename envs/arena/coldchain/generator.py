@@ -229,7 +229,7 @@ def build_base(rng: np.random.Generator) -> Base:
         state["depots"][depot] = {"name": f"{district} Depot {depot[4:]}", "hours": {"open": "06:00", "close": "20:00"},
                                   "status": "operational", "notice": None}
     for clinic in clinics:
-        opens, closes = int(rng.integers(14, 17)) * 30, int(rng.integers(32, 37)) * 30
+        opens, closes = int(rng.integers(12, 15)) * 30, int(rng.integers(32, 37)) * 30  # open before any van can arrive
         state["clinics"][clinic] = {"name": f"{clinic[7:].title()} Clinic", "status": "operational", "notice": None,
                                     "hours": {"open": f"{opens // 60:02d}:{opens % 60:02d}",
                                               "close": f"{closes // 60:02d}:{closes % 60:02d}"},

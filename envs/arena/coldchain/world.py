@@ -68,8 +68,8 @@ def _plus(moment: str, minutes: int) -> str:
     return format_time(parse_time(moment) + timedelta(minutes=minutes))
 
 
-def _later(a: str | None, b: str | None) -> str:
-    return max(t for t in (a, b) if t)
+def _latest(*moments: str | None) -> str:
+    return max(t for t in moments if t)
 
 
 class ColdChainWorld(World):
@@ -134,7 +134,7 @@ class ColdChainWorld(World):
             self.route_stops[sid].update(planned_arrival=arrival, planned_departure=leaving)
 
     def _departure(self, vehicle: dict) -> str:
-        return max(t for t in (self.now, vehicle.get("available_from"), vehicle.get("scheduled_departure")) if t)
+        return _latest(self.now, vehicle.get("available_from"), vehicle.get("scheduled_departure"))
 
     def _next_id(self, prefix: str, container: dict, base: int) -> str:
         number = base + len(container) + 1
@@ -606,7 +606,7 @@ class ColdChainWorld(World):
         window["status"] = "completed"
         due = parse_time(window["end"]) + timedelta(hours=RESET_INTERVAL_HOURS)
         unit.update(status="operational", reset_due_by=format_time(due))
-        vehicle["available_from"] = _later(vehicle.get("available_from"), window["end"])
+        vehicle["available_from"] = _latest(vehicle.get("available_from"), window["end"])
         if vehicle["route_stop_ids"]:
             self._schedule(unit["vehicle_id"], self._departure(vehicle))
         return ok(message=f"{window['cooling_unit_id']} reset; {unit['vehicle_id']} free from {vehicle['available_from']}")
