@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import sttgym
-from sttgym.agents import NominalAgent, OracleAgent, PlanAgent
+from sttgym.agents import NominalAgent, OracleAgent, PlanAgent, RandomAgent
 from sttgym.clock import Clock
 from sttgym.envs.arena.coldchain.generator import build_base, load_and_go, plus, shipment
 from sttgym.envs.arena.coldchain.world import DWELL_MINUTES, ColdChainWorld
@@ -422,3 +422,29 @@ def test_the_user_insists_only_on_impossible_tasks_and_hides_the_alternative_unt
 def test_no_dynamics_means_the_nominal_plan_reaches_the_goal(env_id):
     traj = sttgym.rollout(gym.make(env_id, dynamics=False), NominalAgent(), seed=6)
     assert traj.reward == 1.0 and traj.info["trigger_log"] == []
+
+
+HOSTILE = ["", "x" * 3000, "__init__", "../../etc", "2024-13-45T99:99", "0001-01-01T00:00", "\x00", -1, 0, 10**12,
+           2.5, True, None, [], {}, ["HUB-NOWHERE", ""]]
+
+
+@pytest.mark.parametrize("env_id", sttgym.arena_ids("ColdChain"))
+def test_random_and_hostile_calls_never_break_a_tool(env_id):
+    traj = sttgym.rollout(gym.make(env_id), RandomAgent(max_calls=25), seed=1)
+    assert not [s for s in traj.steps if '"internal_error"' in s["observation"]]
+    env = gym.make(env_id)
+    _, info = env.reset(seed=2)
+    state = env.unwrapped.world.state
+    known = [key for container in state.values() for key in sorted(container)]
+    rng = np.random.default_rng(len(env_id))
+    for tool in info["tools"]:
+        spec = tool["function"]
+        for _ in range(6):
+            pool = HOSTILE + known
+            arguments = {k: pool[int(rng.integers(len(pool)))] for k in spec["parameters"]["properties"]}
+            _, _, _, truncated, step = env.step({"name": spec["name"], "arguments": arguments})
+            assert "ended" not in step["result"].get("error", "") and not step["result"].get("internal_error"), \
+                (spec["name"], arguments, step["result"])
+            json.dumps(env.unwrapped.world.state)  # still plain JSON data
+            if truncated:
+                env.reset(seed=3)
