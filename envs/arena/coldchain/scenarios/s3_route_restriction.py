@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from sttgym.checklist import Check
-from sttgym.envs.arena.coldchain.generator import (Base, build_base, deliver, floor5, hhmm, make_task, no_dangling,
+from sttgym.envs.arena.coldchain.generator import (at, build_base, deliver, floor5, hhmm, make_task, no_dangling,
                                                    plus, shipment, survey)
 from sttgym.task import Call, Task
 from sttgym.triggers import Mutation, Trigger
@@ -29,13 +29,12 @@ def _rides(state: dict, vehicle: str, road: str, status: str) -> bool:
         stop["vehicle_id"] == vehicle and road in stop["road_ids"] for stop in state["route_stops"].values())
 
 
-def _closure(base: Base, roads: list[str], why: str, condition) -> Trigger:
+def _closure(roads: list[str], why: str, condition, activation: list[str]) -> Trigger:
     changes = []
     for road in roads:
         changes += [Mutation(("roads", road, "open"), True, False), Mutation(("roads", road, "note"), None, why)]
-    return Trigger(name="road_closed", description=f"{', '.join(roads)} closed: {why}",
-                   activation=["get_route_stop_details", "get_travel_time"], condition=condition,
-                   mutations=changes, observable_via="get_route_stop_details")
+    return Trigger(name="road_closed", description=f"{', '.join(roads)} closed: {why}", activation=activation,
+                   condition=condition, mutations=changes, observable_via="get_route_stop_details")
 
 
 def build(rng: np.random.Generator, level: str) -> Task:
@@ -53,10 +52,11 @@ def build(rng: np.random.Generator, level: str) -> Task:
     if level == "easy":
         nominal = survey(base) + go[:3] + [check_route] + go[3:]
         oracle = nominal[:8] + reroute
-        triggers = [_closure(base, [corridor], why, lambda s, ctx: _rides(s, base.vehicle, corridor, "idle"))]
+        triggers = [_closure([corridor], why, lambda s, ctx: _rides(s, base.vehicle, corridor, "idle"), [check_route.name])]
     else:
         nominal = survey(base) + go[:4] + [check_route, go[4]]
-        triggers = [_closure(base, [corridor], why, lambda s, ctx: _rides(s, base.vehicle, corridor, "in_transit"))]
+        triggers = [_closure([corridor], why, lambda s, ctx: _rides(s, base.vehicle, corridor, "in_transit"),
+                             [check_route.name])]
         if level == "medium":
             oracle = nominal[:9] + [recall] + reroute
         elif level == "hard":
@@ -70,8 +70,9 @@ def build(rng: np.random.Generator, level: str) -> Task:
             base.set_session_start(floor5(plus(detour, -int(rng.integers(2, 5)) * 5)))
         else:
             flooded = [base.roads[k] for k in ("depot1-clinic", "clinic2-clinic", "clinic-hub2")]
-            triggers = [_closure(base, flooded, "flooding: every road into the clinic is shut",
-                                 lambda s, ctx: True)]
+            flood = plus(at(base, survey(base)[:2]), int(rng.integers(1, 5)))  # rising water while the agent reads
+            triggers = [_closure(flooded, "flooding: every road into the clinic is shut",
+                                 lambda s, ctx: ctx.now >= flood, [])]
             oracle = survey(base) + [Call(name="get_travel_time", arguments={"origin_site_id": base.hub2,
                                                                              "destination_site_id": base.clinic})]
     if level != "hard":
