@@ -1,9 +1,4 @@
-import sys
-from pathlib import Path
-
 import pytest
-
-sys.path.insert(0, str(Path(__file__).parent))
 
 
 @pytest.fixture(scope="session")
@@ -12,7 +7,7 @@ def toy_ids():
     import functools
 
     import sttgym
-    from toy_domain import LockerWorld, toy_scenario
+    from tests.toy_domain import LockerWorld, toy_scenario
 
     sttgym.register_domain(LockerWorld, {("T1", "easy"): toy_scenario,
                                          ("T1", "impossible"): functools.partial(toy_scenario, solvable=False)})

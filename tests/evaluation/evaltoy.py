@@ -7,12 +7,8 @@ with ``domain="EvalToy"``, whatever other domains are installed.
 from __future__ import annotations
 
 import functools
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/, for toy_domain
-
-from toy_domain import LockerWorld, toy_scenario  # noqa: E402
+from tests.toy_domain import LockerWorld, toy_scenario
 
 DOMAIN = "EvalToy"
 LEVELS = ("easy", "medium", "hard")

@@ -3,10 +3,10 @@
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, for the tests package
 
-from evaltoy import register  # noqa: E402
-from scripted import ScriptedModel, nominal_policy  # noqa: E402
+from tests.evaluation.evaltoy import register  # noqa: E402
+from tests.evaluation.scripted import ScriptedModel, nominal_policy  # noqa: E402
 
 from sttgym.evaluation.runner import EvalConfig, Runner  # noqa: E402
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import gymnasium as gym
 import pytest
-from evaltoy import register
-from scripted import ScriptedModel, nominal_policy, text
+from tests.evaluation.evaltoy import register
+from tests.evaluation.scripted import ScriptedModel, nominal_policy, text
 
 import sttgym
 from sttgym.agents import LLMAgent, MemoryAgent

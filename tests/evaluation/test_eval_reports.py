@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from evaltoy import register
+from tests.evaluation.evaltoy import register
 from typer.testing import CliRunner
 
 from sttgym.cli import app

@@ -10,8 +10,8 @@ import time
 from pathlib import Path
 
 import pytest
-from evaltoy import register
-from scripted import ScriptedModel, nominal_policy
+from tests.evaluation.evaltoy import register
+from tests.evaluation.scripted import ScriptedModel, nominal_policy
 
 from sttgym.evaluation.runner import TRAJECTORIES, EvalConfig, Runner, load_records
 from sttgym.evaluation.summary import arena_summary, summarise

@@ -3,22 +3,18 @@
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
 import pytest
 
 pytest.importorskip("openai")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "evaluation"))
+from tests.evaluation.evaltoy import register
+from tests.models.fake_server import FakeServer
+from tests.evaluation.scripted import call, nominal_policy, text
+from typer.testing import CliRunner
 
-from evaltoy import register  # noqa: E402
-from fake_server import FakeServer  # noqa: E402
-from scripted import call, nominal_policy, text  # noqa: E402
-from typer.testing import CliRunner  # noqa: E402
-
-from sttgym.cli import app  # noqa: E402
-from sttgym.models import OpenAIModel  # noqa: E402
-from sttgym.models.parsing import has_malformed_call  # noqa: E402
+from sttgym.cli import app
+from sttgym.models import OpenAIModel
+from sttgym.models.parsing import has_malformed_call
 
 CONVERSATION = [{"role": "system", "content": "rules"}, {"role": "user", "content": "reserve locker L1 for parcel P2"}]
 
@@ -83,7 +79,7 @@ def test_text_calls_reasoning_and_malformed_native_arguments_are_read():
                                    '"arguments": {"locker_id": "L7"}}</tool_call>')) as plain:
         (response,) = model(plain)[0].chat([CONVERSATION])
     assert response.reasoning == "plan" and response.tool_calls[0]["arguments"] == {"locker_id": "L7"}
-    from fake_server import completion
+    from tests.models.fake_server import completion
 
     with FakeServer(lambda m: call("x")) as broken:
         broken.faults.append(("body", json.dumps(completion(call("get_locker"), raw_arguments={0: "{locker: 1"}))))

@@ -3,21 +3,17 @@
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
 import pytest
 
 pytest.importorskip("transformers")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "evaluation"))
+from tests.evaluation.evaltoy import register
 
-from evaltoy import register  # noqa: E402
-
-from sttgym.evaluation.runner import EvalConfig, Runner  # noqa: E402
-from sttgym.evaluation.summary import summarise  # noqa: E402
-from sttgym.models import TransformersModel, load_model  # noqa: E402
-from sttgym.models.tiny import build_tiny_model  # noqa: E402
-from sttgym.models.transformers_backend import template_messages  # noqa: E402
+from sttgym.evaluation.runner import EvalConfig, Runner
+from sttgym.evaluation.summary import summarise
+from sttgym.models import TransformersModel, load_model
+from sttgym.models.tiny import build_tiny_model
+from sttgym.models.transformers_backend import template_messages
 
 TOOLS = [{"type": "function", "function": {"name": "get_locker", "description": "Read a locker.",
                                            "parameters": {"type": "object", "properties": {
