@@ -29,7 +29,7 @@ from sttgym.checklist import evaluate
 from sttgym.env import ArenaEnv
 
 __all__ = ["RewardTerm", "Sum", "Scaled", "Checklist", "ImpossibleJudge", "Progress", "CallCost", "FormatValidity",
-           "ShapedReward", "TERMS", "build_reward", "default_reward"]
+           "ShapedReward", "TERMS", "build_reward", "default_reward", "well_formed"]
 
 
 class RewardTerm:
@@ -218,16 +218,19 @@ class FormatValidity(RewardTerm):
         self.penalty = float(penalty)
 
     def step(self, env: gym.Env, action: Any, reward: float, info: dict, done: bool) -> float:
-        parsed = parse_action(action)
-        if isinstance(parsed, dict):
-            return -self.penalty
-        tools = getattr(env.unwrapped, "tools", None)
-        if isinstance(parsed, ToolCall) and isinstance(tools, dict) and check_call(tools, parsed) is not None:
-            return -self.penalty
-        return 0.0
+        return 0.0 if well_formed(env, action) else -self.penalty
 
     def __repr__(self) -> str:
         return f"FormatValidity({self.penalty:g})"
+
+
+def well_formed(env: gym.Env, action: Any) -> bool:
+    """Whether ``action`` is a reply, or a call ``env`` could run as written (known tool, arguments fit)."""
+    parsed = parse_action(action)
+    if isinstance(parsed, dict):
+        return False
+    tools = getattr(env.unwrapped, "tools", None)
+    return not (isinstance(parsed, ToolCall) and isinstance(tools, dict) and check_call(tools, parsed) is not None)
 
 
 class ShapedReward(gym.Wrapper):

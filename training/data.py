@@ -37,7 +37,7 @@ from sttgym.training.refine import Refiner, RuleRefiner
 from sttgym.training.transcripts import from_trajectory
 
 __all__ = ["training_instances", "AgentFactory", "SFTStats", "sft_records", "build_sft_dataset", "rl_records",
-           "build_rl_dataset", "save_dataset", "load_dataset"]
+           "build_rl_dataset", "save_dataset", "load_dataset", "run_dataset"]
 
 AgentFactory = Callable[[np.random.Generator], Agent]
 
@@ -163,3 +163,19 @@ def load_dataset(path: str | Path):
     from datasets import load_from_disk
 
     return load_from_disk(str(path))
+
+
+def run_dataset(folder: Path, saved: str | None, build: Callable[[], tuple[Any, dict | None]]) -> Any:
+    """A run's training data: the dataset saved at ``saved`` when given, else the one the run
+    saved in ``folder`` before (so a resumed run trains on the same rows), else ``build()``'s,
+    saved in ``folder`` with its statistics (if any) in ``folder/stats.json``.
+    """
+    if saved:
+        return load_dataset(saved)
+    if (folder / "dataset_info.json").exists():
+        return load_dataset(folder)
+    dataset, stats = build()
+    save_dataset(dataset, folder)
+    if stats is not None:
+        (folder / "stats.json").write_text(json.dumps(stats, indent=1))
+    return dataset

@@ -32,7 +32,7 @@ import torch
 from sttgym.agents.llm import LLMAgent
 from sttgym.models.base import ChatResponse
 from sttgym.models.parsing import parse_assistant_text
-from sttgym.rewards import RewardTerm, ShapedReward, build_reward
+from sttgym.rewards import RewardTerm, ShapedReward, build_reward, well_formed
 from sttgym.training.render import decode_tools, followup_ids, render_prompt
 
 __all__ = ["Generate", "Episode", "RolloutEngine", "HFGenerator", "evaluate_policy"]
@@ -53,6 +53,7 @@ class Episode:
     turn_rewards: list[float] = field(default_factory=list)
     actions: list[dict] = field(default_factory=list)
     results: list[dict] = field(default_factory=list)  # the env's result for each action
+    runnable: list[bool] = field(default_factory=list)  # each action was a reply or a call fitting its tool's schema
     messages: list[dict] = field(default_factory=list)
     tools: list[dict] = field(default_factory=list)
     terminated: bool = False
@@ -70,6 +71,11 @@ class Episode:
     @property
     def violations(self) -> int:
         return sum("violation" in a for a in self.actions)
+
+    @property
+    def valid_calls(self) -> int:
+        """Tool calls naming a real tool with arguments that fit its schema."""
+        return sum("name" in a and ok for a, ok in zip(self.actions, self.runnable))
 
     @property
     def accepted_calls(self) -> int:
@@ -146,6 +152,7 @@ class RolloutEngine:
         content, calls, reasoning = parse_assistant_text(text)
         action = slot.agent.finish(ChatResponse(content=content, tool_calls=calls, reasoning=reasoning, raw=text))
         seen = len(slot.agent.messages)
+        episode.runnable.append(well_formed(slot.env, action))
         observation, reward, terminated, truncated, info = slot.env.step(action)
         episode.actions.append(action)
         episode.results.append(info.get("result") or {})
@@ -164,10 +171,8 @@ class RolloutEngine:
     def _force_end(self, slot: _Slot) -> None:
         """End an episode that ran out of room with an empty reply, so the env scores where it stands."""
         _, reward, terminated, truncated, info = slot.env.step({"content": ""})
-        if slot.episode.turn_rewards:
+        if slot.episode.turn_rewards:  # a prompt too long for even one turn earns nothing: no token to credit
             slot.episode.turn_rewards[-1] += float(reward)
-        else:
-            slot.episode.turn_rewards.append(float(reward))
         self._close(slot, False, True, info)
 
     @staticmethod
@@ -220,9 +225,9 @@ def evaluate_policy(path: str, instances: list[tuple[str, int]], *, max_turns: i
                     max_episode_tokens: int = 32768, batch_size: int = 64) -> dict[str, float]:
     """Greedy episodes of the checkpoint at ``path`` on ``instances``, summarised.
 
-    Returns the mean reward, the success rate (reward 1), the share of turns that were a
-    well-formed call or reply, the share of tool calls the world carried out, and the
-    mean number of tool calls per episode.
+    Returns the mean reward, the success rate (reward 1), the share of turns that were one
+    readable call or the final reply, the shares of tool calls that fit a tool's schema and
+    that the world carried out, and the mean number of tool calls per episode.
     """
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -237,6 +242,7 @@ def evaluate_policy(path: str, instances: list[tuple[str, int]], *, max_turns: i
     calls = sum(e.tool_calls for e in episodes)
     return {"episodes": len(episodes), "reward": float(np.mean([e.reward for e in episodes])),
             "success": float(np.mean([e.reward >= 1.0 for e in episodes])),
-            "well_formed": 1.0 - sum(e.violations for e in episodes) / turns,
-            "calls_accepted": sum(e.accepted_calls for e in episodes) / calls if calls else 0.0,
+            "readable_turns": 1.0 - sum(e.violations for e in episodes) / turns,
+            "valid_calls": sum(e.valid_calls for e in episodes) / calls if calls else 0.0,
+            "accepted_calls": sum(e.accepted_calls for e in episodes) / calls if calls else 0.0,
             "tool_calls": calls / len(episodes)}

@@ -211,14 +211,18 @@ class RuleRefiner(Refiner):
 
 
 REFINER_SYSTEM = """You edit the transcript of a tool-using agent so that it becomes a clean example to learn from.
-The transcript is a numbered list of blocks: each block is one tool call with its result, and the last one is the agent's final reply. Lines starting with "!" mark moments when the world changed by itself during that call (the agent did not see this directly).
+The transcript is a numbered list of blocks: each block is one tool call with its result, and the last one
+is the agent's final reply. Lines starting with "!" mark moments when the world changed by itself during that
+call (the agent did not see this directly).
 
 Answer with a JSON object {"operations": [...]} and nothing else. Each operation is one of:
 {"op": "delete", "block": i}
 {"op": "move", "block": i, "before": j}
 {"op": "modify", "block": i, "call": {"name": "<tool>", "arguments": {...}}}
 {"op": "insert", "before": j, "call": {"name": "<tool>", "arguments": {...}}}
-Block numbers always refer to the list as shown. Never delete or move the final reply. Use only tools and identifiers that appear in the transcript. Return {"operations": []} when nothing should change. Every edit is replayed in the real environment and discarded if the outcome gets worse."""
+Block numbers always refer to the list as shown. Never delete or move the final reply. Use only tools and
+identifiers that appear in the transcript. Return {"operations": []} when nothing should change. Every edit is
+replayed in the real environment and discarded if the outcome gets worse."""
 
 STAGE_GOALS = {
     "diagnose": "Goal: after a call fails, keep the block that shows why it failed and delete blind retries of the "

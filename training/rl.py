@@ -29,7 +29,7 @@ from trl.models.utils import disable_gradient_checkpointing
 from trl.trainer.utils import pad
 
 from sttgym.training.config import RLSettings, resolve_model, world_size
-from sttgym.training.data import build_rl_dataset, load_dataset, save_dataset
+from sttgym.training.data import build_rl_dataset, run_dataset
 from sttgym.training.engine import Episode, RolloutEngine
 from sttgym.training.reinforce import group_baseline, place_rewards, reinforce_pp_advantages
 from sttgym.training.render import prepare_tokenizer
@@ -154,14 +154,9 @@ class ReinforcePPTrainer(GRPOTrainer):
 
 
 def rl_data(settings: RLSettings, folder: Path) -> Any:
-    """The instances to train on: a saved dataset, the one this run made before, or a new one."""
-    if settings.data.path:
-        return load_dataset(settings.data.path)
-    if (folder / "dataset_info.json").exists():
-        return load_dataset(folder)
-    dataset = build_rl_dataset(settings.data.count, settings.data.ids(), start=settings.data.start)
-    save_dataset(dataset, folder)
-    return dataset
+    """The instances to train on (see :func:`~sttgym.training.data.run_dataset`)."""
+    data = settings.data
+    return run_dataset(folder, data.path, lambda: (build_rl_dataset(data.count, data.ids(), start=data.start), None))
 
 
 def train_rl(settings: RLSettings, out: str | Path, model: str | None = None) -> Path:

@@ -18,7 +18,7 @@ from transformers import AutoTokenizer, TrainerCallback
 from transformers.trainer_utils import get_last_checkpoint
 
 from sttgym.training.config import Instances, SFTSettings, resolve_model, world_size
-from sttgym.training.data import build_sft_dataset, load_dataset, save_dataset
+from sttgym.training.data import build_sft_dataset, run_dataset
 from sttgym.training.render import prepare_tokenizer, render
 
 __all__ = ["JsonlMetrics", "tokenize", "sft_data", "train_sft"]
@@ -46,16 +46,13 @@ def tokenize(dataset: Any, tokenizer: Any, assistant_only: bool = True) -> Any:
 
 
 def sft_data(instances: Instances, folder: Path) -> Any:
-    """The transcripts to train on: a saved dataset, the one this run made before, or a new one."""
-    if instances.path:
-        return load_dataset(instances.path)
-    if (folder / "dataset_info.json").exists():
-        return load_dataset(folder)
-    dataset, stats = build_sft_dataset(instances.count, instances.ids(), seed=instances.seed, start=instances.start,
-                                       min_reward=instances.min_reward)
-    save_dataset(dataset, folder)
-    (folder / "stats.json").write_text(json.dumps(stats.summary(), indent=1))
-    return dataset
+    """The transcripts to train on (see :func:`~sttgym.training.data.run_dataset`)."""
+    def build() -> tuple[Any, dict]:
+        dataset, stats = build_sft_dataset(instances.count, instances.ids(), seed=instances.seed,
+                                           start=instances.start, min_reward=instances.min_reward)
+        return dataset, stats.summary()
+
+    return run_dataset(folder, instances.path, build)
 
 
 def train_sft(settings: SFTSettings, out: str | Path, model: str | None = None) -> Path:

@@ -18,7 +18,9 @@ from types import ModuleType
 import typer
 from rich.console import Console
 
+from sttgym.agents.llm import LLMAgent
 from sttgym.cli.app import app
+from sttgym.models import load_model
 
 console = Console()
 train_app = typer.Typer(help="Train agents: data, SFT on refined transcripts, REINFORCE++ RL on the environments.",
@@ -78,12 +80,24 @@ def data(out: Path = typer.Option(..., "--out", help="Writes sft/ and rl/ datase
          rl_count: int = typer.Option(8119, "--rl", help="RL task instances to list."),
          domain: list[str] = typer.Option(None, "--domain", help="Only these domains (repeatable)."),
          level: list[str] = typer.Option(None, "--level", help="Only these levels (repeatable)."),
-         seed: int = typer.Option(0, "--seed", help="Seeds the noisy expert.")) -> None:
-    """Make the training data: noisy-expert transcripts refined and replay-verified, and RL instances."""
+         seed: int = typer.Option(0, "--seed", help="Seeds the noisy expert (or the LLM's sampling)."),
+         rollout_model: str = typer.Option(None, "--rollout-model",
+                                           help="Imperfect transcripts from this LLM, not the noisy expert."),
+         refiner_model: str = typer.Option(None, "--refiner-model", help="Refine with this LLM, not the rules."),
+         base_url: str = typer.Option(None, "--base-url", help="OpenAI-compatible server of the models above."),
+         min_reward: float = typer.Option(1.0, "--min-reward", help="Keep transcripts scoring at least this.")) -> None:
+    """Make the training data: imperfect transcripts refined and replay-verified, and RL instances."""
     datasets = _load("sttgym.training.data")
     ids = _load("sttgym.training.config").Instances(count=0, domains=domain or None, levels=level or None).ids()
+    options = {}
+    if rollout_model:
+        model = load_model(rollout_model, base_url)
+        options["agent"] = lambda rng: LLMAgent(model, seed=int(rng.integers(2**31)))
+    if refiner_model:
+        refine = _load("sttgym.training.refine")
+        options["refiner"] = refine.LLMRefiner(load_model(refiner_model, base_url), temperature=0.0)
     began = time.perf_counter()
-    sft_set, stats = datasets.build_sft_dataset(sft_count, ids, seed=seed)
+    sft_set, stats = datasets.build_sft_dataset(sft_count, ids, seed=seed, min_reward=min_reward, **options)
     sft_seconds = time.perf_counter() - began
     datasets.save_dataset(sft_set, out / "sft")
     began = time.perf_counter()

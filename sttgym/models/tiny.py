@@ -148,24 +148,26 @@ def build_tiny_model(path: str | os.PathLike, *, vocab_size: int = 4096, max_tok
     and the same corpus (the registered domains may have changed since); otherwise it is
     rebuilt, written to a temporary sibling first so a concurrent reader never sees half a
     model. The BPE learns at most ``vocab_size`` tokens of at most ``max_token_length``
-    characters from :func:`suite_corpus` (``seeds_per_env`` oracle episodes per id). The weights are drawn from a generator seeded with ``seed``; the global torch
-    RNG is left as it was. Returns ``path``.
+    characters from :func:`suite_corpus` (``seeds_per_env`` oracle episodes per id). The
+    weights are drawn from a generator seeded with ``seed``; the global torch RNG is left as
+    it was. Returns ``path``.
     """
     import torch
     from transformers import GenerationConfig, PreTrainedTokenizerFast, Qwen3Config, Qwen3ForCausalLM
 
     path = Path(path)
     texts = list(suite_corpus(seeds_per_env))
-    args = {"vocab_size": vocab_size, "max_token_length": max_token_length, "hidden_size": hidden_size, "num_layers": num_layers, "num_heads": num_heads,
-            "num_kv_heads": num_kv_heads, "intermediate_size": intermediate_size, "max_positions": max_positions,
-            "seed": seed, "template": CHAT_TEMPLATE,
-            "corpus": hashlib.sha256("\x00".join(texts).encode()).hexdigest()}
+    args = {"vocab_size": vocab_size, "max_token_length": max_token_length, "hidden_size": hidden_size,
+            "num_layers": num_layers, "num_heads": num_heads, "num_kv_heads": num_kv_heads,
+            "intermediate_size": intermediate_size, "max_positions": max_positions, "seed": seed,
+            "template": CHAT_TEMPLATE, "corpus": hashlib.sha256("\x00".join(texts).encode()).hexdigest()}
     stamp = path / _BUILD_FILE
     if stamp.exists() and json.loads(stamp.read_text()) == args:
         return path
 
-    tokenizer = PreTrainedTokenizerFast(tokenizer_object=_train_tokenizer(texts, vocab_size, max_token_length), eos_token=EOS,
-                                        pad_token=PAD, bos_token=None, unk_token=None)
+    bpe = _train_tokenizer(texts, vocab_size, max_token_length)
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=bpe, eos_token=EOS, pad_token=PAD, bos_token=None,
+                                        unk_token=None)
     tokenizer.chat_template = CHAT_TEMPLATE
     config = Qwen3Config(vocab_size=len(tokenizer), hidden_size=hidden_size, intermediate_size=intermediate_size,
                          num_hidden_layers=num_layers, num_attention_heads=num_heads, num_key_value_heads=num_kv_heads,
