@@ -1,0 +1,33 @@
+"""The CPU demonstration, in its minutes-long smoke version."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+from sttgym.evaluation.suites import BENCHMARK_SEEDS, is_training_seed
+from sttgym.training.data import load_dataset
+
+DEMO = Path(__file__).resolve().parents[2] / "examples" / "train_cpu_demo.py"
+
+
+def test_quick_demo_trains_and_evaluates_on_held_out_instances(tmp_path):
+    spec = importlib.util.spec_from_file_location("train_cpu_demo", DEMO)
+    demo = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = demo  # dataclasses look their module up there
+    spec.loader.exec_module(demo)
+    results = demo.main(["--out", str(tmp_path), "--quick"])
+
+    assert list(results["scores"]) == ["base", "sft", "rl"]
+    held_out = [tuple(i) for i in results["held_out"]]
+    for score in results["scores"].values():
+        assert score["episodes"] == len(held_out)
+        assert 0.0 <= score["reward"] <= 1.0 and 0.0 <= score["readable_turns"] <= 1.0
+    assert all(seed in BENCHMARK_SEEDS for _, seed in held_out)
+    for data in (tmp_path / "sft" / "data", tmp_path / "rl" / "data"):
+        trained_on = {(row["env_id"], row["seed"]) for row in load_dataset(data)}
+        assert trained_on and all(is_training_seed(seed) for _, seed in trained_on)
+        assert not trained_on & set(held_out)
+    assert (tmp_path / "rl" / "final" / "model.safetensors").exists()
+    assert "held-out episodes" in demo.table(results)
