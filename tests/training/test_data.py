@@ -44,3 +44,16 @@ def test_rl_dataset_rows_open_the_episode(toy_ids):
     row = dataset[0]
     assert [m["role"] for m in row["prompt"]] == ["system", "user"] and "locker" in row["prompt"][1]["content"]
     assert json.loads(row["task"])["difficulty"] == "easy"
+
+
+def test_llm_rollouts_feed_the_same_pipeline(toy_ids, tiny):
+    from sttgym.agents.llm import LLMAgent
+    from sttgym.models.transformers_backend import TransformersModel
+
+    model = TransformersModel(model=tiny[1], tokenizer=tiny[0], device="cpu")
+    dataset, stats = build_sft_dataset(2, [toy_ids[0]], agent=lambda rng: LLMAgent(model, max_new_tokens=4),
+                                       min_reward=0.0, env_kwargs={"max_turns": 3})
+    assert stats.attempted == 2 and len(dataset) == 2
+    for row in dataset:  # the untrained model's unreadable turns are not kept as actions
+        assert [m["role"] for m in row["messages"]][:2] == ["system", "user"]
+        assert row["tool_calls"] == sum(bool(m.get("tool_calls")) for m in row["messages"])
