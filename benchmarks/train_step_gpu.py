@@ -41,10 +41,15 @@ SHAPES = {
 
 
 class StepTimer(TrainerCallback):
-    """Wall time of each optimizer step (synchronised with the GPU)."""
+    """Wall time of each optimizer step (synchronised with the GPU), and the mean episode length logged by RL."""
 
     def __init__(self):
         self.times: list[float] = []
+        self.episode_tokens: list[float] = []
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        if logs and "episode/tokens" in logs:
+            self.episode_tokens.append(logs["episode/tokens"])
 
     def on_step_begin(self, args, state, control, **kwargs):
         if torch.cuda.is_available():
@@ -68,7 +73,8 @@ def reset_peak() -> None:
 
 
 def random_model(shape: str, tokenizer, folder: Path, gpu: bool) -> Path:
-    config = Qwen3Config(**SHAPES[shape], eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id,
+    shape_args = {**SHAPES[shape], "vocab_size": max(SHAPES[shape]["vocab_size"], len(tokenizer))}
+    config = Qwen3Config(**shape_args, eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id,
                          bos_token_id=None)
     dtype = torch.bfloat16 if gpu else torch.float32
     with torch.device("cuda" if gpu else "cpu"):
@@ -111,7 +117,7 @@ def rl_step(path: Path, tokenizer, steps: int, tasks: int, rollouts: int, turn_t
                                  rl_data(settings, path / "rl-data"), tokenizer, callbacks=[timer])
     trainer.train()
     per_step = sum(timer.times[1:]) / max(1, len(timer.times) - 1)
-    episode_tokens = trainer._metrics["train"]["episode/tokens"][-1] * tasks * rollouts
+    episode_tokens = timer.episode_tokens[-1] * tasks * rollouts
     return {"episodes_per_step": tasks * rollouts, "tokens_per_step": episode_tokens, "seconds_per_step": per_step,
             "tokens_per_second": episode_tokens / per_step, "peak_gib": peak_gib()}
 
