@@ -171,3 +171,12 @@ def test_a_read_that_activates_an_after_trigger_shows_the_world_before_it(toy_id
     assert info["events"][0]["trigger"] == "locker_taken"
     assert info["result"]["data"]["status"] == "free"
     assert env.unwrapped.world.state["lockers"][locker]["status"] == "taken"
+
+
+def test_ids_load_with_the_module_prefix_without_a_prior_import():
+    import subprocess
+    import sys
+
+    code = "import gymnasium as gym; print(gym.make('sttgym:STTArena/ColdChain-T2-medium').reset(seed=0)[0])"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120).stdout
+    assert "CLINIC-" in out
