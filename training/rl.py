@@ -50,7 +50,7 @@ def grpo_config(settings: RLSettings, out: Path) -> GRPOConfig:
     if batch % (per_device * world_size()):
         raise ValueError(f"{batch} rollouts per step do not split into micro-batches of {per_device} "
                          f"on {world_size()} processes")
-    options = {"report_to": "none", "logging_steps": 1, **settings.trainer}
+    options = {"report_to": "none", "logging_steps": 1, "disable_dropout": True, **settings.trainer}
     return GRPOConfig(
         output_dir=str(out), **options,
         beta=settings.kl.coef,  # builds the reference model; the trainer zeroes the loss term when KL is in the reward
@@ -76,6 +76,8 @@ class ReinforcePPTrainer(GRPOTrainer):
         super().__init__(model=model, reward_funcs=[episode_return], args=args, train_dataset=train_dataset,
                          processing_class=processing_class, callbacks=callbacks)
         self.settings = settings
+        if settings.kl.coef and self.ref_model is None:
+            raise ValueError("a KL term needs a separate reference model; PEFT adapters are not supported here")
         if settings.kl.placement == "reward":
             self.beta = 0.0  # the reference model stays; the KL enters through the advantages instead
         self.engine = RolloutEngine(processing_class, self._policy_generate, max_turns=settings.max_turns,
@@ -134,8 +136,8 @@ class ReinforcePPTrainer(GRPOTrainer):
 
         prompts = [e.prompt_ids for e in episodes]
         completions = [e.completion_ids for e in episodes]
-        return {"prompt_ids": stack(prompts, pad_id, "left"), "prompt_mask": stack([[1] * len(p) for p in prompts], 0,
-                                                                                     "left"),
+        return {"prompt_ids": stack(prompts, pad_id, "left"),
+                "prompt_mask": stack([[1] * len(p) for p in prompts], 0, "left"),
                 "completion_ids": stack(completions, pad_id, "right"),
                 "completion_mask": stack([[1] * len(c) for c in completions], 0, "right"),
                 "tool_mask": stack([e.policy_mask for e in episodes], 0, "right")}
