@@ -105,21 +105,29 @@ class RolloutEngine:
         max_turns, max_turn_tokens, max_episode_tokens: the caps.
         reward: reward terms (a :class:`~sttgym.rewards.RewardTerm` or a config list); None: the env's reward.
         env_kwargs: passed to ``gym.make``.
+        any_running: with several processes, whether any process still has an episode running
+            given this one's answer. Generation is a collective operation under DeepSpeed ZeRO-3
+            and vLLM's server mode, so a process whose episodes are over keeps generating (for a
+            discarded stand-in prompt) while others still play. None: a single process.
     """
 
     def __init__(self, tokenizer: Any, generate: Generate, *, max_turns: int = 50, max_turn_tokens: int = 4096,
                  max_episode_tokens: int = 32768, reward: RewardTerm | list[dict] | None = None,
-                 env_kwargs: dict | None = None):
+                 env_kwargs: dict | None = None, any_running: Callable[[bool], bool] | None = None):
         self.tokenizer, self.generate = tokenizer, generate
         self.max_turns, self.max_turn_tokens, self.max_episode_tokens = max_turns, max_turn_tokens, max_episode_tokens
         self.reward = reward
         self.env_kwargs = dict(env_kwargs or {})
+        self.any_running = any_running or bool
 
     def run(self, instances: list[tuple[str, int]]) -> list[Episode]:
         """Play every ``(env_id, seed)`` instance to its end; episodes come back in the same order."""
         slots = [self._start(env_id, seed) for env_id, seed in instances]
         active = [s for s in slots if not s.done]
-        while active:
+        while self.any_running(bool(active)):
+            if not active:  # this process is done but others are not: take part in their generation round
+                self.generate([slots[0].episode.prompt_ids], 1)
+                continue
             budgets = [min(self.max_turn_tokens, self.max_episode_tokens - s.episode.length) for s in active]
             outputs = self.generate([s.episode.prompt_ids + s.episode.completion_ids for s in active], max(budgets))
             for slot, ids, budget in zip(active, outputs, budgets, strict=True):

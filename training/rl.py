@@ -82,7 +82,12 @@ class ReinforcePPTrainer(GRPOTrainer):
             self.beta = 0.0  # the reference model stays; the KL enters through the advantages instead
         self.engine = RolloutEngine(processing_class, self._policy_generate, max_turns=settings.max_turns,
                                     max_turn_tokens=settings.max_turn_tokens,
-                                    max_episode_tokens=settings.max_episode_tokens, reward=settings.reward)
+                                    max_episode_tokens=settings.max_episode_tokens, reward=settings.reward,
+                                    any_running=self._any_process_running)
+
+    def _any_process_running(self, running: bool) -> bool:
+        flag = torch.tensor(float(running), device=self.accelerator.device)
+        return bool(self.accelerator.reduce(flag, reduction="sum") > 0)
 
     def _policy_generate(self, prompts: list[list[int]], max_new_tokens: int) -> list[list[int]]:
         # TRL's single-turn generation (transformers or vLLM) with its sampling settings;

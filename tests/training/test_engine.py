@@ -57,3 +57,18 @@ def test_evaluate_policy_summarises_greedy_episodes(tiny_path, toy_ids):
     assert set(scores) == {"episodes", "reward", "success", "readable_turns", "valid_calls", "accepted_calls",
                            "tool_calls"}
     assert 0.0 <= scores["readable_turns"] <= 1.0 and 0.0 <= scores["reward"] <= 1.0
+
+
+def test_a_finished_process_keeps_generating_while_others_play(tiny, toy_ids):
+    tokenizer = tiny[0]
+    calls = []
+
+    def generate(prompts, max_new_tokens):
+        calls.append(len(prompts))
+        return [[tokenizer.convert_tokens_to_ids("a")] * max_new_tokens for _ in prompts]
+
+    others = iter([True, True, True, False])  # another process needs three more rounds after this one's first
+    engine = RolloutEngine(tokenizer, generate, max_turns=1, max_turn_tokens=2,
+                           any_running=lambda mine: mine or next(others))
+    (episode,) = engine.run([(toy_ids[0], SEED)])
+    assert calls == [1, 1, 1, 1] and len(episode.actions) == 1
