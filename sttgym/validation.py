@@ -81,7 +81,7 @@ def validate_task(env_id: str, seeds: Iterable[int]) -> TaskReport:
             stale = [e["trigger"] for e in log if not e["consistent"]]
             if stale:
                 report.problems.append(f"{where}: mutation old values did not match the state in {name} run: {stale}")
-            bugs = [s["action"].get("name") for s in traj.steps if (s.get("observation") or "").find('"internal_error"') >= 0]
+            bugs = [s["action"].get("name") for s in traj.steps if '"internal_error"' in s["observation"]]
             if bugs:
                 report.problems.append(f"{where}: tool raised internally in the {name} run: {bugs}")
         if task.solvable != (level != "impossible"):
