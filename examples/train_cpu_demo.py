@@ -1,11 +1,13 @@
 """Train a tiny agent on CPU and measure it: SFT on refined transcripts, then REINFORCE++.
 
-Everything runs offline on a couple of CPU cores in about half an hour:
+Everything runs offline on a couple of CPU cores in under half an hour:
 
 1. build a tiny Qwen3 model and its tokenizer from the suite itself (no download);
-2. evaluate it, greedily, on held-out instances: the benchmark seeds of the easy ids;
-3. SFT on refined, replay-verified noisy-expert transcripts of easy *training* instances;
-4. REINFORCE++ from the SFT model on easy training instances;
+2. evaluate it, greedily, on held-out instances: seeds 0-5 (below the training range) of
+   three easy CarRental tasks;
+3. SFT on refined, replay-verified noisy-expert transcripts of *training* instances of
+   the same tasks;
+4. REINFORCE++ from the SFT model on training instances of the same tasks;
 5. evaluate the SFT model and the RL model on the same held-out instances.
 
     python examples/train_cpu_demo.py --out runs/cpu-demo
@@ -19,9 +21,10 @@ fit a tool's schema and that the world carried out, and tool calls per episode.
 What to expect: a model of about a million parameters, trained for minutes, learns the
 protocol (one well-formed call per turn to a real tool with the right argument names, then
 the final reply) and the usual order of calls for a task; it does not learn, in that time,
-to copy the instance's identifiers (depot, vehicle, shipment ids) from the request and the
-tool results, so the world refuses its calls and the reward stays at the floor that doing
-nothing earns. Learning to copy takes a bigger model or far more steps (a GPU).
+to copy the instance's identifiers (customer, depot, vehicle ids, times) from the request
+and the tool results, so the world refuses most of its calls and the reward stays near the
+floor that doing nothing earns. docs/training.md ("What limits the tiny model") has the
+measurements and what was tried.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from pathlib import Path
 
 from sttgym.evaluation.suites import BENCHMARK_SEEDS
 from sttgym.models.tiny import build_tiny_model
-from sttgym.training.config import Instances, RLSettings, SFTSettings
+from sttgym.training.config import RLSettings, SFTSettings
 from sttgym.training.engine import evaluate_policy
 from sttgym.training.rl import train_rl
 from sttgym.training.sft import train_sft
@@ -44,39 +47,33 @@ from sttgym.training.sft import train_sft
 class Plan:
     """The knobs of a demo run."""
 
-    domains: tuple[str, ...] = ("CarRental", "ColdChain")
-    ids_per_domain: int | None = None  # None: every easy id of the domains
+    ids: tuple[str, ...] = ("STTArena/CarRental-T1-easy", "STTArena/CarRental-S1-easy",
+                            "STTArena/CarRental-ST1-easy")
     hidden: int = 128
     layers: int = 4
-    sft_transcripts: int = 360
-    sft_epochs: float = 3.0
+    sft_transcripts: int = 2400
+    sft_epochs: float = 1.0
+    sft_batch: int = 8
     sft_lr: float = 3e-3
-    rl_steps: int = 20
+    rl_steps: int = 12
     tasks_per_step: int = 4
     rollouts_per_task: int = 4
     rl_lr: float = 1e-4
-    eval_seeds: tuple[int, ...] = BENCHMARK_SEEDS
+    eval_seeds: tuple[int, ...] = tuple(range(6))
     max_turns: int = 12
-    max_turn_tokens: int = 80
+    max_turn_tokens: int = 64
 
 
 FULL = Plan()
-QUICK = replace(FULL, ids_per_domain=2, hidden=64, layers=2, sft_transcripts=8, sft_epochs=1.0, rl_steps=1,
+QUICK = replace(FULL, ids=FULL.ids[:2], hidden=64, layers=2, sft_transcripts=8, sft_batch=4, rl_steps=1,
                 tasks_per_step=2, rollouts_per_task=2, eval_seeds=BENCHMARK_SEEDS[:1], max_turns=3, max_turn_tokens=24)
 CPU = {"bf16": False, "use_cpu": True, "report_to": "none", "save_strategy": "no"}
-
-
-def easy_ids(plan: Plan) -> list[str]:
-    ids = []
-    for domain in plan.domains:
-        ids += Instances(count=0, domains=[domain], levels=["easy"]).ids()[:plan.ids_per_domain]
-    return ids
 
 
 def run(out: Path, plan: Plan) -> dict:
     """The whole demonstration; returns (and writes) the scores and the stage times."""
     out.mkdir(parents=True, exist_ok=True)
-    ids = easy_ids(plan)
+    ids = list(plan.ids)
     held_out = [(env_id, seed) for seed in plan.eval_seeds for env_id in ids]
     caps = {"max_turns": plan.max_turns, "max_turn_tokens": plan.max_turn_tokens}
     seconds: dict[str, float] = {}
@@ -96,7 +93,8 @@ def run(out: Path, plan: Plan) -> dict:
 
     sft = SFTSettings(model=str(base), data={"count": plan.sft_transcripts, "env_ids": ids},
                       trainer={**CPU, "num_train_epochs": plan.sft_epochs, "learning_rate": plan.sft_lr,
-                               "lr_scheduler_type": "cosine", "warmup_steps": 0.05, "per_device_train_batch_size": 4,
+                               "lr_scheduler_type": "constant_with_warmup", "warmup_steps": 10,
+                               "per_device_train_batch_size": plan.sft_batch,
                                "max_length": 8192, "logging_steps": 5})
     sft_model = timed("sft", lambda: train_sft(sft, out / "sft"))
     scores["sft"] = timed("eval sft", lambda: evaluate_policy(str(sft_model), held_out, **caps))

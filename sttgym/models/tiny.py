@@ -2,14 +2,15 @@
 
 :func:`build_tiny_model` trains a small byte-level BPE on text made from the suite itself
 (every registered environment's tool schemas, queries and oracle transcripts; a token may
-span spaces but never crosses an identifier, a number or a line break), wraps it as a
-``transformers`` fast tokenizer with a Qwen-style chat template, and saves it next to a
-randomly initialised ``Qwen3ForCausalLM``. The directory loads with ``AutoTokenizer`` and
-``AutoModelForCausalLM`` like any checkpoint; nothing is downloaded.
+span spaces but never crosses an identifier or a line break, and digits go in runs of at
+most three), wraps it as a ``transformers`` fast tokenizer with a Qwen-style chat template,
+and saves it next to a randomly initialised ``Qwen3ForCausalLM``. The directory loads with
+``AutoTokenizer`` and ``AutoModelForCausalLM`` like any checkpoint; nothing is downloaded.
 
 The chat template is the one contract training relies on:
 
-- ``<|im_start|>role\\n ... <|im_end|>`` turns; the tools are listed in the system turn;
+- ``<|im_start|>role\\n ... <|im_end|>`` turns; the tools are listed in the system turn, one
+  signature ``name(arg, optional?)`` a line;
 - an assistant tool call renders as ``<tool_call>{"name": ..., "arguments": ...}</tool_call>``
   and a tool result as a user turn holding ``<tool_response>...</tool_response>``;
 - it is *prefix-preserving*: rendering a conversation and then the same conversation with
@@ -32,7 +33,8 @@ import tempfile
 from pathlib import Path
 from typing import Iterable, Iterator
 
-__all__ = ["CHAT_TEMPLATE", "SPECIAL_TOKENS", "MARKUP_TOKENS", "build_tiny_model", "suite_corpus"]
+__all__ = ["CHAT_TEMPLATE", "SPECIAL_TOKENS", "MARKUP_TOKENS", "DIGIT_TOKENS", "build_tiny_model",
+           "suite_corpus"]
 
 PAD, BOS, EOS = "<|endoftext|>", "<|im_start|>", "<|im_end|>"
 SPECIAL_TOKENS = [PAD, BOS, EOS]
@@ -53,7 +55,15 @@ CHAT_TEMPLATE = (
     "{%- if tools -%}"
     "{%- if system -%}{{- '\\n\\n' -}}{%- endif -%}"
     "{{- '# Tools\\n<tools>' -}}"
-    "{%- for tool in tools -%}{{- '\\n' + (tool | tojson) -}}{%- endfor -%}"
+    "{%- for tool in tools -%}"
+    "{%- set f = tool.function if tool.function is defined else tool -%}"
+    "{%- set required = f.parameters.required or [] -%}"
+    "{{- '\\n' + f.name + '(' -}}"
+    "{%- for arg in f.parameters.properties -%}"
+    "{{- (', ' if not loop.first else '') + arg + ('' if arg in required else '?') -}}"
+    "{%- endfor -%}"
+    "{{- ')' -}}"
+    "{%- endfor -%}"
     "{{- '\\n</tools>\\n" + TOOL_INSTRUCTIONS.replace("'", "\\'") + "' -}}"
     "{%- endif -%}"
     "{{- '<|im_end|>\\n' -}}"
@@ -114,11 +124,15 @@ def suite_corpus(seeds_per_env: int = 2) -> Iterator[str]:
         env.close()
 
 
-# Identifiers (``DEP-MS-70``), numbers and newlines are cut out before BPE, so an id tokenizes
-# the same wherever it appears (easy to copy) and a turn boundary never falls inside a token;
-# everything else may merge across spaces, which folds JSON boilerplate into a few tokens.
+# Identifiers (``DEP-MS-70``) and newlines are cut out before BPE, so an id tokenizes the same
+# wherever it appears and a turn boundary never falls inside a token; everything else may merge
+# across spaces, which folds JSON boilerplate into a few tokens. Digits go in runs of at most
+# three, each run one token (all 1,110 of them are in the vocabulary, as in Llama 3): an unseen
+# id then splits into tokens the model has met, and a run is rarely repeated elsewhere in the
+# context, so copying an id is a chain of unambiguous look-ups rather than a guess among ten digits.
 _IDENTIFIER = r"[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)+"
-_NUMBER_OR_NEWLINE = r"\d+|\n"
+_DIGITS_OR_NEWLINE = r"\d{1,3}|\n"
+DIGIT_TOKENS = [str(n).zfill(width) for width in (1, 2, 3) for n in range(10 ** width)]
 
 
 def _train_tokenizer(texts: Iterable[str], vocab_size: int, max_token_length: int):
@@ -127,14 +141,14 @@ def _train_tokenizer(texts: Iterable[str], vocab_size: int, max_token_length: in
     tokenizer = Tokenizer(models.BPE())
     tokenizer.pre_tokenizer = pre_tokenizers.Sequence([
         pre_tokenizers.Split(Regex(_IDENTIFIER), "isolated"),
-        pre_tokenizers.Split(Regex(_NUMBER_OR_NEWLINE), "isolated"),
+        pre_tokenizers.Split(Regex(_DIGITS_OR_NEWLINE), "isolated"),
         pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
     tokenizer.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=SPECIAL_TOKENS, show_progress=False,
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
                                   max_token_length=max_token_length)
     tokenizer.train_from_iterator(texts, trainer=trainer)
-    tokenizer.add_tokens(MARKUP_TOKENS)
+    tokenizer.add_tokens(DIGIT_TOKENS + MARKUP_TOKENS)
     return tokenizer
 
 
@@ -189,3 +203,4 @@ def build_tiny_model(path: str | os.PathLike, *, vocab_size: int = 4096, max_tok
         shutil.rmtree(path)
     staging.rename(path)
     return path
+

@@ -62,4 +62,22 @@ def test_assistant_mask_covers_exactly_what_the_assistant_says(tiny):
     assert said == ('<tool_call>{"name": "get_locker", "arguments": {"locker_id": "L123"}}</tool_call><|im_end|>'
                     "Task Completed<|im_end|>")
     text = tokenizer.apply_chat_template(CONVERSATION, tools=TOOLS, tokenize=False)
-    assert "<tool_response>" in text and '"name": "get_locker"' in text.split("<|im_end|>")[0]
+    assert "<tool_response>" in text and "\nget_locker()\n" in text.split("<|im_end|>")[0]
+
+
+def test_tools_are_listed_as_signatures_with_optional_arguments_marked(tiny):
+    tokenizer, _, _ = tiny
+    tool = {"type": "function", "function": {"name": "book", "description": "Book a slot.", "parameters": {
+        "type": "object", "properties": {"slot_id": {"type": "string"}, "note": {"type": "string"}},
+        "required": ["slot_id"]}}}
+    text = tokenizer.apply_chat_template(CONVERSATION[1:2], tools=[tool], tokenize=False)
+    assert "\nbook(slot_id, note?)\n" in text
+
+
+@pytest.mark.parametrize("number", ["7", "42", "931", "9311", "2025", "1234567", "000120"])
+def test_digits_tokenize_in_runs_of_three_each_one_token(tiny, number):
+    tokenizer, _, _ = tiny
+    for text in (number, f"CUS-{number}", f"at {number}h"):
+        pieces = [p for p in tokenizer.tokenize(text) if p.isdigit()]
+        assert pieces == [number[i:i + 3] for i in range(0, len(number), 3)]
+
