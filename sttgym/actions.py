@@ -24,6 +24,11 @@ class Reply:
     content: str
 
 
+def _unexpected_fields(action: dict, allowed: set[str]) -> dict | None:
+    extra = set(action) - allowed
+    return fail(f"unexpected action field(s): {', '.join(sorted(map(str, extra)))[:200]}") if extra else None
+
+
 def parse_action(action: Any) -> ToolCall | Reply | dict:
     """The call or reply ``action`` stands for, or a failed result saying why it is neither.
 
@@ -43,14 +48,12 @@ def parse_action(action: Any) -> ToolCall | Reply | dict:
                 return fail(f"the arguments of {name[:80]!r} are not valid JSON")
         if not isinstance(arguments, dict):
             return fail(f"the arguments of {name[:80]!r} must be a JSON object")
-        extra = set(action) - {"name", "arguments"}
-        if extra:
-            return fail(f"unexpected action field(s): {', '.join(sorted(map(str, extra)))[:200]}")
-        return ToolCall(name[:200], arguments)
+        return _unexpected_fields(action, {"name", "arguments"}) or ToolCall(name[:200], arguments)
     if "content" in action:
         if not isinstance(action["content"], str):
             return fail("a reply's content must be a string")
-        return Reply(action["content"][:MAX_TEXT])
+        # A half-formed call that carries "content" is not a reply: it would end the episode.
+        return _unexpected_fields(action, {"content"}) or Reply(action["content"][:MAX_TEXT])
     return fail('an action must be {"name": ..., "arguments": {...}} or {"content": ...}')
 
 

@@ -55,6 +55,8 @@ def test_tool_call_advances_the_clock_and_reward_comes_at_the_end(env):
     ({"name": "get_locker"}, "missing argument(s) 'locker_id'"),
     ({"name": 7, "arguments": {}}, "non-empty string"),
     ({"content": 12}, "must be a string"),
+    ({"content": "", "arguments": None}, "unexpected action field(s): arguments"),
+    ({"name": "get_locker", "arguments": {"locker_id": "L1"}, "content": "hi"}, "unexpected action field(s): content"),
     ({"foo": "bar"}, "an action must be"),
     ("get_locker", "an action must be"),
     (None, "an action must be"),
