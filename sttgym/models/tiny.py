@@ -33,8 +33,7 @@ import tempfile
 from pathlib import Path
 from typing import Iterable, Iterator
 
-__all__ = ["CHAT_TEMPLATE", "SPECIAL_TOKENS", "MARKUP_TOKENS", "DIGIT_TOKENS", "build_tiny_model",
-           "suite_corpus"]
+__all__ = ["CHAT_TEMPLATE", "SPECIAL_TOKENS", "MARKUP_TOKENS", "build_tiny_model", "suite_corpus"]
 
 PAD, BOS, EOS = "<|endoftext|>", "<|im_start|>", "<|im_end|>"
 SPECIAL_TOKENS = [PAD, BOS, EOS]
@@ -129,10 +128,10 @@ def suite_corpus(seeds_per_env: int = 2) -> Iterator[str]:
 # across spaces, which folds JSON boilerplate into a few tokens. Digits go in runs of at most
 # three, each run one token (all 1,110 of them are in the vocabulary, as in Llama 3): an unseen
 # id then splits into tokens the model has met, and a run is rarely repeated elsewhere in the
-# context, so copying an id is a chain of unambiguous look-ups rather than a guess among ten digits.
+# context, so copying an id takes a few look-ups that are rarely ambiguous.
 _IDENTIFIER = r"[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)+"
 _DIGITS_OR_NEWLINE = r"\d{1,3}|\n"
-DIGIT_TOKENS = [str(n).zfill(width) for width in (1, 2, 3) for n in range(10 ** width)]
+_DIGIT_RUNS = [str(n).zfill(width) for width in (1, 2, 3) for n in range(10 ** width)]
 
 
 def _train_tokenizer(texts: Iterable[str], vocab_size: int, max_token_length: int):
@@ -148,7 +147,7 @@ def _train_tokenizer(texts: Iterable[str], vocab_size: int, max_token_length: in
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
                                   max_token_length=max_token_length)
     tokenizer.train_from_iterator(texts, trainer=trainer)
-    tokenizer.add_tokens(DIGIT_TOKENS + MARKUP_TOKENS)
+    tokenizer.add_tokens(_DIGIT_RUNS + MARKUP_TOKENS)
     return tokenizer
 
 
