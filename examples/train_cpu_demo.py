@@ -15,7 +15,9 @@ Everything runs offline on a couple of CPU cores in under half an hour:
 
 The table reports, per model: the mean reward, the success rate (reward 1), the share of
 turns that were one readable tool call or the final reply, the shares of tool calls that
-fit a tool's schema and that the world carried out, and tool calls per episode.
+fit a tool's schema and that the world carried out, tool calls per episode, and, teacher-forced
+on the oracle's transcripts of the same instances, the shares of the assistant's tokens the model
+predicts right: those holding a digit (ids and times, which must be copied) and the others.
 ``results.json`` keeps them with the time each stage took.
 
 What to expect: a model of about a million parameters, trained for minutes, learns the
@@ -38,7 +40,7 @@ from pathlib import Path
 from sttgym.evaluation.suites import BENCHMARK_SEEDS
 from sttgym.models.tiny import build_tiny_model
 from sttgym.training.config import RLSettings, SFTSettings
-from sttgym.training.engine import evaluate_policy
+from sttgym.training.engine import copy_accuracy, evaluate_policy
 from sttgym.training.rl import train_rl
 from sttgym.training.sft import train_sft
 
@@ -79,6 +81,9 @@ def run(out: Path, plan: Plan) -> dict:
     seconds: dict[str, float] = {}
     scores: dict[str, dict] = {}
 
+    def measure(model: Path) -> dict:
+        return {**evaluate_policy(str(model), held_out, **caps), **copy_accuracy(str(model), held_out)}
+
     def timed(name: str, work):
         began = time.perf_counter()
         result = work()
@@ -89,7 +94,7 @@ def run(out: Path, plan: Plan) -> dict:
     base = timed("build", lambda: build_tiny_model(out / "base", hidden_size=plan.hidden, num_layers=plan.layers,
                                                    intermediate_size=3 * plan.hidden, num_heads=plan.hidden // 32 or 2,
                                                    num_kv_heads=plan.hidden // 64 or 1))
-    scores["base"] = timed("eval base", lambda: evaluate_policy(str(base), held_out, **caps))
+    scores["base"] = timed("eval base", lambda: measure(base))
 
     sft = SFTSettings(model=str(base), data={"count": plan.sft_transcripts, "env_ids": ids},
                       trainer={**CPU, "num_train_epochs": plan.sft_epochs, "learning_rate": plan.sft_lr,
@@ -97,7 +102,7 @@ def run(out: Path, plan: Plan) -> dict:
                                "per_device_train_batch_size": plan.sft_batch,
                                "max_length": 8192, "logging_steps": 5})
     sft_model = timed("sft", lambda: train_sft(sft, out / "sft"))
-    scores["sft"] = timed("eval sft", lambda: evaluate_policy(str(sft_model), held_out, **caps))
+    scores["sft"] = timed("eval sft", lambda: measure(sft_model))
 
     rl = RLSettings(model=str(sft_model), data={"count": 8 * plan.tasks_per_step * plan.rl_steps, "env_ids": ids},
                     algorithm="reinforce_pp", kl={"coef": 0.05, "placement": "reward", "estimator": "k1"},
@@ -108,7 +113,7 @@ def run(out: Path, plan: Plan) -> dict:
                     trainer={**CPU, "max_steps": plan.rl_steps, "learning_rate": plan.rl_lr,
                              "per_device_train_batch_size": plan.tasks_per_step, "temperature": 1.0})
     rl_model = timed("rl", lambda: train_rl(rl, out / "rl"))
-    scores["rl"] = timed("eval rl", lambda: evaluate_policy(str(rl_model), held_out, **caps))
+    scores["rl"] = timed("eval rl", lambda: measure(rl_model))
 
     results = {"plan": asdict(plan), "held_out": held_out, "scores": scores, "seconds": seconds,
                "total_seconds": round(sum(seconds.values()), 1)}
@@ -117,7 +122,8 @@ def run(out: Path, plan: Plan) -> dict:
 
 
 def table(results: dict) -> str:
-    keys = ("reward", "success", "readable_turns", "valid_calls", "accepted_calls", "tool_calls")
+    keys = ("reward", "success", "readable_turns", "valid_calls", "accepted_calls", "tool_calls", "digit_tokens",
+            "other_tokens")
     lines = [f"{'model':<6}" + "".join(f"{k:>16}" for k in keys)]
     for name, score in results["scores"].items():
         lines.append(f"{name:<6}" + "".join(f"{score[k]:>16.3f}" for k in keys))

@@ -33,9 +33,9 @@ from sttgym.agents.llm import LLMAgent
 from sttgym.models.base import ChatResponse
 from sttgym.models.parsing import parse_assistant_text
 from sttgym.rewards import RewardTerm, ShapedReward, build_reward, well_formed
-from sttgym.training.render import decode_tools, followup_ids, render_prompt
+from sttgym.training.render import decode_tools, followup_ids, render, render_prompt
 
-__all__ = ["Generate", "Episode", "RolloutEngine", "HFGenerator", "evaluate_policy"]
+__all__ = ["Generate", "Episode", "RolloutEngine", "HFGenerator", "evaluate_policy", "copy_accuracy"]
 
 Generate = Callable[[list[list[int]], int], list[list[int]]]
 
@@ -254,3 +254,36 @@ def evaluate_policy(path: str, instances: list[tuple[str, int]], *, max_turns: i
             "valid_calls": sum(e.valid_calls for e in episodes) / calls if calls else 0.0,
             "accepted_calls": sum(e.accepted_calls for e in episodes) / calls if calls else 0.0,
             "tool_calls": calls / len(episodes)}
+
+
+def copy_accuracy(path: str, instances: list[tuple[str, int]]) -> dict[str, float]:
+    """How well the checkpoint at ``path`` predicts the oracle's turns on ``instances``, teacher-forced.
+
+    The share of the assistant's tokens predicted right (greedy next token given the true
+    prefix), split into tokens holding a digit (ids, times, quantities: what must be copied
+    from the request and the tool results) and all others (the protocol and the plan).
+    """
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from sttgym.agents import OracleAgent
+    from sttgym.rollout import rollout
+    from sttgym.training.transcripts import from_trajectory
+
+    tokenizer = AutoTokenizer.from_pretrained(path)
+    model = AutoModelForCausalLM.from_pretrained(path).eval()
+    has_digit = torch.tensor([any(c.isdigit() for c in t) for t in tokenizer.convert_ids_to_tokens(
+        list(range(len(tokenizer))))])
+    right = {True: 0, False: 0}
+    total = {True: 0, False: 0}
+    for env_id, seed in instances:
+        transcript = from_trajectory(rollout(gym.make(env_id), OracleAgent(), seed=seed))
+        ids, mask = render(tokenizer, transcript.messages, transcript.tools)
+        ids = torch.tensor(ids)
+        with torch.no_grad():
+            predicted = model(ids[None]).logits[0, :-1].argmax(-1)
+        scored = torch.tensor(mask[1:], dtype=torch.bool)
+        hit, digit = (predicted == ids[1:])[scored], has_digit[ids[1:][scored]]
+        for kind in (True, False):
+            right[kind] += int(hit[digit == kind].sum())
+            total[kind] += int((digit == kind).sum())
+    return {"digit_tokens": right[True] / max(1, total[True]), "other_tokens": right[False] / max(1, total[False])}

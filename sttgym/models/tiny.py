@@ -202,4 +202,3 @@ def build_tiny_model(path: str | os.PathLike, *, vocab_size: int = 4096, max_tok
         shutil.rmtree(path)
     staging.rename(path)
     return path
-

@@ -24,6 +24,7 @@ def test_quick_demo_trains_and_evaluates_on_held_out_instances(tmp_path):
     for score in results["scores"].values():
         assert score["episodes"] == len(held_out)
         assert 0.0 <= score["reward"] <= 1.0 and 0.0 <= score["readable_turns"] <= 1.0
+        assert 0.0 <= score["digit_tokens"] <= 1.0 and 0.0 <= score["other_tokens"] <= 1.0
     assert all(seed in BENCHMARK_SEEDS for _, seed in held_out)
     for data in (tmp_path / "sft" / "data", tmp_path / "rl" / "data"):
         trained_on = {(row["env_id"], row["seed"]) for row in load_dataset(data)}

@@ -80,4 +80,3 @@ def test_digits_tokenize_in_runs_of_three_each_one_token(tiny, number):
     for text in (number, f"CUS-{number}", f"at {number}h"):
         pieces = [p for p in tokenizer.tokenize(text) if p.isdigit()]
         assert pieces == [number[i:i + 3] for i in range(0, len(number), 3)]
-
