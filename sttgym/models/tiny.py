@@ -33,7 +33,7 @@ import tempfile
 from pathlib import Path
 from typing import Iterable, Iterator
 
-__all__ = ["CHAT_TEMPLATE", "SPECIAL_TOKENS", "MARKUP_TOKENS", "build_tiny_model", "suite_corpus"]
+__all__ = ["CHAT_TEMPLATE", "SPECIAL_TOKENS", "MARKUP_TOKENS", "build_tiny_model", "pretrain_copying", "suite_corpus"]
 
 PAD, BOS, EOS = "<|endoftext|>", "<|im_start|>", "<|im_end|>"
 SPECIAL_TOKENS = [PAD, BOS, EOS]
@@ -154,7 +154,7 @@ def _train_tokenizer(texts: Iterable[str], vocab_size: int, max_token_length: in
 def build_tiny_model(path: str | os.PathLike, *, vocab_size: int = 4096, max_token_length: int = 24,
                      hidden_size: int = 64, num_layers: int = 2, num_heads: int = 4, num_kv_heads: int = 2,
                      intermediate_size: int = 192, max_positions: int = 8192, seeds_per_env: int = 2,
-                     seed: int = 0) -> Path:
+                     copy_steps: int = 0, seed: int = 0) -> Path:
     """Build (or reuse) a tiny Qwen3 chat model and its tokenizer in the directory ``path``.
 
     The directory is reused when it already holds a model built from the same arguments
@@ -162,8 +162,8 @@ def build_tiny_model(path: str | os.PathLike, *, vocab_size: int = 4096, max_tok
     rebuilt, written to a temporary sibling first so a concurrent reader never sees half a
     model. The BPE learns at most ``vocab_size`` tokens of at most ``max_token_length``
     characters from :func:`suite_corpus` (``seeds_per_env`` oracle episodes per id). The
-    weights are drawn from a generator seeded with ``seed``; the global torch RNG is left as
-    it was. Returns ``path``.
+    weights are drawn from a generator seeded with ``seed``, then trained for ``copy_steps``
+    steps of :func:`pretrain_copying`; the global torch RNG is left as it was. Returns ``path``.
     """
     import torch
     from transformers import GenerationConfig, PreTrainedTokenizerFast, Qwen3Config, Qwen3ForCausalLM
@@ -172,7 +172,8 @@ def build_tiny_model(path: str | os.PathLike, *, vocab_size: int = 4096, max_tok
     texts = list(suite_corpus(seeds_per_env))
     args = {"vocab_size": vocab_size, "max_token_length": max_token_length, "hidden_size": hidden_size,
             "num_layers": num_layers, "num_heads": num_heads, "num_kv_heads": num_kv_heads,
-            "intermediate_size": intermediate_size, "max_positions": max_positions, "seed": seed,
+            "intermediate_size": intermediate_size, "max_positions": max_positions, "copy_steps": copy_steps,
+            "seed": seed,
             "template": CHAT_TEMPLATE, "corpus": hashlib.sha256("\x00".join(texts).encode()).hexdigest()}
     stamp = path / _BUILD_FILE
     if stamp.exists() and json.loads(stamp.read_text()) == args:
@@ -190,6 +191,8 @@ def build_tiny_model(path: str | os.PathLike, *, vocab_size: int = 4096, max_tok
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         model = Qwen3ForCausalLM(config)
+    if copy_steps:
+        pretrain_copying(model, tokenizer, copy_steps, seed=seed)
     model.generation_config = GenerationConfig(eos_token_id=tokenizer.eos_token_id,
                                                pad_token_id=tokenizer.pad_token_id, do_sample=False)
 
@@ -202,3 +205,47 @@ def build_tiny_model(path: str | os.PathLike, *, vocab_size: int = 4096, max_tok
         shutil.rmtree(path)
     staging.rename(path)
     return path
+
+
+def pretrain_copying(model, tokenizer, steps: int, *, batch_size: int = 32, length: int = 96,
+                     learning_rate: float = 3e-3, seed: int = 0) -> list[float]:
+    """Train ``model`` in place to repeat random token strings; returns the loss of each step.
+
+    An agent copies ids and times from the request and the tool results into its calls,
+    which takes an *induction* circuit (find the earlier occurrence of the current token, read
+    on). A pretrained base model brings one; a random tiny model trained on a few hundred
+    transcripts mostly does not form one in the minutes a CPU affords (docs/training.md,
+    "What limits the tiny model"). So the tiny base model first learns to copy, the way a
+    real one did in pretraining: each row is ``length`` random tokens shown twice, half of
+    them digit runs, with the loss on the second showing only. Draws from a torch generator
+    seeded with ``seed``.
+    """
+    import torch
+
+    vocabulary = tokenizer.convert_ids_to_tokens(list(range(len(tokenizer))))
+    specials = set(tokenizer.all_special_ids)
+    digits = torch.tensor([i for i, t in enumerate(vocabulary) if any(c.isdigit() for c in t) and i not in specials])
+    others = torch.tensor([i for i, t in enumerate(vocabulary) if not any(c.isdigit() for c in t) and i not in specials])
+    generator = torch.Generator().manual_seed(seed)
+    # beta2 0.98: the loss sits at chance until the circuit forms, then drops within a few dozen steps.
+    optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate, betas=(0.9, 0.98), weight_decay=0.0)
+    warmup = max(1, steps // 10)
+    losses = []
+    model.train()
+    for step in range(steps):
+        shape = (batch_size, length)
+        digit = digits[torch.randint(len(digits), shape, generator=generator)]
+        other = others[torch.randint(len(others), shape, generator=generator)]
+        first = torch.where(torch.rand(shape, generator=generator) < 0.5, digit, other)
+        rows = torch.cat([first, first], dim=1)
+        logits = model(rows).logits[:, length:-1]
+        loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.size(-1)), rows[:, length + 1:].reshape(-1))
+        for group in optimizer.param_groups:
+            group["lr"] = learning_rate * min(1.0, (step + 1) / warmup)
+        optimizer.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        losses.append(float(loss))
+    model.eval()
+    return losses

@@ -80,3 +80,35 @@ def test_digits_tokenize_in_runs_of_three_each_one_token(tiny, number):
     for text in (number, f"CUS-{number}", f"at {number}h"):
         pieces = [p for p in tokenizer.tokenize(text) if p.isdigit()]
         assert pieces == [number[i:i + 3] for i in range(0, len(number), 3)]
+
+
+def test_copy_pretraining_teaches_the_model_to_repeat_what_it_saw(tiny):
+    import math
+
+    import torch
+
+    from sttgym.models.tiny import pretrain_copying
+
+    tokenizer, model, _ = tiny
+    model = AutoModelForCausalLM.from_config(model.config)  # fresh weights: the fixture's model stays untouched
+    losses = pretrain_copying(model, tokenizer, 300, batch_size=16, length=24)
+    # A random token is unpredictable, so anything well under log(vocab) is read off the first showing.
+    chance = math.log(len(tokenizer))
+    assert losses[0] > 0.9 * chance
+    assert sum(losses[-10:]) / 10 < 0.3 * chance
+    # The skill carries to strings it never saw: the second half of a fresh row is predicted from the first.
+    row = torch.randint(10, len(tokenizer), (1, 24), generator=torch.Generator().manual_seed(7))
+    row = torch.cat([row, row], dim=1)
+    with torch.no_grad():
+        predicted = model(row).logits[0, 24:-1].argmax(-1)
+    assert (predicted == row[0, 25:]).float().mean() > 0.5
+
+
+def test_copy_steps_are_part_of_the_build(tmp_path):
+    plain = build_tiny_model(tmp_path / "plain", hidden_size=32, num_layers=1, num_heads=2, num_kv_heads=1,
+                             intermediate_size=64)
+    copied = build_tiny_model(tmp_path / "copied", hidden_size=32, num_layers=1, num_heads=2, num_kv_heads=1,
+                              intermediate_size=64, copy_steps=2)
+    assert json.loads((copied / "sttgym_build.json").read_text())["copy_steps"] == 2
+    weights = [AutoModelForCausalLM.from_pretrained(p).model.embed_tokens.weight for p in (plain, copied)]
+    assert not weights[0].equal(weights[1])  # same seed, so only the copy steps can tell them apart
