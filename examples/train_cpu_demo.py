@@ -72,7 +72,8 @@ class Plan:
 FULL = Plan()
 QUICK = replace(FULL, ids=FULL.ids[:2], hidden=64, layers=2, copy_steps=4, sft_transcripts=8, sft_batch=4, rl_steps=1,
                 tasks_per_step=2, rollouts_per_task=2, eval_seeds=BENCHMARK_SEEDS[:1], max_turns=3, max_turn_tokens=24)
-# TRL turns activation recomputation on by default: memory a tiny model does not need, for 1.6x the time per step.
+# TRL turns activation recomputation on by default: memory a tiny model does not need, for 1.1x the time
+# per step (benchmarks/sft_recompute.py).
 CPU = {"bf16": False, "use_cpu": True, "report_to": "none", "save_strategy": "no", "gradient_checkpointing": False}
 
 

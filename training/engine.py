@@ -229,6 +229,15 @@ class HFGenerator:
         return [row[:row.index(eos) + 1] if eos in row else row for row in rows]
 
 
+def _load(path: str) -> tuple[Any, Any]:
+    """A checkpoint's tokenizer (with a training template: assistant masks) and its model, for evaluation."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from sttgym.training.render import prepare_tokenizer
+
+    return prepare_tokenizer(AutoTokenizer.from_pretrained(path)), AutoModelForCausalLM.from_pretrained(path).eval()
+
+
 def evaluate_policy(path: str, instances: list[tuple[str, int]], *, max_turns: int = 50, max_turn_tokens: int = 256,
                     max_episode_tokens: int = 32768, batch_size: int = 64) -> dict[str, float]:
     """Greedy episodes of the checkpoint at ``path`` on ``instances``, summarised.
@@ -237,12 +246,7 @@ def evaluate_policy(path: str, instances: list[tuple[str, int]], *, max_turns: i
     readable call or the final reply, the shares of tool calls that fit a tool's schema and
     that the world carried out, and the mean number of tool calls per episode.
     """
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    from sttgym.training.render import prepare_tokenizer
-
-    tokenizer = prepare_tokenizer(AutoTokenizer.from_pretrained(path))
-    model = AutoModelForCausalLM.from_pretrained(path).eval()
+    tokenizer, model = _load(path)
     engine = RolloutEngine(tokenizer, HFGenerator(model, tokenizer, temperature=0.0, batch_size=batch_size),
                            max_turns=max_turns, max_turn_tokens=max_turn_tokens, max_episode_tokens=max_episode_tokens)
     episodes = engine.run(instances)
@@ -263,16 +267,13 @@ def copy_accuracy(path: str, instances: list[tuple[str, int]]) -> dict[str, floa
     prefix), split into tokens holding a digit (ids, times, quantities: what must be copied
     from the request and the tool results) and all others (the protocol and the plan).
     """
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
     from sttgym.agents import OracleAgent
+    from sttgym.models.tiny import holds_digit
     from sttgym.rollout import rollout
     from sttgym.training.transcripts import from_trajectory
 
-    tokenizer = AutoTokenizer.from_pretrained(path)
-    model = AutoModelForCausalLM.from_pretrained(path).eval()
-    has_digit = torch.tensor([any(c.isdigit() for c in t) for t in tokenizer.convert_ids_to_tokens(
-        list(range(len(tokenizer))))])
+    tokenizer, model = _load(path)
+    has_digit = torch.tensor(holds_digit(tokenizer))
     right = {True: 0, False: 0}
     total = {True: 0, False: 0}
     for env_id, seed in instances:

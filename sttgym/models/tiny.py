@@ -33,7 +33,8 @@ import tempfile
 from pathlib import Path
 from typing import Iterable, Iterator
 
-__all__ = ["CHAT_TEMPLATE", "SPECIAL_TOKENS", "MARKUP_TOKENS", "build_tiny_model", "pretrain_copying", "suite_corpus"]
+__all__ = ["CHAT_TEMPLATE", "SPECIAL_TOKENS", "MARKUP_TOKENS", "build_tiny_model", "holds_digit", "pretrain_copying",
+           "suite_corpus"]
 
 PAD, BOS, EOS = "<|endoftext|>", "<|im_start|>", "<|im_end|>"
 SPECIAL_TOKENS = [PAD, BOS, EOS]
@@ -173,8 +174,7 @@ def build_tiny_model(path: str | os.PathLike, *, vocab_size: int = 4096, max_tok
     args = {"vocab_size": vocab_size, "max_token_length": max_token_length, "hidden_size": hidden_size,
             "num_layers": num_layers, "num_heads": num_heads, "num_kv_heads": num_kv_heads,
             "intermediate_size": intermediate_size, "max_positions": max_positions, "copy_steps": copy_steps,
-            "seed": seed,
-            "template": CHAT_TEMPLATE, "corpus": hashlib.sha256("\x00".join(texts).encode()).hexdigest()}
+            "seed": seed, "template": CHAT_TEMPLATE, "corpus": hashlib.sha256("\x00".join(texts).encode()).hexdigest()}
     stamp = path / _BUILD_FILE
     if stamp.exists() and json.loads(stamp.read_text()) == args:
         return path
@@ -207,6 +207,11 @@ def build_tiny_model(path: str | os.PathLike, *, vocab_size: int = 4096, max_tok
     return path
 
 
+def holds_digit(tokenizer) -> list[bool]:
+    """For each token id of ``tokenizer``, whether its text holds a digit (a piece of an id, a time, a number)."""
+    return [any(c.isdigit() for c in token) for token in tokenizer.convert_ids_to_tokens(list(range(len(tokenizer))))]
+
+
 def pretrain_copying(model, tokenizer, steps: int, *, batch_size: int = 32, length: int = 96,
                      learning_rate: float = 3e-3, seed: int = 0) -> list[float]:
     """Train ``model`` in place to repeat random token strings; returns the loss of each step.
@@ -222,10 +227,10 @@ def pretrain_copying(model, tokenizer, steps: int, *, batch_size: int = 32, leng
     """
     import torch
 
-    vocabulary = tokenizer.convert_ids_to_tokens(list(range(len(tokenizer))))
     specials = set(tokenizer.all_special_ids)
-    digits = torch.tensor([i for i, t in enumerate(vocabulary) if any(c.isdigit() for c in t) and i not in specials])
-    others = torch.tensor([i for i, t in enumerate(vocabulary) if not any(c.isdigit() for c in t) and i not in specials])
+    kinds = [(i, digit) for i, digit in enumerate(holds_digit(tokenizer)) if i not in specials]
+    digits = torch.tensor([i for i, digit in kinds if digit])
+    others = torch.tensor([i for i, digit in kinds if not digit])
     generator = torch.Generator().manual_seed(seed)
     # beta2 0.98: the loss sits at chance until the circuit forms, then drops within a few dozen steps.
     optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate, betas=(0.9, 0.98), weight_decay=0.0)
