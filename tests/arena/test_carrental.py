@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from datetime import datetime, time
 
 import gymnasium as gym
 import pytest
@@ -10,6 +11,7 @@ import pytest
 import sttgym  # noqa: F401  (registers the ids)
 from sttgym.agents import NominalAgent, OracleAgent
 from sttgym.clock import Clock
+from sttgym.envs.arena.carrental.scenarios.t2_priority_reorder import AFTER_LANDING
 from sttgym.envs.arena.carrental.world import CarRentalWorld
 from sttgym.rollout import rollout
 from sttgym.tools import collect_tools
@@ -216,6 +218,20 @@ def test_t1_the_hold_policy_changes_only_once_a_hold_is_open_and_a_prompt_rebook
     assert call(env, "confirm_reservation", reservation_id=again)[0]["success"]
     *_, info = env.step({"content": "Booked."})
     assert info["score"] == 1.0
+
+
+@pytest.mark.parametrize("level", ["easy", "medium", "hard"])
+@pytest.mark.parametrize("seed", [1_000_003, 1_000_028])
+def test_t2_the_earlier_pickup_falls_within_the_desk_hours(level, seed):
+    # On these seeds the flight used to move so early that the new pickup fell before the desk
+    # opened, and no agent (not even the oracle) could book it.
+    env, arena = start(f"STTArena/CarRental-T2-{level}", seed=seed)
+    flight = arena.task.nominal_plan[0].arguments["flight_number"]
+    depot = arena.task.initial_state["depots"][arena.task.initial_state["flights"][flight]["depot"]]
+    assert rollout(gym.make(f"STTArena/CarRental-T2-{level}"), OracleAgent(), seed=seed).reward == 1.0
+    lands = [t for t in arena.task.triggers if t.name == "flight_rescheduled"][0].mutations[0].new
+    pickup = datetime.fromisoformat(lands) + AFTER_LANDING
+    assert pickup.time() >= time.fromisoformat(depot["opens"])
 
 
 def test_t3_promotions_roll_over_at_midnight_and_not_before():

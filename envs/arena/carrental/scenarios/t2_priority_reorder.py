@@ -12,7 +12,7 @@ every car of the class is out, in the workshop or booked at the earlier time.
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, time, timedelta
 
 import numpy as np
 
@@ -58,7 +58,10 @@ def build(rng: np.random.Generator, level: str) -> Task:
     cls, s = base.focus, base.state
     depot = base.pick(base.depots_in("airport"))
     lands, ret = base.trip()
-    lands_early = lands - timedelta(minutes=30 * int(rng.integers(3, 7)))
+    # The earlier pickup must still fall within the desk's opening hours (trips start at 9:00 at the
+    # earliest and desks open by 7:00, so a move of at least 90 minutes always remains).
+    opens = datetime.combine(lands.date(), time.fromisoformat(s["depots"][depot]["opens"]))
+    lands_early = max(lands - timedelta(minutes=30 * int(rng.integers(3, 7))), opens - AFTER_LANDING)
     b = Booking(base.user, cls, depot, lands + AFTER_LANDING, ret)
     early = b.moved(lands_early + AFTER_LANDING)
     flight = base.flight_number()
