@@ -3,7 +3,7 @@
 Everything runs offline on a couple of CPU cores in under half an hour:
 
 1. build a tiny Qwen3 model and its tokenizer from the suite itself (no download), and
-   pretrain it to copy random strings (the induction circuit a pretrained base model brings);
+   pretrain it to repeat random strings (docs/training.md says what that does and does not teach);
 2. evaluate it, greedily, on held-out instances: seeds 0-5 (below the training range) of
    three easy CarRental tasks;
 3. SFT on refined, replay-verified noisy-expert transcripts of *training* instances of

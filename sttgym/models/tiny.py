@@ -33,8 +33,8 @@ import tempfile
 from pathlib import Path
 from typing import Iterable, Iterator
 
-__all__ = ["CHAT_TEMPLATE", "SPECIAL_TOKENS", "MARKUP_TOKENS", "build_tiny_model", "holds_digit", "pretrain_copying",
-           "suite_corpus"]
+__all__ = ["CHAT_TEMPLATE", "SPECIAL_TOKENS", "MARKUP_TOKENS", "build_tiny_model", "copy_probe", "holds_digit",
+           "pretrain_copying", "suite_corpus"]
 
 PAD, BOS, EOS = "<|endoftext|>", "<|im_start|>", "<|im_end|>"
 SPECIAL_TOKENS = [PAD, BOS, EOS]
@@ -212,36 +212,45 @@ def holds_digit(tokenizer) -> list[bool]:
     return [any(c.isdigit() for c in token) for token in tokenizer.convert_ids_to_tokens(list(range(len(tokenizer))))]
 
 
-def pretrain_copying(model, tokenizer, steps: int, *, batch_size: int = 32, length: int = 96,
-                     learning_rate: float = 3e-3, seed: int = 0) -> list[float]:
-    """Train ``model`` in place to repeat random token strings; returns the loss of each step.
-
-    An agent copies ids and times from the request and the tool results into its calls,
-    which takes an *induction* circuit (find the earlier occurrence of the current token, read
-    on). A pretrained base model brings one; a random tiny model trained on a few hundred
-    transcripts mostly does not form one in the minutes a CPU affords (docs/training.md,
-    "What limits the tiny model"). So the tiny base model first learns to copy, the way a
-    real one did in pretraining: each row is ``length`` random tokens shown twice, half of
-    them digit runs, with the loss on the second showing only. Draws from a torch generator
-    seeded with ``seed``.
-    """
+def _random_tokens(tokenizer, generator):
+    """A sampler of random token ids, half of them digit runs (the tokens ids and times are made of)."""
     import torch
 
     specials = set(tokenizer.all_special_ids)
     kinds = [(i, digit) for i, digit in enumerate(holds_digit(tokenizer)) if i not in specials]
     digits = torch.tensor([i for i, digit in kinds if digit])
     others = torch.tensor([i for i, digit in kinds if not digit])
-    generator = torch.Generator().manual_seed(seed)
+
+    def draw(*shape: int):
+        digit = digits[torch.randint(len(digits), shape, generator=generator)]
+        other = others[torch.randint(len(others), shape, generator=generator)]
+        return torch.where(torch.rand(shape, generator=generator) < 0.5, digit, other)
+
+    return draw
+
+
+def pretrain_copying(model, tokenizer, steps: int, *, batch_size: int = 32, length: int = 96,
+                     learning_rate: float = 3e-3, seed: int = 0) -> list[float]:
+    """Train ``model`` in place to repeat random token strings; returns the loss of each step.
+
+    Each row is ``length`` random tokens shown twice, half of them digit runs, with the loss on
+    the second showing only. The model learns to copy *at that distance*: it reads the token
+    ``length`` places back, a positional shortcut, not the content look-up (find the earlier
+    occurrence of the current token, read on) that copying an id from a transcript takes;
+    :func:`copy_probe` tells the two apart, and docs/training.md has the measurements. What it
+    does train is the path that turns an attended token into the same output token, for every
+    token of the vocabulary. Draws from a torch generator seeded with ``seed``.
+    """
+    import torch
+
+    draw = _random_tokens(tokenizer, torch.Generator().manual_seed(seed))
     # beta2 0.98: the loss sits at chance until the circuit forms, then drops within a few dozen steps.
     optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate, betas=(0.9, 0.98), weight_decay=0.0)
     warmup = max(1, steps // 10)
     losses = []
     model.train()
     for step in range(steps):
-        shape = (batch_size, length)
-        digit = digits[torch.randint(len(digits), shape, generator=generator)]
-        other = others[torch.randint(len(others), shape, generator=generator)]
-        first = torch.where(torch.rand(shape, generator=generator) < 0.5, digit, other)
+        first = draw(batch_size, length)
         rows = torch.cat([first, first], dim=1)
         logits = model(rows).logits[:, length:-1]
         loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.size(-1)), rows[:, length + 1:].reshape(-1))
@@ -254,3 +263,36 @@ def pretrain_copying(model, tokenizer, steps: int, *, batch_size: int = 32, leng
         losses.append(float(loss))
     model.eval()
     return losses
+
+
+def copy_probe(model, tokenizer, *, rows: int = 64, length: int = 96, seed: int = 1) -> dict[str, float]:
+    """How well ``model`` repeats random strings, as the share of repeated tokens it predicts right.
+
+    ``fixed``: ``length`` random tokens shown twice, as :func:`pretrain_copying` trains.
+    ``variable``: rows of ``2 * length`` random tokens in which a string of 8 to ``length - 1``
+    tokens, starting at a random place, is shown again right after itself; the distance to
+    the first showing changes from row to row, so only a content look-up predicts the repeat.
+    The first token of each repeat is unpredictable and not scored.
+    """
+    import torch
+
+    generator = torch.Generator().manual_seed(seed)
+    draw = _random_tokens(tokenizer, generator)
+    first = draw(rows, length)
+    fixed = torch.cat([first, first], dim=1)
+    fixed_mask = torch.zeros_like(fixed, dtype=torch.bool)
+    fixed_mask[:, length + 1:] = True
+    variable = draw(rows, 2 * length)
+    variable_mask = torch.zeros_like(variable, dtype=torch.bool)
+    for row in range(rows):
+        span = int(torch.randint(8, length, (1,), generator=generator))
+        start = int(torch.randint(0, 2 * length - 2 * span + 1, (1,), generator=generator))
+        variable[row, start + span:start + 2 * span] = variable[row, start:start + span]
+        variable_mask[row, start + span + 1:start + 2 * span] = True
+
+    def share_right(tokens, mask) -> float:
+        with torch.no_grad():
+            predicted = model(tokens).logits[:, :-1].argmax(-1)
+        return round(float((predicted == tokens[:, 1:])[mask[:, 1:]].float().mean()), 4)
+
+    return {"fixed": share_right(fixed, fixed_mask), "variable": share_right(variable, variable_mask)}
