@@ -6,21 +6,30 @@ import importlib.util
 import sys
 from pathlib import Path
 
+import pytest
+
 from sttgym.evaluation.suites import BENCHMARK_SEEDS, is_training_seed
 from sttgym.training.data import load_dataset
 
 DEMO = Path(__file__).resolve().parents[2] / "examples" / "train_cpu_demo.py"
 
 
-def test_quick_demo_trains_and_evaluates_on_held_out_instances(tmp_path):
+def load_demo():
     spec = importlib.util.spec_from_file_location("train_cpu_demo", DEMO)
     demo = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = demo  # dataclasses look their module up there
     spec.loader.exec_module(demo)
-    results = demo.main(["--out", str(tmp_path), "--quick"])
+    return demo
+
+
+def test_quick_demo_trains_and_evaluates_on_held_out_instances(tmp_path):
+    demo = load_demo()
+    ids = ["STTArena/CarRental-T1-easy", "STTArena/ColdChain-S3-easy"]
+    results = demo.main(["--out", str(tmp_path), "--quick", "--ids", ",".join(ids)])
 
     assert list(results["scores"]) == ["base", "sft", "rl"]
     held_out = [tuple(i) for i in results["held_out"]]
+    assert sorted({env_id for env_id, _ in held_out}) == ids
     for score in results["scores"].values():
         assert score["episodes"] == len(held_out)
         assert 0.0 <= score["reward"] <= 1.0 and 0.0 <= score["readable_turns"] <= 1.0
@@ -32,3 +41,10 @@ def test_quick_demo_trains_and_evaluates_on_held_out_instances(tmp_path):
         assert not trained_on & set(held_out)
     assert (tmp_path / "rl" / "final" / "model.safetensors").exists()
     assert "held-out episodes" in demo.table(results)
+
+
+def test_the_demo_refuses_an_unknown_id_before_building_anything(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        load_demo().main(["--out", str(tmp_path), "--ids", "STTArena/CarRental-T1-easy,STTArena/Nowhere-T1-easy"])
+    assert "STTArena/Nowhere-T1-easy" in capsys.readouterr().err
+    assert not any(tmp_path.iterdir())
