@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 __all__ = ["CHAT_TEMPLATE", "SPECIAL_TOKENS", "MARKUP_TOKENS", "build_tiny_model", "copy_probe", "holds_digit",
-           "pretrain_copying", "suite_corpus"]
+           "pretrain_copying", "suite_corpus", "train_steps"]
 
 PAD, BOS, EOS = "<|endoftext|>", "<|im_start|>", "<|im_end|>"
 SPECIAL_TOKENS = [PAD, BOS, EOS]
@@ -244,16 +244,33 @@ def pretrain_copying(model, tokenizer, steps: int, *, batch_size: int = 32, leng
     import torch
 
     draw = _random_tokens(tokenizer, torch.Generator().manual_seed(seed))
-    # beta2 0.98: the loss sits at chance until the circuit forms, then drops within a few dozen steps.
+
+    def loss_of(step: int):
+        first = draw(batch_size, length)
+        rows = torch.cat([first, first], dim=1)
+        logits = model(rows).logits[:, length:-1]
+        return torch.nn.functional.cross_entropy(logits.reshape(-1, logits.size(-1)), rows[:, length + 1:].reshape(-1))
+
+    losses = train_steps(model, steps, loss_of, learning_rate=learning_rate)
+    model.eval()
+    return losses
+
+
+def train_steps(model, steps: int, loss_of, *, learning_rate: float = 3e-3, report=None) -> list[float]:
+    """Train ``model`` for ``steps`` steps on ``loss_of(step)``; returns the loss of each step.
+
+    AdamW without weight decay, betas 0.9/0.98 (a synthetic task's loss sits at chance until a
+    circuit forms, then drops within a few dozen steps), a linear warmup over a tenth of the
+    steps, gradients clipped at norm 1. ``report(step, loss)``, if given, runs after each step.
+    """
+    import torch
+
     optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate, betas=(0.9, 0.98), weight_decay=0.0)
     warmup = max(1, steps // 10)
     losses = []
     model.train()
     for step in range(steps):
-        first = draw(batch_size, length)
-        rows = torch.cat([first, first], dim=1)
-        logits = model(rows).logits[:, length:-1]
-        loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.size(-1)), rows[:, length + 1:].reshape(-1))
+        loss = loss_of(step)
         for group in optimizer.param_groups:
             group["lr"] = learning_rate * min(1.0, (step + 1) / warmup)
         optimizer.zero_grad()
@@ -261,7 +278,8 @@ def pretrain_copying(model, tokenizer, steps: int, *, batch_size: int = 32, leng
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
         losses.append(float(loss))
-    model.eval()
+        if report is not None:
+            report(step, losses[-1])
     return losses
 
 
