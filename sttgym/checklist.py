@@ -1,14 +1,26 @@
-"""Checklists: the reward of a feasible task is the fraction of its checks that hold at the end.
+"""Checklists: the reward of a feasible task.
 
-A check is a named predicate over the final state and the episode log. Checks state
-outcomes ("the receipt is registered before the *new* deadline"), not that a tool was
-called; the log is there for the few outcomes only a history shows (what the user was told).
+A check names a predicate of the world (with arguments) that must hold at the end of the
+episode. Checks come in two kinds, as in the STT-Arena paper's checklists:
+
+- **milestones**, the progress a correct recovery makes (the changed entity re-read after the
+  change, the stale plan unwound, the alternative secured, the goal met);
+- **gates**, the constraints no outcome may break (a spoiled or late delivery, a booking
+  over a closed road): a failed gate zeroes the reward however many milestones hold.
+
+The reward is the fraction of milestones that hold, or 0 when a gate fails. Doing nothing
+therefore scores 0 (no milestone holds in the initial world), and each milestone a correct
+plan reaches raises the score.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
+
+from pydantic import BaseModel
+
+from sttgym.world import Pred
 
 __all__ = ["Check", "EpisodeLog", "evaluate"]
 
@@ -19,31 +31,37 @@ class EpisodeLog:
 
     calls: list[dict] = field(default_factory=list)  # {"name", "arguments", "result", "at"} of accepted calls
     said: list[str] = field(default_factory=list)  # everything the agent told the user, final reply last
-    events: list[dict] = field(default_factory=list)  # fired trigger events, in order
+    events: list[dict] = field(default_factory=list)  # fired trigger events, in order, each with its "call_index"
+    observables: dict[str, list] = field(default_factory=dict)  # trigger name -> the Observables that show it
 
     def called(self, name: str, succeeded: bool = True) -> list[dict]:
         """The calls of tool ``name`` (by default only those that succeeded)."""
         return [c for c in self.calls if c["name"] == name and (not succeeded or c["result"].get("success"))]
 
+    def noticed(self, trigger: str) -> bool:
+        """Whether a successful call of a read that shows ``trigger``'s change came after it first fired."""
+        first = next((e["call_index"] for e in self.events if e["trigger"] == trigger), None)
+        if first is None:
+            return False
+        return any(c["result"].get("success") and any(o.matches(c["name"], c["arguments"])
+                                                      for o in self.observables.get(trigger, ()))
+                   for c in self.calls[first:])
 
-@dataclass(frozen=True)
-class Check:
-    """One checklist item: ``predicate(state, log)`` must be true at the end of the episode."""
+
+class Check(BaseModel):
+    """One checklist item: the predicate ``holds`` must be true at the end of the episode."""
 
     name: str
     description: str
-    predicate: Callable[[dict, EpisodeLog], Any]
-
-    def holds(self, state: dict, log: EpisodeLog) -> bool:
-        try:
-            return bool(self.predicate(state, log))
-        except (KeyError, TypeError, IndexError, ValueError, AttributeError):
-            # A predicate that cannot even read its fields (the entity was never created) fails.
-            return False
+    holds: Pred
+    gate: bool = False
 
 
-def evaluate(checks: list[Check], state: dict, log: EpisodeLog) -> tuple[float, list[dict]]:
-    """The fraction of ``checks`` that hold, and the per-check breakdown."""
-    breakdown = [{"name": c.name, "description": c.description, "passed": c.holds(state, log)} for c in checks]
-    score = sum(b["passed"] for b in breakdown) / len(breakdown) if breakdown else 0.0
-    return score, breakdown
+def evaluate(checks: list[Check], world: Any, log: EpisodeLog) -> tuple[float, list[dict]]:
+    """The score of ``checks`` on the final ``world``, and the per-check breakdown."""
+    breakdown = [{"name": c.name, "description": c.description, "gate": c.gate,
+                  "passed": world.holds(c.holds, log=log)} for c in checks]
+    milestones = [b["passed"] for b in breakdown if not b["gate"]]
+    if not milestones or not all(b["passed"] for b in breakdown if b["gate"]):
+        return 0.0, breakdown
+    return sum(milestones) / len(milestones), breakdown

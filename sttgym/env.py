@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import copy
 import json
+import zlib
 from typing import Any, Callable
 
 import gymnasium as gym
+import numpy as np
 
 from sttgym.actions import Reply, ToolCall, check_call, parse_action, render_result
+from sttgym.authoring import Author, tool_specs
 from sttgym.checklist import EpisodeLog, evaluate
 from sttgym.clock import Clock
+from sttgym.evaluation.suites import is_training_seed
 from sttgym.judge import RuleJudge
 from sttgym.registry import DOMAINS
 from sttgym.spaces import AnyText, ToolCallSpace
@@ -18,6 +22,7 @@ from sttgym.task import Task
 from sttgym.tools import collect_tools, ok, tool
 from sttgym.triggers import Context
 from sttgym.user import RuleUser, UserProfile
+from sttgym.world import json_copy
 
 __all__ = ["ArenaEnv"]
 
@@ -49,7 +54,12 @@ class ArenaEnv(gym.Env):
     Observations are strings (the user's query at reset, then each tool result or user
     reply); actions are tool calls ``{"name", "arguments"}`` or a final reply
     ``{"content"}``, which ends the episode. The reward is 0 until the end, then the
-    fraction of checklist items that hold (impossible tasks: the judge's 1 or 0).
+    fraction of checklist milestones that hold, 0 when a gate fails (impossible tasks: the
+    judge's 1 or 0).
+
+    ``reset(seed=s)`` builds the scenario's instance for ``s`` (seeds from the training range
+    draw names from the training half of every name pool); ``reset(options={"task": t})``
+    replays a stored task instead (a :class:`~sttgym.task.Task` or its JSON dict).
 
     Args:
         domain, conflict, difficulty: which scenario (set by the registered id).
@@ -57,7 +67,7 @@ class ArenaEnv(gym.Env):
         max_turns: actions before the episode is truncated (and scored).
         user: ``"rule"`` (default), ``"none"`` (no ``chat_with_user`` tool), or a factory
             ``profile -> object with .reply(message) -> str``.
-        judge: ``"rule"`` or an object with ``.verdict(impossibility, state, log)``.
+        judge: ``"rule"`` or an object with ``.verdict(impossibility, world, log)``.
         render_mode: ``"ansi"`` for a readable transcript.
     """
 
@@ -80,10 +90,11 @@ class ArenaEnv(gym.Env):
         self.judge = RuleJudge() if judge == "rule" else judge
         self.task: Task | None = None
         self.world = None
+        self.split = "benchmark"
         # Schemas depend only on the classes, so the spaces exist before the first reset.
-        probe = collect_tools(self.domain.world({}, Clock("2000-01-01T00:00")))
-        if self.user_factory is not None:
-            probe.update(collect_tools(UserChannel(None, EpisodeLog())))
+        probe = dict(tool_specs(self.domain.world))
+        if self.user_factory is None:
+            del probe["chat_with_user"]
         self.tool_schemas = [probe[name].schema for name in sorted(probe)]
         self.action_space = ToolCallSpace(self.tool_schemas)
         self.observation_space = AnyText()
@@ -92,13 +103,23 @@ class ArenaEnv(gym.Env):
 
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[str, dict]:
         super().reset(seed=seed)
-        task = self.scenario(self.np_random)
+        stored = (options or {}).get("task")
+        if stored is not None:
+            task = stored if isinstance(stored, Task) else Task.model_validate(stored)
+        else:
+            if seed is not None:
+                self.split = "train" if is_training_seed(seed) else "benchmark"
+            # Each scenario draws its own instance from the seed: ids that share a seed share no base world.
+            key = zlib.crc32(f"{self.domain.name}-{self.conflict}-{self.difficulty}".encode())
+            rng = np.random.default_rng([int(self.np_random.integers(2**63)), key])
+            task = self.scenario(Author(self.domain.world, rng, self.split))
         self.task = task.model_copy(update={"domain": self.domain.name, "conflict": self.conflict,
                                             "difficulty": self.difficulty})
         self.clock = Clock(self.task.start_time)
-        self.world = self.domain.world(copy.deepcopy(self.task.initial_state), self.clock)
-        self.log = EpisodeLog()
+        self.world = self.domain.world(json_copy(self.task.initial_state), self.clock)
+        self.log = EpisodeLog(observables={t.name: t.observables for t in self.task.triggers})
         self.triggers = self.task.triggers if self.dynamics else []
+        self.fired: dict[str, int] = {}
         self.tools = collect_tools(self.world)
         if self.user_factory is not None:
             profile = self.task.profile.model_copy(update={"request": self.task.query})
@@ -140,7 +161,7 @@ class ArenaEnv(gym.Env):
             self.done = True
             reward, breakdown = self.score()
             self.reward = reward
-            info.update(checklist=breakdown, score=reward, trigger_log=list(self.log.events))
+            info.update(checklist=breakdown, score=reward, trigger_log=list(self.log.events), task=self.task.harness())
         return obs, reward, terminated, truncated, info
 
     def _run(self, call: ToolCall, events: list[dict]) -> str:
@@ -167,19 +188,21 @@ class ArenaEnv(gym.Env):
             return
         ctx = Context(self.clock.iso(), self.clock.minutes, call.name, call.arguments)
         for trigger in self.triggers:
-            event = trigger.check(self.world.state, ctx, timing)
+            event = trigger.fire(self.world, ctx, timing, self.fired.get(trigger.name, 0), self.log)
             if event is not None:
+                self.fired[trigger.name] = self.fired.get(trigger.name, 0) + 1
+                event["call_index"] = len(self.log.calls)  # calls from here on saw the change
                 events.append(event)
                 self.log.events.append(event)
 
     def score(self) -> tuple[float, list[dict]]:
         """The reward the episode would get if it ended now, and its per-check breakdown."""
-        task, state = self.task, self.world.state
+        task = self.task
         if not self.dynamics:
-            return evaluate(task.static_checklist, state, self.log)
+            return evaluate(task.static_checklist, self.world, self.log)
         if task.solvable:
-            return evaluate(task.checklist, state, self.log)
-        return self.judge.verdict(task.impossibility, state, self.log)
+            return evaluate(task.checklist, self.world, self.log)
+        return self.judge.verdict(task.impossibility, self.world, self.log)
 
     def render(self) -> str | None:
         if self.render_mode != "ansi" or self.task is None:

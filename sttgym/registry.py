@@ -8,19 +8,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import gymnasium as gym
-import numpy as np
 
 from sttgym.task import CONFLICTS, LEVELS, Task
 from sttgym.vector import make_vector_env
 from sttgym.world import World
 
+if TYPE_CHECKING:
+    from sttgym.authoring import Author
+
 __all__ = ["Domain", "DOMAINS", "register_domain", "arena_id", "arena_ids", "parse_arena_id"]
 
 ARENA_NAMESPACE = "STTArena"
-Scenario = Callable[[np.random.Generator], Task]
+Scenario = Callable[["Author"], Task]  # see sttgym.authoring
 
 
 @dataclass

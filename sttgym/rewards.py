@@ -140,7 +140,7 @@ class ImpossibleJudge(RewardTerm):
     """At the end of an impossible task: 1.0 when the judge passes the episode, else 0.0.
 
     Args:
-        judge: an object with ``.verdict(impossibility, state, log) -> (score, breakdown)``
+        judge: an object with ``.verdict(impossibility, world, log) -> (score, breakdown)``
             (an LLM judge, say); None keeps the env's own judge.
     """
 
@@ -155,14 +155,14 @@ class ImpossibleJudge(RewardTerm):
         if self.judge is None:
             return reward
         arena = _arena(env)
-        return float(self.judge.verdict(arena.task.impossibility, arena.world.state, arena.log)[0])
+        return float(self.judge.verdict(arena.task.impossibility, arena.world, arena.log)[0])
 
     def __repr__(self) -> str:
         return f"ImpossibleJudge({'' if self.judge is None else type(self.judge).__name__})"
 
 
 class Progress(RewardTerm):
-    """Dense per-check progress on feasible arena tasks: the change in the fraction of checks that hold.
+    """Dense progress on feasible arena tasks: the change in the checklist score (milestones, gated).
 
     Potential-based: over an episode it sums to the final fraction minus the fraction that
     held at reset, so it speeds learning without changing which behaviour is best.
@@ -173,7 +173,7 @@ class Progress(RewardTerm):
     def _fraction(self, env: gym.Env) -> float:
         arena = _arena(env)
         checks = arena.task.checklist if arena.dynamics else arena.task.static_checklist
-        return evaluate(checks, arena.world.state, arena.log)[0]
+        return evaluate(checks, arena.world, arena.log)[0]
 
     def reset(self, env: gym.Env, info: dict) -> None:
         self.active = _arena(env) is not None and _solvable(env)

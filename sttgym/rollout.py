@@ -43,9 +43,10 @@ def _tool_call_message(action: dict, call_id: str) -> dict:
                      "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments, default=str)}}]}
 
 
-def rollout(env: gym.Env, agent: Agent, seed: int | None = None, max_steps: int = 1000) -> Trajectory:
-    """Play one episode of ``agent`` in ``env`` from ``env.reset(seed=seed)``."""
-    observation, info = env.reset(seed=seed)
+def rollout(env: gym.Env, agent: Agent, seed: int | None = None, max_steps: int = 1000,
+            options: dict | None = None) -> Trajectory:
+    """Play one episode of ``agent`` in ``env`` from ``env.reset(seed=seed, options=options)``."""
+    observation, info = env.reset(seed=seed, options=options)
     agent.reset(observation, info, env=env, seed=seed)
     traj = Trajectory(env_id=env.spec.id if env.spec else None, seed=seed)
     traj.messages.append({"role": "user", "content": observation})

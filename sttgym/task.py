@@ -1,8 +1,13 @@
-"""Tasks: one instance of a scenario, built from a seeded generator.
+"""Tasks: one instance of a scenario, as data.
 
-A scenario is a function ``scenario(rng) -> Task``. Everything that varies between
-instances (ids, times, quantities, which alternative exists) is drawn from ``rng``, so one
-seed fixes the instance and one scenario yields many distinct instances.
+A scenario is a function ``scenario(author) -> Task`` (see :mod:`sttgym.authoring`).
+Everything that varies between instances (ids, times, quantities, topology, which
+alternative exists) is drawn from the author's seeded generator, so one seed fixes the
+instance and one scenario yields many distinct instances.
+
+A task is plain data: triggers and checks name the world's operations and predicates with
+JSON arguments, so ``Task.model_validate_json(task.model_dump_json())`` is the same task, and
+the world class plus the task's JSON replay an episode exactly.
 
 Plans (the conflict-free nominal plan and the oracle solution) are lists of :class:`Call`.
 A call can refer to the result of an earlier one with :class:`Ref` (a shipment id the world
@@ -13,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field, field_validator
 
 from sttgym.checklist import Check
 from sttgym.judge import Impossibility
@@ -39,8 +44,19 @@ LEVELS: tuple[str, ...] = ("easy", "medium", "hard", "impossible")
 class Ref(BaseModel):
     """A value taken from the result of an earlier plan step saved as ``step``."""
 
+    ref: Literal["result"] = "result"  # the tag that tells a stored Ref from an argument that is a dict
     step: str
     path: tuple = ()  # keys into that step's result, e.g. ("data", "shipment_id")
+
+
+def _refs_restored(value: Any) -> Any:
+    if isinstance(value, dict):
+        if value.get("ref") == "result" and set(value) == {"ref", "step", "path"}:
+            return Ref.model_validate(value)
+        return {k: _refs_restored(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_refs_restored(v) for v in value]
+    return value
 
 
 class Call(BaseModel):
@@ -49,6 +65,12 @@ class Call(BaseModel):
     name: str
     arguments: dict[str, Any] = Field(default_factory=dict)
     save_as: str | None = None
+
+    @field_validator("arguments", mode="after")
+    @classmethod
+    def _stored_refs(cls, arguments: dict) -> dict:
+        # Loaded from JSON, a Ref is a tagged dict again: make it a Ref, or the plan would pass the dict.
+        return _refs_restored(arguments)
 
 
 def resolve(value: Any, saved: dict[str, dict]) -> Any:
@@ -67,17 +89,15 @@ def resolve(value: Any, saved: dict[str, dict]) -> Any:
 
 
 class Task(BaseModel):
-    """Everything one episode needs; see DESIGN.md §4."""
-
-    model_config = ConfigDict(arbitrary_types_allowed=True)
+    """Everything one episode needs: the request, the world, its triggers, the checklist and the plans."""
 
     query: str
     profile: UserProfile
     start_time: str  # ISO time at which the episode starts
     initial_state: dict
     triggers: list[Trigger]
-    checklist: list[Check]  # with dynamics: what must hold at the end
-    static_checklist: list[Check]  # without dynamics (the nominal plan must pass it)
+    checklist: list[Check]  # with dynamics: milestones and gates on the final world
+    static_checklist: list[Check]  # the original goal, without dynamics (the nominal plan must pass it)
     nominal_plan: list[Call]  # the conflict-free plan; must be disrupted by the triggers
     oracle: list[Call]  # a solution that scores 1.0 with the triggers
     solvable: bool = True
@@ -85,21 +105,19 @@ class Task(BaseModel):
     final_reply: str = "Task Completed"
     # Filled in by the env from the registered id:
     domain: str = ""
-    conflict: Literal["", "T1", "T2", "T3", "S1", "S2", "S3", "ST1", "ST2", "ST3"] = ""
-    difficulty: Literal["", "easy", "medium", "hard", "impossible"] = ""
+    conflict: str = ""
+    difficulty: str = ""
 
     @property
     def scenario_id(self) -> str:
         return f"{self.domain}__{self.conflict}__{self.difficulty}"
 
     def summary(self) -> dict:
-        """What an agent may know about the task (``info["task"]``)."""
-        return {
-            "scenario_id": self.scenario_id,
-            "domain": self.domain,
-            "conflict": self.conflict,
-            "conflict_name": CONFLICTS.get(self.conflict, ""),
-            "difficulty": self.difficulty,
-            "solvable": self.solvable,
-            "start_time": self.start_time,
-        }
+        """What an agent may know about the task (``info["task"]``): never the level, so never whether it is solvable."""
+        return {"domain": self.domain, "conflict": self.conflict, "conflict_name": CONFLICTS.get(self.conflict, ""),
+                "start_time": self.start_time}
+
+    def harness(self) -> dict:
+        """Facts for runners and reports only (the final step's ``info``, run records), never shown at reset."""
+        return {**self.summary(), "scenario_id": self.scenario_id, "difficulty": self.difficulty,
+                "solvable": self.solvable}

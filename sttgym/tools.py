@@ -13,6 +13,7 @@ parameters, and the method never sees it. Tool methods themselves return
 
 from __future__ import annotations
 
+import copy
 import inspect
 import re
 import types
@@ -54,7 +55,8 @@ class ToolSpec:
         """The OpenAI function-calling schema of this tool."""
         return {
             "type": "function",
-            "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
+            "function": {"name": self.name, "description": self.description,
+                         "parameters": copy.deepcopy(self.parameters)},  # specs share one schema per class
         }
 
 
@@ -74,14 +76,18 @@ def tool(_func: Callable | None = None, *, mutates: bool = False, cost: int = 1)
 
 def collect_tools(obj: Any) -> dict[str, ToolSpec]:
     """The tools of ``obj`` (an instance), bound to it, by name."""
-    specs: dict[str, ToolSpec] = {}
-    for name, member in inspect.getmembers(type(obj)):
-        marks = getattr(member, "__sttgym_tool__", None)
-        if marks is None:
-            continue
-        description, params = _describe(member)
-        specs[name] = ToolSpec(name, description, params, marks["mutates"], marks["cost"], getattr(obj, name))
-    return specs
+    return {name: ToolSpec(name, description, params, marks["mutates"], marks["cost"], getattr(obj, name))
+            for name, (description, params, marks) in _described(type(obj)).items()}
+
+
+def _described(cls: type) -> dict[str, tuple[str, dict, dict]]:
+    # Schemas depend only on the class; parsing hints and docstrings on every reset was most of its cost.
+    cache = cls.__dict__.get("_tool_descriptions")
+    if cache is None:
+        cache = {name: (*_describe(member), member.__sttgym_tool__) for name, member in inspect.getmembers(cls)
+                 if getattr(member, "__sttgym_tool__", None) is not None}
+        setattr(cls, "_tool_descriptions", cache)
+    return cache
 
 
 # --------------------------------------------------------------------------- schema
@@ -203,11 +209,11 @@ def signature_text(spec: ToolSpec) -> str:
 
 def validate_arguments(spec: ToolSpec, arguments: Any) -> str | None:
     """Why ``arguments`` cannot be passed to ``spec``'s tool, or None when they can."""
-    problem = _argument_problem(spec.parameters, arguments)
+    problem = argument_problem(spec.parameters, arguments)
     return None if problem is None else f"{problem}; expected {signature_text(spec)}"
 
 
-def _argument_problem(parameters: dict, arguments: Any) -> str | None:
+def argument_problem(parameters: dict, arguments: Any) -> str | None:
     if not isinstance(arguments, dict):
         return "arguments must be a JSON object"
     props, required = parameters["properties"], parameters["required"]

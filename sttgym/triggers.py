@@ -1,62 +1,37 @@
 """Triggers: the world changing by itself mid-task.
 
-A trigger follows the STT-Arena blueprint: a *condition* over the state, the simulated
-context and the call being made; an *effect* given as field-level mutations with the old
-and new value of each field; a *mode* (``always_once`` fires the first time the condition
-holds; ``conditional_guarded`` re-applies its effect whenever the condition holds until
-the *recovery guard* is satisfied); the *activation operations* during which the condition
-is checked; and the operation through which the change is *observable*.
+A trigger follows the STT-Arena blueprint, as data:
 
-Conditions and guards are plain functions, so a scenario states them in the domain's own
-terms::
+- ``when``: a predicate of the world over the state and the call being made (simulated time,
+  the agent's own writes, world state);
+- ``effect``: operations of the world; the engine diffs the state around them and records
+  every field's old and new value;
+- ``mode``: ``always_once`` fires the first time ``when`` holds; ``conditional_guarded``
+  re-applies its effect whenever ``when`` holds until the ``recovery`` guard does;
+- ``activation``: the tools during whose calls ``when`` is checked (empty: every call);
+- ``observable``: the read (tool and the arguments that must match) through which an agent
+  sees the change, and ``also_observable`` any other reads that show it. Reading is how a
+  change becomes visible, never what causes it, so ``activation`` may name only tools that
+  change the world (checked when the task is built).
 
-    Trigger(
-        name="clinic_hours_cut",
-        activation=["list_operational_hours"],
-        condition=lambda s, ctx: s["vehicles"][vid]["status"] == "in_transit",
-        mutations=[Mutation(("clinics", cid, "closes"), "17:00", "12:00")],
-        observable_via="list_operational_hours",
-    )
+::
+
+    Trigger(name="receiving_hours_cut", description="an emergency order shortens the clinic's hours",
+            when=Pred(name="van_on_road_to", args={"site_id": "CLINIC-MAPLE"}),
+            effect=[Op(name="set_field", args={"path": ["clinics", "CLINIC-MAPLE", "hours", "close"], "value": "12:00"})],
+            observable=Observable(tool="list_operational_hours", args={"site_id": "CLINIC-MAPLE"}))
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Callable, Literal
+from dataclasses import dataclass
+from typing import Any, Literal
 
-__all__ = ["Mutation", "Trigger", "Context", "get_path", "set_path"]
+from pydantic import BaseModel, Field, model_validator
 
-_ABSENT = object()
+from sttgym.world import Op, Pred, json_copy
 
-
-def get_path(state: dict, path: tuple) -> Any:
-    """The value at ``path`` in ``state``, or None when any step is missing."""
-    node: Any = state
-    for key in path:
-        if not isinstance(node, dict) or key not in node:
-            return None
-        node = node[key]
-    return node
-
-
-def set_path(state: dict, path: tuple, value: Any) -> None:
-    """Set the value at ``path``, creating intermediate dicts as needed."""
-    node = state
-    for key in path[:-1]:
-        node = node.setdefault(key, {})
-    node[path[-1]] = value
-
-
-@dataclass(frozen=True)
-class Mutation:
-    """One field-level change: ``path`` goes from ``old`` to ``new`` (None: absent)."""
-
-    path: tuple
-    old: Any
-    new: Any
-
-    def as_dict(self) -> dict:
-        return {"path": ".".join(map(str, self.path)), "old": self.old, "new": self.new}
+__all__ = ["Trigger", "Observable", "Context", "diff"]
 
 
 @dataclass(frozen=True)
@@ -69,80 +44,76 @@ class Context:
     arguments: dict  # its (validated) arguments
 
 
-Condition = Callable[[dict, Context], bool]
+class Observable(BaseModel):
+    """The read that reveals a change: ``tool`` called with (at least) ``args``."""
+
+    tool: str
+    args: dict[str, Any] = Field(default_factory=dict)
+
+    def matches(self, name: str, arguments: dict) -> bool:
+        return name == self.tool and all(arguments.get(k) == v for k, v in self.args.items())
 
 
-@dataclass
-class Trigger:
+class Trigger(BaseModel):
     """A change the world makes by itself; see the module docstring."""
 
     name: str
     description: str
-    condition: Condition
-    mutations: list[Mutation]
-    observable_via: str
-    activation: list[str] = field(default_factory=list)  # empty: checked on every call
+    when: Pred
+    effect: list[Op]
+    observable: Observable
+    also_observable: list[Observable] = Field(default_factory=list)  # other reads that show the same change
+    activation: list[str] = Field(default_factory=list)
     mode: Literal["always_once", "conditional_guarded"] = "always_once"
-    recovery: Condition | None = None  # conditional_guarded only: once true, stop firing
-    timing: Literal["before", "after"] = "before"  # check before the activating call runs, or after
+    recovery: Pred | None = None
+    timing: Literal["before", "after"] = "before"  # checked before the activating call runs, or after
 
-    def __post_init__(self) -> None:
+    @model_validator(mode="after")
+    def _guarded_needs_recovery(self) -> "Trigger":
         if self.mode == "conditional_guarded" and self.recovery is None:
             raise ValueError(f"trigger {self.name!r}: conditional_guarded needs a recovery guard")
-        self.mutations = [m if isinstance(m, Mutation) else Mutation(*m) for m in self.mutations]
-        self.fired = 0  # how many times the effect was applied in this episode
+        return self
+
+    @property
+    def observables(self) -> list[Observable]:
+        return [self.observable, *self.also_observable]
 
     def describe(self) -> dict:
-        return {
-            "name": self.name,
-            "description": self.description,
-            "mode": self.mode,
-            "activation": list(self.activation),
-            "observable_via": self.observable_via,
-            "mutations": [m.as_dict() for m in self.mutations],
-        }
+        return {"name": self.name, "description": self.description, "mode": self.mode,
+                "activation": list(self.activation), "observable_via": self.observable.tool}
 
-    def check(self, state: dict, ctx: Context, timing: str) -> dict | None:
-        """Apply the effect if this trigger fires now; return the event, or None."""
+    def fire(self, world: Any, ctx: Context, timing: str, fired: int, log: Any = None) -> dict | None:
+        """Apply the effect if this trigger fires now (``fired``: times it already did); the event, or None."""
         if timing != self.timing or (self.activation and ctx.tool not in self.activation):
             return None
-        if self.mode == "always_once" and self.fired:
+        if self.mode == "always_once" and fired:
             return None
-        try:
-            if self.mode == "conditional_guarded" and self.recovery(state, ctx):
-                return None
-            if not self.condition(state, ctx):
-                return None
-        except (KeyError, TypeError, IndexError):
-            # A condition reading a field the agent's actions removed simply does not hold.
+        if self.mode == "conditional_guarded" and world.holds(self.recovery, ctx, log):
             return None
-        changes, consistent = [], True
-        for m in self.mutations:
-            current = get_path(state, m.path)
-            if current == m.new and self.fired:
-                continue  # guarded re-fire: this field is still as the trigger left it
-            if not self.fired and current != m.old:
-                consistent = False
-            set_path(state, m.path, _copy(m.new))
-            changes.append({"path": ".".join(map(str, m.path)), "old": current, "new": m.new})
-        if self.fired and not changes:
+        if not world.holds(self.when, ctx, log):
             return None
-        self.fired += 1
-        return {
-            "trigger": self.name,
-            "at": ctx.now,
-            "during": ctx.tool,
-            "mode": self.mode,
-            "changes": changes,
-            "consistent": consistent,
-            "observable_via": self.observable_via,
-        }
+        before = json_copy(world.state)
+        for op in self.effect:
+            world.apply(op)
+        changes = diff(before, world.state)
+        if fired and not changes:
+            return None  # a guarded re-fire that finds the world still as it left it
+        return {"trigger": self.name, "at": ctx.now, "during": ctx.tool, "mode": self.mode, "changes": changes,
+                "observable_via": self.observable.tool, "observable_args": dict(self.observable.args)}
 
 
-def _copy(value: Any) -> Any:
-    # Mutation values are JSON-like; copy containers so state never aliases the task.
-    if isinstance(value, dict):
-        return {k: _copy(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_copy(v) for v in value]
-    return value
+_ABSENT = "<absent>"
+
+
+def diff(before: Any, after: Any, path: str = "") -> list[dict]:
+    """Field-level changes from ``before`` to ``after``: ``{"path", "old", "new"}``, dict keys joined by dots."""
+    if isinstance(before, dict) and isinstance(after, dict):
+        changes = []
+        for key in sorted(set(before) | set(after), key=str):
+            sub = f"{path}.{key}" if path else str(key)
+            changes += diff(before.get(key, _ABSENT), after.get(key, _ABSENT), sub)
+        return changes
+    if before == after:
+        return []
+    return [{"path": path, "old": None if before == _ABSENT else before,
+             "new": None if after == _ABSENT else after}]

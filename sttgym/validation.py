@@ -1,10 +1,24 @@
-"""Exact dual-agent validation of every task (the STT-Arena paper's stage 3, made mechanical).
+"""Validation of every task: the STT-Arena paper's dual-agent check, made exact and adversarial.
 
-For each registered arena id and seed: the oracle scores 1.0; the nominal plan is disrupted
-by the triggers (< 1.0) and scores 1.0 without them; the no-op agent stays at the floor;
-every trigger fires in the oracle and nominal runs, with old values matching the state;
-different seeds give different instances. Across levels, the oracle's median call count
-grows from easy to medium to hard.
+Per instance (``validate_task``), with a message naming the id and seed for each failure:
+
+- the oracle scores 1.0 and every trigger fires in its run; stopping after any prefix of its
+  plan scores at least as much as stopping after a shorter one, and some prefix earns
+  partial credit (milestones reward progress, they are not one all-or-nothing check);
+- the task survives a JSON round trip: the stored task replays the oracle's run exactly;
+- triggers fire from time, writes or world state: the nominal plan *with its reads removed*
+  still meets every trigger and is disrupted (< 1.0), as is the full nominal plan;
+- without dynamics the nominal plan scores 1.0; the no-op scores 0;
+- impossible tasks: neither nominal run, nor a spray of random writes over the ids the
+  observations show, reaches the original goal (the static checklist);
+- every id, time and quantity the oracle passes is discoverable: it appears in the request,
+  in a result the oracle saw earlier, or in a user's answer;
+- nothing shown at reset reveals solvability.
+
+Across instances of one id: different seeds give different worlds, and the oracle's tool
+sequence, entity counts and road graph vary. Across ids (``validate``): the probe panel's
+exploits average at most ``EXPLOIT_CEILING`` per domain, the re-reading heuristic stays far
+below the oracle, oracle effort grows from easy to hard, and no probe's score rises with the level.
 """
 
 from __future__ import annotations
@@ -17,12 +31,17 @@ from typing import Callable, Iterable
 import gymnasium as gym
 
 from sttgym.agents import NominalAgent, NoopAgent, OracleAgent
+from sttgym.agents.probes import PROBES, BlindWriter, MutationSpammer
+from sttgym.evaluation.suites import task_of
 from sttgym.registry import parse_arena_id
 from sttgym.rollout import Trajectory, rollout
 
-__all__ = ["TaskReport", "validate_task", "validate", "level_call_medians"]
+__all__ = ["TaskReport", "validate_task", "validate", "level_call_medians", "EXPLOIT_CEILING", "REREAD_CEILING"]
 
-NOOP_CEILING = 0.25
+EXPLOIT_CEILING = 0.1  # mean score of each exploit probe over a domain
+REREAD_CEILING = 0.35  # mean score of re-reading then following the stale plan
+_EXPLOITS = ("always-refuse", "keyword-stuffer", "blind-writer", "mutation-spammer")
+_REVEALING = ("solvable", "difficulty", "scenario_id", "impossible")
 
 
 @dataclass
@@ -31,6 +50,7 @@ class TaskReport:
     seeds: list[int]
     problems: list[str] = field(default_factory=list)
     oracle_calls: list[int] = field(default_factory=list)
+    probes: dict[str, list[float]] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -42,53 +62,146 @@ def _run(env_id: str, agent, seed: int, dynamics: bool = True) -> tuple[Trajecto
     return rollout(env, agent, seed=seed), env
 
 
+def _replayed(env_id: str, task, seed: int) -> Trajectory:
+    """The oracle's run on the task rebuilt from its JSON."""
+    env = gym.make(env_id)
+    stored = json.loads(task.model_dump_json())
+    env.reset(seed=seed, options={"task": stored})
+    agent = OracleAgent()
+    observation, info = env.unwrapped.task.query, {"tools": env.unwrapped.tool_schemas}
+    agent.reset(observation, info, env=env, seed=seed)
+    traj = Trajectory(env_id, seed)
+    while True:
+        action = agent.act(observation, info)
+        observation, reward, terminated, truncated, info = env.step(action)
+        traj.steps.append({"action": action, "observation": observation})
+        if terminated or truncated:
+            traj.reward = float(reward)
+            return traj
+
+
+def _undiscoverable(task, traj: Trajectory, tools: dict) -> list[str]:
+    """Argument values of the oracle's calls that nothing before the call showed (a tool's own enum choices aside)."""
+    seen = task.query
+    missing = []
+    for step in traj.steps:
+        action = step["action"]
+        if "name" in action:
+            props = tools[action["name"]].parameters["properties"] if action["name"] in tools else {}
+            for key, value in action.get("arguments", {}).items():
+                if "enum" in props.get(key, {}):
+                    continue
+                values = value if isinstance(value, list) else [value]
+                for v in values:
+                    if isinstance(v, (str, int)) and not isinstance(v, bool) and str(v) not in seen \
+                            and action["name"] != "chat_with_user":
+                        missing.append(f"{action['name']}.{key}={v}")
+        seen += "\n" + step["observation"]
+    return missing
+
+
+def _shape(task) -> tuple:
+    state = task.initial_state
+    counts = tuple(sorted((k, len(v)) for k, v in state.items() if isinstance(v, dict)))
+    roads = tuple(sorted((r.get("minutes"), len(state.get("roads", {}))) for r in state.get("roads", {}).values()))
+    return counts, roads
+
+
 def validate_task(env_id: str, seeds: Iterable[int]) -> TaskReport:
     """Check the invariants of one scenario over ``seeds``; problems are listed, never raised."""
     seeds = list(seeds)
-    report = TaskReport(env_id, seeds)
+    report = TaskReport(env_id, seeds, probes={name: [] for name in PROBES})
     level = parse_arena_id(env_id)[2]
-    instances = set()
+    instances, sequences, shapes, topologies = set(), set(), set(), set()
     for seed in seeds:
-        where = f"seed {seed}"
+        where = f"{env_id} seed {seed}"
         try:
             oracle, env = _run(env_id, OracleAgent(), seed)
             task = env.unwrapped.task
-            instances.add(json.dumps(task.initial_state, sort_keys=True, default=str) + task.query)
+            replay = _replayed(env_id, task, seed)
             nominal, _ = _run(env_id, NominalAgent(), seed)
+            blind, _ = _run(env_id, BlindWriter(), seed)
             static, _ = _run(env_id, NominalAgent(), seed, dynamics=False)
             noop, _ = _run(env_id, NoopAgent(), seed)
+            for name, probe in PROBES.items():
+                report.probes[name].append(_run(env_id, probe(), seed)[0].reward)
+            reset_info = env.unwrapped.task.summary()
         except Exception as exc:  # a scenario that cannot even run is the first thing to report
             report.problems.append(f"{where}: raised {type(exc).__name__}: {exc}")
             continue
+        instances.add(json.dumps(task.initial_state, sort_keys=True, default=str) + task.query)
+        sequences.add(tuple(s["action"].get("name", "") for s in oracle.steps))
+        shapes.add(_shape(task)[0])
+        topologies.add(_shape(task)[1])
         report.oracle_calls.append(oracle.tool_calls)
         failed = [c["name"] for c in oracle.info.get("checklist", []) if not c["passed"]]
         if oracle.reward != 1.0:
             report.problems.append(f"{where}: oracle scored {oracle.reward:.3f} (failed: {failed})")
-        if nominal.reward >= 1.0:
-            report.problems.append(f"{where}: nominal plan not disrupted by the triggers")
+        if [s["observation"] for s in replay.steps] != [s["observation"] for s in oracle.steps] \
+                or replay.reward != oracle.reward:
+            report.problems.append(f"{where}: the task loaded back from JSON does not replay the oracle's run")
+        for name, traj in (("nominal plan", nominal), ("nominal plan without its reads", blind)):
+            if traj.reward >= 1.0:
+                report.problems.append(f"{where}: the {name} is not disrupted by the triggers")
+            fired = {e["trigger"] for e in traj.info.get("trigger_log", [])}
+            missing = [t.name for t in task.triggers if t.name not in fired]
+            if missing and task.solvable:
+                report.problems.append(f"{where}: triggers {missing} never fire in the {name}'s run")
+        fired = {e["trigger"] for e in oracle.info.get("trigger_log", [])}
+        if [t.name for t in task.triggers if t.name not in fired]:
+            report.problems.append(f"{where}: some triggers never fire in the oracle's run")
         if static.reward != 1.0:
             failed = [c["name"] for c in static.info.get("checklist", []) if not c["passed"]]
             report.problems.append(f"{where}: nominal plan scored {static.reward:.3f} without dynamics ({failed})")
-        ceiling = NOOP_CEILING if task.solvable else 0.0
-        if noop.reward > ceiling:
-            report.problems.append(f"{where}: no-op agent scored {noop.reward:.3f} > {ceiling}")
-        for name, traj in (("oracle", oracle), ("nominal", nominal)):
-            log = traj.info.get("trigger_log", [])
-            fired = {e["trigger"] for e in log}
-            missing = [t.name for t in task.triggers if t.name not in fired]
-            if missing:
-                report.problems.append(f"{where}: triggers {missing} never fired in the {name} run")
-            stale = [e["trigger"] for e in log if not e["consistent"]]
-            if stale:
-                report.problems.append(f"{where}: mutation old values did not match the state in {name} run: {stale}")
-            bugs = [s["action"].get("name") for s in traj.steps if '"internal_error"' in s["observation"]]
-            if bugs:
-                report.problems.append(f"{where}: tool raised internally in the {name} run: {bugs}")
+        if noop.reward > 0.0:
+            report.problems.append(f"{where}: the no-op scored {noop.reward:.3f} > 0")
+        if not task.solvable:
+            for name, agent in (("nominal plan", NominalAgent()), ("nominal plan without its reads", BlindWriter()),
+                                ("mutation spammer", MutationSpammer())):
+                reached = _reaches_original_goal(env_id, agent, seed)
+                if reached:
+                    report.problems.append(f"{where}: the {name} still reaches the original goal")
+        hidden = [k for k in _REVEALING if k in json.dumps(reset_info).lower()]
+        if hidden:
+            report.problems.append(f"{where}: info['task'] at reset reveals {hidden}")
+        missing = _undiscoverable(task, oracle, env.unwrapped.tools)
+        if missing:
+            report.problems.append(f"{where}: oracle uses values nothing showed it: {missing[:4]}")
+        bugs = [s["action"].get("name") for t in (oracle, nominal) for s in t.steps
+                if '"internal_error"' in s["observation"]]
+        if bugs:
+            report.problems.append(f"{where}: tools raised internally: {bugs}")
         if task.solvable != (level != "impossible"):
             report.problems.append(f"{where}: solvable={task.solvable} contradicts level {level}")
-    if len(seeds) > 1 and len(instances) < 2:
-        report.problems.append("every seed gave the same instance")
+        if task.solvable and seed == seeds[0]:  # quadratic in the plan's length: one seed says enough
+            profile = prefix_scores(env_id, seed)
+            if any(b < a for a, b in zip(profile, profile[1:])) or not any(0 < p < 1 for p in profile):
+                report.problems.append(f"{where}: stopping part-way along the oracle's plan must earn partial credit "
+                                       f"that never falls; prefix scores: {' '.join(f'{p:.2f}' for p in profile)}")
+    if len(seeds) > 1:
+        for what, found in (("instance", instances), ("oracle tool sequence", sequences),
+                            ("entity counts", shapes), ("road graph", topologies)):
+            if len(found) < 2 and found != {()}:  # a world without roads has no road graph to vary
+                report.problems.append(f"{env_id}: every seed gave the same {what}")
     return report
+
+
+def prefix_scores(env_id: str, seed: int) -> list[float]:
+    """The score of stopping after each prefix of the oracle's plan (0 calls, 1 call, ... all of them)."""
+    from sttgym.agents import PlanAgent
+
+    plan = list(task_of(env_id, seed).oracle)
+    return [rollout(gym.make(env_id), PlanAgent(plan[:k]), seed=seed).reward for k in range(len(plan) + 1)]
+
+
+def _reaches_original_goal(env_id: str, agent, seed: int) -> bool:
+    """Whether ``agent``, run with the triggers, leaves a world where the original goal holds."""
+    from sttgym.checklist import evaluate
+
+    env = gym.make(env_id)
+    rollout(env, agent, seed=seed)
+    base = env.unwrapped
+    return evaluate(base.task.static_checklist, base.world, base.log)[0] >= 1.0
 
 
 def level_call_medians(reports: Iterable[TaskReport]) -> dict[str, float]:
@@ -99,9 +212,21 @@ def level_call_medians(reports: Iterable[TaskReport]) -> dict[str, float]:
     return {lvl: statistics.median(v) for lvl, v in by_level.items() if v}
 
 
+def probe_table(reports: Iterable[TaskReport]) -> dict[str, dict[str, float]]:
+    """Mean score of each probe per level, and ``"overall"``."""
+    table: dict[str, dict[str, list[float]]] = {}
+    for r in reports:
+        level = parse_arena_id(r.env_id)[2]
+        for name, scores in r.probes.items():
+            row = table.setdefault(name, {})
+            row.setdefault(level, []).extend(scores)
+            row.setdefault("overall", []).extend(scores)
+    return {name: {k: statistics.fmean(v) for k, v in row.items() if v} for name, row in table.items()}
+
+
 def validate(env_ids: Iterable[str], seeds: Iterable[int],
              progress: Callable[[TaskReport], None] | None = None) -> tuple[list[TaskReport], list[str]]:
-    """Validate every id; also check that oracle effort grows with the level within each domain."""
+    """Validate every id, then the rules over whole domains (probe panel, level honesty)."""
     seeds = list(seeds)
     reports = []
     for env_id in env_ids:
@@ -110,10 +235,19 @@ def validate(env_ids: Iterable[str], seeds: Iterable[int],
         if progress:
             progress(report)
     problems = []
-    domains = sorted({parse_arena_id(r.env_id)[0] for r in reports})
-    for domain in domains:
-        medians = level_call_medians(r for r in reports if parse_arena_id(r.env_id)[0] == domain)
+    for domain in sorted({parse_arena_id(r.env_id)[0] for r in reports}):
+        mine = [r for r in reports if parse_arena_id(r.env_id)[0] == domain]
+        medians = level_call_medians(mine)
         chain = [medians[lvl] for lvl in ("easy", "medium", "hard") if lvl in medians]
         if len(chain) == 3 and not (chain[0] < chain[1] < chain[2]):
             problems.append(f"{domain}: median oracle calls do not grow with level: {medians}")
+        table = probe_table(mine)
+        for name, row in table.items():
+            ceiling = EXPLOIT_CEILING if name in _EXPLOITS else REREAD_CEILING
+            if row.get("overall", 0.0) > ceiling:
+                problems.append(f"{domain}: probe {name} averages {row['overall']:.3f} > {ceiling}")
+            levels = [row[lvl] for lvl in ("easy", "medium", "hard") if lvl in row]
+            if len(levels) == 3 and levels[2] > levels[0] + 0.05:
+                problems.append(f"{domain}: probe {name} scores higher on hard ({levels[2]:.2f}) than easy "
+                                f"({levels[0]:.2f})")
     return reports, problems

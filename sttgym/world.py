@@ -1,21 +1,98 @@
-"""The base class of every domain world: state containers plus tool methods."""
+"""The base class of every domain world: state containers, tools, operations and predicates.
+
+A world has three kinds of marked methods, each for its own reader:
+
+- **tools** (:func:`sttgym.tools.tool`): what the agent may call;
+- **operations** (:func:`operation`): how the world changes by itself; triggers invoke them by
+  name, and the engine records what they changed by diffing the state, so nobody copies an old
+  value by hand; agents never see them;
+- **predicates** (:func:`predicate`): named yes/no questions about the world that trigger
+  conditions, recovery guards and checklist items ask, by name and JSON arguments.
+
+Because triggers and checks name operations and predicates instead of holding functions, a
+task is plain data that round-trips through JSON.
+"""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+import inspect
+from typing import Any, Callable, ClassVar
 
-from sttgym.clock import Clock
+from pydantic import BaseModel, Field
 
-__all__ = ["World"]
+from sttgym.clock import Clock, parse_time
+
+__all__ = ["World", "Pred", "Op", "predicate", "operation", "predicates_of", "operations_of", "json_copy"]
+
+
+class Pred(BaseModel):
+    """A predicate of the world named with its arguments, e.g. ``Pred(name="road_open", args={"road_id": "RD-12"})``."""
+
+    name: str
+    args: dict[str, Any] = Field(default_factory=dict)
+
+
+class Op(BaseModel):
+    """An operation of the world named with its arguments: one step of a trigger's effect."""
+
+    name: str
+    args: dict[str, Any] = Field(default_factory=dict)
+
+
+def predicate(func: Callable) -> Callable:
+    """Mark a world method as a predicate. It may take ``ctx`` (the call being made) and ``log``
+    (the episode so far) as parameters; the engine passes them, tasks never do."""
+    func.__sttgym_predicate__ = True
+    return func
+
+
+def operation(func: Callable) -> Callable:
+    """Mark a world method as an operation triggers may invoke."""
+    func.__sttgym_operation__ = True
+    return func
+
+
+_INJECTED = ("ctx", "log")
+
+
+def _marked(cls: type, mark: str) -> dict[str, inspect.Signature]:
+    cache = cls.__dict__.get("_marked_cache")
+    if cache is None:
+        cache = {}
+        setattr(cls, "_marked_cache", cache)
+    if mark not in cache:
+        cache[mark] = {name: inspect.signature(member) for name, member in inspect.getmembers(cls)
+                       if getattr(member, mark, False)}
+    return cache[mark]
+
+
+def predicates_of(cls: type) -> dict[str, inspect.Signature]:
+    """The predicates of a world class, with the signatures tasks must call them by."""
+    return _marked(cls, "__sttgym_predicate__")
+
+
+def operations_of(cls: type) -> dict[str, inspect.Signature]:
+    """The operations of a world class, with their signatures."""
+    return _marked(cls, "__sttgym_operation__")
+
+
+def signature_problem(signature: inspect.Signature, args: dict) -> str | None:
+    """Why ``args`` do not fit ``signature`` (injected ``ctx``/``log`` aside), or None."""
+    params = {n: p for n, p in signature.parameters.items() if n != "self" and n not in _INJECTED}
+    unknown = sorted(set(args) - set(params))
+    missing = sorted(n for n, p in params.items() if p.default is inspect.Parameter.empty and n not in args)
+    if unknown or missing:
+        return f"unknown {unknown} / missing {missing}; expects ({', '.join(params)})"
+    return None
 
 
 class World:
-    """A domain's live state and the tools that read and change it.
+    """A domain's live state and the methods that read and change it.
 
     State is one JSON-like dict of containers (``{"vehicles": {id: {...}}, ...}``); a world
     reads its containers as attributes (``self.vehicles``), so tool code reads like the
-    domain. Tools are methods marked with :func:`sttgym.tools.tool`; they must validate
-    before they change anything and return ``ok(...)``/``fail(...)``, never raise.
+    domain. Tools must validate before they change anything and return ``ok(...)``/``fail(...)``,
+    never raise.
 
     Subclasses set ``domain`` (the name used in env IDs) and ``description`` (one line
     shown to agents in the system prompt).
@@ -39,3 +116,81 @@ class World:
     def now(self) -> str:
         """The current simulated time, ISO format."""
         return self.clock.iso()
+
+    # ---------------------------------------------------------------- evaluation
+
+    def holds(self, pred: Pred | dict, ctx: Any = None, log: Any = None) -> bool:
+        """Whether ``pred`` holds now. A predicate that cannot read its fields (an entity the agent
+        removed, one never created) does not hold."""
+        if isinstance(pred, dict):
+            pred = Pred.model_validate(pred)
+        signature = predicates_of(type(self)).get(pred.name)
+        if signature is None:
+            raise KeyError(f"{type(self).__name__} has no predicate {pred.name!r}")
+        extra = {k: v for k, v in (("ctx", ctx), ("log", log)) if k in signature.parameters}
+        try:
+            return bool(getattr(self, pred.name)(**pred.args, **extra))
+        except (KeyError, TypeError, IndexError, ValueError, AttributeError):
+            return False
+
+    def apply(self, op: Op | dict) -> None:
+        """Run one operation of a trigger's effect."""
+        if isinstance(op, dict):
+            op = Op.model_validate(op)
+        if op.name not in operations_of(type(self)):
+            raise KeyError(f"{type(self).__name__} has no operation {op.name!r}")
+        getattr(self, op.name)(**op.args)
+
+    # ------------------------------------------------- predicates every world has
+
+    @predicate
+    def all_of(self, preds: list, ctx=None, log=None) -> bool:
+        """Every one of ``preds`` holds."""
+        return all(self.holds(p, ctx, log) for p in preds)
+
+    @predicate
+    def any_of(self, preds: list, ctx=None, log=None) -> bool:
+        """At least one of ``preds`` holds."""
+        return any(self.holds(p, ctx, log) for p in preds)
+
+    @predicate
+    def none_of(self, preds: list, ctx=None, log=None) -> bool:
+        """None of ``preds`` holds."""
+        return not any(self.holds(p, ctx, log) for p in preds)
+
+    @predicate
+    def time_reached(self, moment: str) -> bool:
+        """The simulated clock is at or past ``moment`` (ISO)."""
+        return self.clock.now >= parse_time(moment)
+
+    @predicate
+    def field_equals(self, path: list, value: Any) -> bool:
+        """The state field at ``path`` (container, id, field, ...) equals ``value``."""
+        node: Any = self.state
+        for key in path:
+            node = node[key]
+        return node == value
+
+    @predicate
+    def noticed(self, trigger: str, log) -> bool:
+        """After ``trigger`` first fired, the agent made a successful call of the read that reveals it."""
+        return log.noticed(trigger)
+
+    # ------------------------------------------------- operations every world has
+
+    @operation
+    def set_field(self, path: list, value: Any) -> None:
+        """Set the state field at ``path`` (container, id, field, ...) to ``value``."""
+        node = self.state
+        for key in path[:-1]:
+            node = node[key]
+        node[path[-1]] = json_copy(value)  # the state must never alias the task
+
+
+def json_copy(value: Any) -> Any:
+    """A copy of a JSON-like value (dicts, lists, scalars), several times faster than ``copy.deepcopy``."""
+    if isinstance(value, dict):
+        return {k: json_copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [json_copy(v) for v in value]
+    return value

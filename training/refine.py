@@ -31,7 +31,7 @@ from typing import Any, Union
 from sttgym.agents.llm import USER_TOOL
 from sttgym.models.base import ChatModel
 from sttgym.models.parsing import extract_json_object
-from sttgym.training.transcripts import Transcript, failed, is_call, replay
+from sttgym.training.transcripts import Step, Transcript, failed, is_call, replay
 
 __all__ = ["Delete", "Reorder", "Modify", "Insert", "Operation", "apply_operations", "STAGES", "Refinement",
            "Refiner", "RuleRefiner", "LLMRefiner", "parse_operations"]
@@ -175,20 +175,23 @@ class RuleRefiner(Refiner):
         seen: set[tuple[int, str]] = set()
         for i, step in enumerate(t.steps):
             for event in step.events:
-                tool = event["observable_via"]
-                if event.get("timing") == "before" and step.action.get("name") == tool:
+                tool, wanted = event["observable_via"], event.get("observable_args", {})
+
+                def shows(s: Step) -> bool:  # a call of the read that reveals this change
+                    arguments = s.action.get("arguments", {})
+                    return s.action.get("name") == tool and all(arguments.get(k) == v for k, v in wanted.items())
+
+                if event.get("timing") == "before" and shows(step):
                     continue  # this very read already shows the change
                 j = next((k for k in range(i + 1, len(t.steps)) if t.mutates(t.steps[k]) or not is_call(t.steps[k])),
                          None)
                 if j is None or (j, tool) in seen:
                     continue
-                if any(t.steps[k].action.get("name") == tool and not failed(t.steps[k]) for k in range(i + 1, j)):
+                if any(shows(t.steps[k]) and not failed(t.steps[k]) for k in range(i + 1, j)):
                     continue
-                source = next((s for s in reversed(t.steps[:i + 1]) if s.action.get("name") == tool), None)
-                if source is None:
-                    continue
+                source = next((s for s in reversed(t.steps[:i + 1]) if shows(s)), None)
                 seen.add((j, tool))
-                refresh = {"name": tool, "arguments": dict(source.action.get("arguments", {}))}
+                refresh = {"name": tool, "arguments": dict(source.action.get("arguments", {}) if source else wanted)}
                 ops.append(Modify(j, refresh) if failed(t.steps[j]) else Insert(j, refresh))
         return ops
 

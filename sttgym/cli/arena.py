@@ -49,11 +49,11 @@ def list_ids(domain: str = typer.Option(None, help="Only this domain."),
 @app.command()
 def validate(domain: str = typer.Option(None, help="Only this domain."),
              env_id: list[str] = typer.Option(None, "--id", help="Only these ids (repeatable)."),
-             seeds: int = typer.Option(5, help="Seeds per task, from --seed on."),
+             seeds: int = typer.Option(10, help="Seeds per task, from --seed on."),
              seed: int = typer.Option(0, help="First seed."),
              out: Path = typer.Option(None, help="Write the report as JSON here.")) -> None:
-    """Check every task's invariants: oracle 1.0, nominal disrupted, static nominal 1.0, no-op at the floor."""
-    from sttgym.validation import level_call_medians, validate as run_validation
+    """Check every task against the benchmark's rules, and print the adversarial probe panel's scores."""
+    from sttgym.validation import level_call_medians, probe_table, validate as run_validation
 
     ids = list(env_id) if env_id else arena_ids(domain)
     for i in ids:
@@ -71,13 +71,128 @@ def validate(domain: str = typer.Option(None, help="Only this domain."),
 
         reports, problems = run_validation(ids, range(seed, seed + seeds), progress=advance)
     medians = level_call_medians(reports)
+    probes = probe_table(reports)
     bad = [r for r in reports if not r.ok]
+    table = Table(title="probe panel: mean score (exploits must stay at most 0.1 overall)")
+    columns = [lvl for lvl in (*LEVELS, "overall") if any(lvl in row for row in probes.values())]
+    for column in ["probe", *columns]:
+        table.add_column(column)
+    for name, row in probes.items():
+        table.add_row(name, *(f"{row[c]:.3f}" if c in row else "–" for c in columns))
+    console.print(table)
     for p in problems:
         console.print(f"[red]FAIL[/red] {p}")
     console.print("median oracle calls by level: " + ", ".join(f"{k} {v:g}" for k, v in medians.items()))
     console.print(f"{len(reports) - len(bad)}/{len(reports)} tasks valid over {seeds} seeds each")
     if out:
         out.write_text(json.dumps({"tasks": [r.__dict__ for r in reports], "problems": problems,
-                                   "median_oracle_calls": medians}, indent=1))
+                                   "median_oracle_calls": medians, "probes": probes}, indent=1))
     if bad or problems:
         raise typer.Exit(1)
+
+
+@app.command()
+def export(out: Path = typer.Option(Path("runs/export"), help="Directory for the JSONL files (and the dataset)."),
+           manifest: str = typer.Option("arena-v1", help="The benchmark manifest to export."),
+           train: int = typer.Option(0, help="Also export this many training instances (training seeds and names)."),
+           hf: bool = typer.Option(True, "--hf/--no-hf", help="Also save a Hugging Face dataset (needs `datasets`).")
+           ) -> None:
+    """Write benchmark (and training) instances as task JSON, one row per instance, replayable by sttgym eval --tasks."""
+    from sttgym.evaluation.suites import arena_manifest, export_rows
+
+    try:
+        splits = {manifest: arena_manifest(name=manifest)}
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from exc
+    if train:
+        from sttgym.training.data import training_instances
+
+        splits["train"] = training_instances(train)
+    out.mkdir(parents=True, exist_ok=True)
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=console, transient=True) as progress:
+        for name, instances in splits.items():
+            bar = progress.add_task(f"exporting {name}", total=len(instances))
+            rows = []
+            with (out / f"{name}.jsonl").open("w", encoding="utf-8") as handle:
+                for row in export_rows(instances):
+                    handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+                    rows.append(row)
+                    progress.update(bar, advance=1)
+            console.print(f"{name}: {len(rows)} instances -> {out / (name + '.jsonl')}")
+            if hf:
+                _save_dataset(rows, out / name)
+
+
+def _save_dataset(rows: list[dict], path: Path) -> None:
+    try:
+        import datasets
+    except ImportError:
+        console.print("[yellow]`datasets` is not installed: skipped the Hugging Face copy (pip install datasets)[/yellow]")
+        return
+    # Task JSON varies in shape between domains, so the dataset stores it as a string column.
+    flat = [{**{k: v for k, v in r.items() if k != "task"}, "task": json.dumps(r["task"], ensure_ascii=False)}
+            for r in rows]
+    datasets.Dataset.from_list(flat).save_to_disk(str(path))
+    console.print(f"  dataset -> {path}")
+
+
+@app.command("calibrate-judge")
+def calibrate_judge(judge: str = typer.Option("rule", help="rule, or llm (with --model and --base-url)."),
+                    model: str = typer.Option(None, help="The LLM judge's model."),
+                    base_url: str = typer.Option(None, help="OpenAI-compatible server of --model."),
+                    seed: int = typer.Option(0, help="The instance of each impossible task to use."),
+                    reply_set: str = typer.Option("test", "--set", help="test (never used to tune the rule judge), "
+                                                  "review or dev (see docs/benchmark.md)."),
+                    out: Path = typer.Option(None, help="Write the rates and every misjudged reply here (JSON).")
+                    ) -> None:
+    """Measure an impossible-task judge's false-positive and false-negative rates on the labelled reply set."""
+    from sttgym.evaluation.calibration import calibration_items, judge_rates
+    from sttgym.judge import LLMJudge, RuleJudge
+
+    if judge == "rule":
+        chosen = RuleJudge()
+    elif judge == "llm":
+        if not model:
+            raise typer.BadParameter("--judge llm needs --model")
+        from sttgym.models import load_model
+
+        chosen = LLMJudge(load_model(model, base_url))
+    else:
+        raise typer.BadParameter(f"unknown judge {judge!r}: rule or llm")
+    try:
+        items = calibration_items([i for i in arena_ids() if i.endswith("-impossible")], seed, reply_set)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from exc
+    if not items:
+        console.print("[red]no impossible tasks registered[/red]")
+        raise typer.Exit(1)
+    rates = judge_rates(chosen, items)
+    console.print(f"{judge} judge on the {reply_set} set, {rates['items']} replies over {rates['tasks']} impossible tasks: "
+                  f"false positives {100 * rates['false_positive_rate']:.1f}%, "
+                  f"false negatives {100 * rates['false_negative_rate']:.1f}%")
+    for kind, accuracy in rates["accuracy_by_kind"].items():
+        console.print(f"  {kind:<18} {100 * accuracy:.1f}% judged as labelled")
+    if out:
+        out.write_text(json.dumps(rates, indent=1, ensure_ascii=False))
+
+
+@app.command()
+def freeze(name: str = typer.Argument(..., help="The new manifest's name, e.g. arena-v2."),
+           domain: list[str] = typer.Option(None, help="Only these domains (repeatable); default: every registered one."),
+           force: bool = typer.Option(False, "--force", help="Overwrite an existing manifest of that name.")) -> None:
+    """Freeze the registered arena ids over the benchmark seeds as a new, versioned manifest (maintainers)."""
+    from importlib import resources
+
+    from sttgym.evaluation.suites import freeze_manifest
+
+    path = Path(str(resources.files("sttgym").joinpath(f"data/manifests/{name}.json")))
+    if path.exists() and not force:
+        raise typer.BadParameter(f"{path} exists: a frozen benchmark does not change; pick a new name (or --force)")
+    ids = [i for d in (domain or [None]) for i in arena_ids(d)]
+    if not ids:
+        raise typer.BadParameter("no arena ids registered for those domains")
+    manifest = freeze_manifest(name, ids)
+    rows = ",\n".join("  " + json.dumps(row) for row in manifest["instances"])  # one instance a line: diffs read well
+    path.write_text(f'{{"name": {json.dumps(name)},\n "instances": [\n{rows}\n]}}\n')
+    console.print(f"{name}: {len(manifest['instances'])} instances -> {path}")

@@ -53,6 +53,9 @@ def _print(summary: dict, out: Path) -> None:
 @app.command("eval")
 def evaluate(
     suite: str = typer.Option("arena", help="Benchmark: arena (STT-Arena manifest) or scramble (20 episodes per condition)."),
+    manifest: str = typer.Option("arena-v1", help="Arena: the frozen benchmark version to measure."),
+    tasks: Optional[Path] = typer.Option(None, help="Arena: measure the instances of a file written by sttgym export "
+                                         "instead of a manifest."),
     agent: Optional[str] = typer.Option(None, help="Reference agent: oracle, nominal, noop, random or cycle-tracing. "
                                         "Default: nominal, unless --model is given."),
     model: Optional[str] = typer.Option(None, help="LLM to evaluate: a checkpoint path or hub name (local "
@@ -89,7 +92,8 @@ def evaluate(
                             model=model, base_url=base_url, runs=runs, k=k, limit=limit, seed=seed, domain=domain,
                             conditions=conditions, thinking=thinking, temperature=temperature,
                             max_new_tokens=max_new_tokens, workers=workers, user=user, judge=judge,
-                            sim_model=sim_model, sim_base_url=sim_base_url)
+                            sim_model=sim_model, sim_base_url=sim_base_url, manifest=manifest,
+                            tasks=str(tasks) if tasks else None)
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from exc
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),

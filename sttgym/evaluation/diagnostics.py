@@ -8,7 +8,8 @@ calls a tool through which a fired change is observable (the firing step itself 
 when the trigger fired before that call ran, so its result already showed the change).
 
 - ``stale_state``: between *F* and *R* the agent changes the world, or repeats a call it
-  made before the change: it acts on the state it read before the world moved.
+  made before the change, or it never makes *R* at all: it acts (or stops) on the state it
+  read before the world moved.
 - ``misdiagnosis``: after *F* a call fails and the agent answers by calling the same tool
   again, which fails again (it took the change for a wrong parameter or a transient
   glitch); or, on an impossible task, it saw the change (*R* exists) and still went on
@@ -75,7 +76,8 @@ def diagnose(record: dict) -> list[str]:
     labels = []
 
     before = {(name, args) for i, name, args, _ in calls if i <= first}
-    if any(first < i < reveal and (name in mutating or (name, args) in before) for i, name, args, _ in calls):
+    if reveal == len(steps) or any(first < i < reveal and (name in mutating or (name, args) in before)
+                                   for i, name, args, _ in calls):
         labels.append("stale_state")
 
     after = [c for c in calls if c[0] > first]

@@ -31,7 +31,7 @@ import gymnasium as gym
 from sttgym.agents.base import Agent
 from sttgym.agents.llm import RULES, SCRAMBLE_RULES, LLMAgent, MemoryAgent
 from sttgym.evaluation.batching import BatchingModel
-from sttgym.evaluation.suites import arena_manifest, scramble_manifest
+from sttgym.evaluation.suites import MANIFEST, arena_manifest, scramble_manifest
 from sttgym.rollout import Trajectory, rollout
 
 __all__ = ["EvalConfig", "Episode", "Runner", "REFERENCE_AGENTS", "CONDITIONS", "load_records"]
@@ -64,9 +64,11 @@ class EvalConfig:
     sim_model: str | None = None
     sim_base_url: str | None = None
     env_kwargs: dict = field(default_factory=dict)
+    manifest: str = MANIFEST  # the frozen arena benchmark
+    tasks: str | None = None  # or the instances of a file written by sttgym export
 
     IDENTITY = ("suite", "agent", "model", "base_url", "seed", "domain", "thinking", "temperature",
-                "max_new_tokens", "user", "judge", "sim_model", "sim_base_url", "env_kwargs")
+                "max_new_tokens", "user", "judge", "sim_model", "sim_base_url", "env_kwargs", "manifest", "tasks")
 
     def __post_init__(self) -> None:
         self.conditions = tuple(self.conditions)
@@ -129,6 +131,26 @@ def load_records(path: Path) -> dict[str, dict]:
     return records
 
 
+def _stored_tasks(path: Path, domain: str | None) -> dict[tuple[str, int], dict]:
+    """The tasks of a file written by ``sttgym export``, by (env id, seed)."""
+    from sttgym.registry import parse_arena_id
+
+    if not path.is_file():
+        raise ValueError(f"no task file {path}")
+    tasks = {}
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            try:
+                row = json.loads(line)
+                key = (row["env_id"], int(row["seed"]))
+                task = row["task"]
+            except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+                raise ValueError(f"{path}:{number} is not a row written by sttgym export ({exc})") from exc
+            if domain is None or parse_arena_id(key[0])[0] == domain:
+                tasks[key] = task
+    return tasks
+
+
 def _cut_torn_line(path: Path) -> None:
     """Drop a last line left without its newline by a killed writer, so appends start clean."""
     if not path.exists() or path.stat().st_size == 0:
@@ -158,11 +180,18 @@ class Runner:
         self.retry_errors, self.progress = retry_errors, progress
         self.path = self.out / TRAJECTORIES
         self._lock = threading.Lock()
+        self._stored: dict[tuple[str, int], dict] = {}
 
     # ------------------------------------------------------------------ plan
 
     def instances(self) -> list[tuple[str, int]]:
-        manifest = arena_manifest(self.config.domain) if self.config.suite == "arena" else scramble_manifest()
+        if self.config.suite == "scramble":
+            manifest = scramble_manifest()
+        elif self.config.tasks:
+            self._stored = _stored_tasks(Path(self.config.tasks), self.config.domain)
+            manifest = list(self._stored)
+        else:
+            manifest = arena_manifest(self.config.domain, self.config.manifest)
         return manifest[: self.config.limit] if self.config.limit is not None else manifest
 
     def episodes(self) -> list[Episode]:
@@ -254,7 +283,8 @@ class Runner:
         if isinstance(model, BatchingModel):
             model.enter()
         try:
-            traj = rollout(env, agent, seed=episode.seed)
+            stored = self._stored.get((episode.env_id, episode.seed))
+            traj = rollout(env, agent, seed=episode.seed, options=None if stored is None else {"task": stored})
             error = getattr(agent, "error", None)
         except Exception as exc:  # an agent bug is recorded against its episode; the run goes on
             traj, error = Trajectory(episode.env_id, episode.seed), f"episode raised {type(exc).__name__}: {exc}"
@@ -271,8 +301,8 @@ class Runner:
                   "error": error, "seconds": round(seconds, 3)}
         base = env.unwrapped
         task = getattr(base, "task", None)
-        if hasattr(task, "summary"):  # an arena episode: what the report groups by and diagnostics read
-            record.update(task.summary())
+        if hasattr(task, "harness"):  # an arena episode: what the report groups by and diagnostics read
+            record.update(task.harness())
             record["mutating_tools"] = sorted(n for n, spec in base.tools.items() if spec.mutates)
             record["trigger_timing"] = {t.name: t.timing for t in task.triggers}
         if isinstance(agent, LLMAgent):

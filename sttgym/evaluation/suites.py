@@ -1,13 +1,24 @@
 """Which instances are the benchmark, and which seeds are free for training.
 
-An instance is an (env id, seed) pair. Benchmark seeds are small; training instances are
-drawn from ``TRAINING_SEED_START`` upward, so no benchmark instance can leak into training data.
+An instance is an (env id, seed) pair. The arena benchmark is a versioned manifest
+(``sttgym/data/manifests/arena-v1.json``) that freezes its instances, each with a digest of
+its task: adding a domain or a scenario does not change ``arena-v1``, and a change to one of
+its instances shows up as a digest mismatch (a test fails; freeze a new version instead).
+Benchmark seeds are small; training instances are drawn from ``TRAINING_SEED_START`` upward
+and from the training half of every name pool, so no benchmark instance leaks into training data.
 """
 
 from __future__ import annotations
 
-BENCHMARK_SEEDS: tuple[int, ...] = (0, 1, 2)  # per arena id
+import hashlib
+import json
+from importlib import resources
+from typing import Iterable, Iterator
+
+BENCHMARK_SEEDS: tuple[int, ...] = tuple(range(10))  # per arena id, in arena-v1
 TRAINING_SEED_START = 1_000_000
+MANIFEST = "arena-v1"  # the arena benchmark sttgym eval measures by default
+LIVE_SEEDS: tuple[int, ...] = (0, 1, 2)  # per id, for domains no frozen manifest covers
 
 
 def is_training_seed(seed: int) -> bool:
@@ -20,13 +31,28 @@ SCRAMBLE_CONDITIONS: tuple[str, ...] = ("Unscrambled", "Base", "Drift", "Failure
 SCRAMBLE_EPISODES = 20  # five-task episodes per condition, as in ScrambleToolBench
 
 
-def arena_manifest(domain: str | None = None) -> list[tuple[str, int]]:
-    """The arena benchmark's (env id, seed) pairs, seed-major.
+def task_of(env_id: str, seed: int):
+    """The task of one instance, as the env builds it."""
+    import gymnasium as gym
+
+    env = gym.make(env_id)
+    env.reset(seed=seed)
+    return env.unwrapped.task
+
+
+def digest(task) -> str:
+    """A short fingerprint of a task's data: equal digests, identical instances."""
+    return hashlib.sha256(task.model_dump_json().encode()).hexdigest()[:16]
+
+
+def freeze_manifest(name: str, env_ids: Iterable[str], seeds: Iterable[int] = BENCHMARK_SEEDS,
+                    digests: bool = True) -> dict:
+    """A manifest over ``env_ids`` x ``seeds``, seed-major.
 
     Within a seed, ids run conflict by conflict and domain by domain with the four levels
     together, so any prefix (``--limit``) covers every level before it repeats one.
     """
-    from sttgym.registry import arena_ids, parse_arena_id
+    from sttgym.registry import parse_arena_id
     from sttgym.task import CONFLICTS, LEVELS
 
     order = list(CONFLICTS)
@@ -35,8 +61,40 @@ def arena_manifest(domain: str | None = None) -> list[tuple[str, int]]:
         domain_name, conflict, level = parse_arena_id(env_id)
         return order.index(conflict), domain_name, LEVELS.index(level)
 
-    ids = sorted(arena_ids(domain), key=place)
-    return [(env_id, seed) for seed in BENCHMARK_SEEDS for env_id in ids]
+    ids = sorted(env_ids, key=place)
+    instances = [[env_id, seed, digest(task_of(env_id, seed)) if digests else None] for seed in seeds for env_id in ids]
+    return {"name": name, "instances": instances}
+
+
+def load_manifest(name: str = MANIFEST) -> dict:
+    path = resources.files("sttgym").joinpath(f"data/manifests/{name}.json")
+    if not path.is_file():
+        known = sorted(p.name[:-5] for p in resources.files("sttgym").joinpath("data/manifests").iterdir())
+        raise ValueError(f"no benchmark manifest {name!r}; known: {', '.join(known)}")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def arena_manifest(domain: str | None = None, name: str = MANIFEST) -> list[tuple[str, int]]:
+    """The (env id, seed) pairs of a frozen arena benchmark (by default ``arena-v1``), optionally one domain's.
+
+    ``name="live"``, or a ``domain`` the frozen manifest does not cover (one of your own), gives
+    every registered id of it over ``LIVE_SEEDS``, in the same order, unfrozen.
+    """
+    from sttgym.registry import arena_ids, parse_arena_id
+
+    frozen = [] if name == "live" else [(env_id, seed) for env_id, seed, _ in load_manifest(name)["instances"]]
+    covered = {parse_arena_id(env_id)[0] for env_id, _ in frozen}
+    if name == "live" or (domain is not None and domain not in covered):
+        return [(env_id, seed) for env_id, seed, _ in freeze_manifest("live", arena_ids(domain), LIVE_SEEDS, digests=False)["instances"]]
+    return [(env_id, seed) for env_id, seed in frozen if domain is None or parse_arena_id(env_id)[0] == domain]
+
+
+def export_rows(instances: Iterable[tuple[str, int]]) -> Iterator[dict]:
+    """One JSON-ready row per instance: where it comes from, its split, its digest and the whole task."""
+    for env_id, seed in instances:
+        task = task_of(env_id, seed)
+        yield {"env_id": env_id, "seed": seed, "split": "train" if is_training_seed(seed) else "benchmark",
+               "digest": digest(task), "task": json.loads(task.model_dump_json())}
 
 
 def scramble_manifest() -> list[tuple[str, int]]:

@@ -1,19 +1,21 @@
-"""CarRental: tool behaviour on a hand-made city, and a few scenario stories followed step by step."""
+"""CarRental: tool behaviour on a hand-made city, and the scenario stories followed step by step."""
 
 from __future__ import annotations
 
 import copy
-from datetime import datetime, time
+import json
+from datetime import datetime
 
 import gymnasium as gym
 import pytest
 
 import sttgym  # noqa: F401  (registers the ids)
-from sttgym.agents import NominalAgent, OracleAgent
+from sttgym.agents import NominalAgent, OracleAgent, PlanAgent
+from sttgym.agents.probes import BlindWriter
 from sttgym.clock import Clock
-from sttgym.envs.arena.carrental.scenarios.t2_priority_reorder import AFTER_LANDING
-from sttgym.envs.arena.carrental.world import CarRentalWorld
+from sttgym.envs.arena.carrental.world import FLIGHT_SLACK, CarRentalWorld
 from sttgym.rollout import rollout
+from sttgym.task import resolve
 from sttgym.tools import collect_tools
 
 START = "2024-05-06T09:00"
@@ -191,6 +193,37 @@ def test_a_swap_keeps_the_class_and_a_reschedule_rechecks_the_car(w):
     assert not late["success"] and "only available" in late["error"]
 
 
+
+def test_a_demand_peak_releases_open_holds_and_shortens_new_ones(w):
+    first = hold(w)["data"]["reservation_id"]
+    w.world.apply({"name": "release_holds", "args": {"depot_id": "DEP-X", "hold_minutes": 5, "notice": "peak"}})
+    assert w("get_reservation", reservation_id=first)["data"]["status"] == "expired"
+    again = hold(w)
+    assert again["success"] and again["data"]["hold_expires"] == "2024-05-06T09:09"  # placed 09:04, five minutes
+    assert w("confirm_reservation", reservation_id=again["data"]["reservation_id"])["success"]
+
+
+def test_the_request_checks_read_the_final_world(w):
+    request = {"customer": "CUS-1", "vehicle_class": "compact", "depot_id": "DEP-X", "count": 1, "min_fuel": 50,
+               "energy": "", **TRIP}
+    holds = lambda name, **extra: w.world.holds({"name": name, "args": {"request": {**request, **extra}}})  # noqa
+    assert not holds("booked") and holds("only_as_asked")  # nothing booked yet, nothing wrong either
+    rid = hold(w)["data"]["reservation_id"]
+    assert not holds("booked") and holds("only_as_asked")  # a hold is no booking, and no harm: it lapses
+    w("confirm_reservation", reservation_id=rid)
+    assert holds("booked") and holds("ready") and holds("only_as_asked")
+    w.world.state["vehicles"]["VH-1"]["fuel_pct"] = 30
+    assert holds("booked") and not holds("ready") and not holds("only_as_asked")  # not fuelled as asked
+    assert not holds("only_as_asked", count=0)  # a booking nobody asked for
+    # A flight-relative pickup is judged against the arrival as it is at the end, not as it was asked.
+    flight = {"flight": "LX1", "pickup_time": ""}
+    w.world.state["vehicles"]["VH-1"]["fuel_pct"] = 90
+    w.world.state["flights"]["LX1"]["arrives"] = "2024-05-07T09:30"
+    assert holds("booked", **flight)
+    w.world.state["flights"]["LX1"]["arrives"] = "2024-05-07T08:30"
+    assert not holds("booked", **flight)
+
+
 # ---------------------------------------------------------------------- stories
 
 
@@ -205,81 +238,112 @@ def call(env, name: str, **arguments) -> tuple[dict, list]:
     return info["result"], [e["trigger"] for e in info["events"]]
 
 
-def test_t1_the_hold_policy_changes_only_once_a_hold_is_open_and_a_prompt_rebooking_recovers():
+def run(env, calls) -> list:
+    """Make ``calls`` (plan steps, references to earlier results resolved); the triggers each one fired."""
+    saved, fired = {}, []
+    for c in calls:
+        result, events = call(env, c.name, **resolve(c.arguments, saved))
+        saved[c.save_as or ""] = result
+        fired.append(events)
+    return fired
+
+
+def effect_value(task, trigger: str, field: str):
+    """The value ``trigger`` sets at a path ending in ``field``."""
+    t = next(t for t in task.triggers if t.name == trigger)
+    return next(op.args["value"] for op in t.effect if op.args.get("path", [""])[-1] == field)
+
+
+def test_t1_the_hold_policy_changes_only_once_a_hold_is_placed_and_a_prompt_rebooking_recovers():
     env, arena = start("STTArena/CarRental-T1-easy", seed=3)
-    search, hold_call, profile, quote, _ = arena.task.nominal_plan
-    assert call(env, profile.name, **profile.arguments)[1] == []  # no hold yet: the policy stays
-    call(env, search.name, **search.arguments)
+    search, hold_call, profile, quote, confirm = arena.task.nominal_plan
+    customer = hold_call.arguments["customer_id"]
+    assert run(env, [profile, search, quote]) == [[], [], []]  # reading changes nothing
+    assert call(env, "list_customer_reservations", customer_id=customer)[1] == []
     rid = call(env, hold_call.name, **hold_call.arguments)[0]["data"]["reservation_id"]
-    assert call(env, quote.name, **quote.arguments)[1] == ["peak_hold_policy"]
-    assert call(env, "get_reservation", reservation_id=rid)[0]["data"]["status"] == "expired"
+    assert arena.log.events[0]["trigger"] == "peak_hold_policy" and arena.log.events[0]["during"] == "hold_vehicle"
     assert "expired" in call(env, "confirm_reservation", reservation_id=rid)[0]["error"]
+    seen = call(env, "list_customer_reservations", customer_id=customer)[0]["data"]["reservations"]
+    assert [r["status"] for r in seen] == ["expired"]
     again = call(env, hold_call.name, **hold_call.arguments)[0]["data"]["reservation_id"]
     assert call(env, "confirm_reservation", reservation_id=again)[0]["success"]
-    *_, info = env.step({"content": "Booked."})
+    *_, info = env.step({"content": "Task Completed"})
     assert info["score"] == 1.0
 
 
-@pytest.mark.parametrize("level", ["easy", "medium", "hard"])
-@pytest.mark.parametrize("seed", [1_000_003, 1_000_028])
-def test_t2_the_earlier_pickup_falls_within_the_desk_hours(level, seed):
-    # On these seeds the flight used to move so early that the new pickup fell before the desk
-    # opened, and no agent (not even the oracle) could book it.
-    env, arena = start(f"STTArena/CarRental-T2-{level}", seed=seed)
+@pytest.mark.parametrize("level", ["easy", "medium", "hard", "impossible"])
+@pytest.mark.parametrize("seed", [3, 1_000_003, 1_000_028])
+def test_t2_the_earlier_pickup_stays_within_the_desk_hours_and_the_oracle_makes_it(level, seed):
+    env_id = f"STTArena/CarRental-T2-{level}"
+    env, arena = start(env_id, seed=seed)
     flight = arena.task.nominal_plan[0].arguments["flight_number"]
-    depot = arena.task.initial_state["depots"][arena.task.initial_state["flights"][flight]["depot"]]
-    assert rollout(gym.make(f"STTArena/CarRental-T2-{level}"), OracleAgent(), seed=seed).reward == 1.0
-    lands = [t for t in arena.task.triggers if t.name == "flight_rescheduled"][0].mutations[0].new
-    pickup = datetime.fromisoformat(lands) + AFTER_LANDING
-    assert pickup.time() >= time.fromisoformat(depot["opens"])
+    state = arena.task.initial_state
+    depot = state["depots"][state["flights"][flight]["depot"]]
+    early = effect_value(arena.task, "flight_rescheduled", "arrives")
+    assert depot["opens"] <= early[11:] and early < state["flights"][flight]["arrives"]
+    assert datetime.fromisoformat(state["flights"][flight]["arrives"]) - datetime.fromisoformat(early) > FLIGHT_SLACK
+    assert rollout(gym.make(env_id), OracleAgent(), seed=seed).reward == 1.0
+
+
+def test_t2_reading_the_flight_never_moves_it_but_booking_it_does():
+    env, arena = start("STTArena/CarRental-T2-easy", seed=2)
+    read, search, hold_call, quote, confirm = arena.task.nominal_plan
+    before = call(env, read.name, **read.arguments)[0]["data"]["arrives"]
+    assert run(env, [read, search, read]) == [[], [], []]
+    held, fired = call(env, hold_call.name, **hold_call.arguments)
+    assert fired == ["flight_rescheduled"]
+    assert call(env, read.name, **read.arguments)[0]["data"]["arrives"] < before
+    booked = call(env, confirm.name, reservation_id=held["data"]["reservation_id"])[0]
+    assert booked["success"]  # the stale booking goes through...
+    *_, info = env.step({"content": "Task Completed"})
+    assert info["score"] == 0.0  # ...at a time the traveller is still in the air: the gate zeroes it
+    assert not next(c for c in info["checklist"] if c["name"] == "only_as_asked")["passed"]
 
 
 def test_t3_promotions_roll_over_at_midnight_and_not_before():
     env, arena = start("STTArena/CarRental-T3-easy", seed=1)
     flash = arena.task.nominal_plan[-1].arguments["promo_code"]
-    zone = arena.task.nominal_plan[1].arguments["zone_id"]
-    midnight = arena.task.start_time[:11] + "23:59"
+    midnight = arena.task.triggers[0].when.args["moment"]
 
-    def remaining(result: dict) -> int:
-        return next(p["remaining"] for p in result["data"]["promotions"] if p["promo_code"] == flash)
+    def fare(result: dict) -> dict:
+        return next(p for p in result["data"]["promotions"] if p["promo_code"] == flash)
 
-    while arena.clock.iso() <= midnight:
-        result, fired = call(env, "list_promotions", zone_id=zone)
-        assert fired == [] and remaining(result) > 0
-    result, fired = call(env, "list_promotions", zone_id=zone)
-    assert fired == ["midnight_quota_reset"] and remaining(result) == 0
+    while arena.clock.iso() < midnight:
+        result, fired = call(env, "list_promotions")
+        assert fired == [] and fare(result)["remaining"] > 0
+    result, fired = call(env, "list_promotions")
+    assert fired == ["midnight_quota_reset"] and fare(result)["status"] == "expired" and fare(result)["remaining"] == 0
     assert any(p["remaining"] > 0 and p["promo_code"] != flash for p in result["data"]["promotions"])
 
 
-def test_s3_the_expressway_closes_after_the_hub_route_is_planned_and_the_blind_transfer_is_late():
+def test_s3_the_expressway_closes_when_the_car_is_dispatched_not_when_the_route_is_planned():
     env, arena = start("STTArena/CarRental-S3-easy", seed=2)
     search, plan, transfer, hold_call, _ = arena.task.nominal_plan
-    call(env, "plan_route", origin_id=plan.arguments["destination_id"], destination_id=plan.arguments["origin_id"])
-    assert not arena.log.events  # planning from elsewhere closes nothing
     before, fired = call(env, plan.name, **plan.arguments)
-    assert fired == ["expressway_closed"] and before["data"]["closed_roads"] == []  # the triggering read is stale
+    assert fired == [] and before["data"]["closed_roads"] == []
+    assert call(env, plan.name, **plan.arguments)[1] == []  # planning again closes nothing either
+    moved, fired = call(env, transfer.name, **transfer.arguments)
+    assert fired == ["expressway_closed"]
+    assert moved["data"]["arrives"] > hold_call.arguments["pickup_time"]  # the detour misses the pickup
     after, _ = call(env, plan.name, **plan.arguments)
-    assert after["data"]["minutes"] > before["data"]["minutes"]
-    moved, _ = call(env, transfer.name, **transfer.arguments)
-    assert moved["data"]["arrives"] > hold_call.arguments["pickup_time"]
+    assert after["data"]["minutes"] > before["data"]["minutes"] and after["data"]["closed_roads"]
     assert "only available" in call(env, hold_call.name, **hold_call.arguments)[0]["error"]
 
 
 def test_st2_the_blackout_spreads_only_after_the_hub_fails():
     env, arena = start("STTArena/CarRental-ST2-hard", seed=4)
-    search, charge, plan, *_ = arena.task.nominal_plan
+    search, charge, plan, transfer, *_ = arena.task.nominal_plan
     hub = search.arguments["depot_id"]
-    sister = next(t for t in arena.task.triggers if t.name == "blackout_spreads").mutations[0].path[1]
+    sister = next(t for t in arena.task.triggers if t.name == "blackout_spreads").effect[0].args["path"][1]
     call(env, "get_depot_info", depot_id=sister)
-    assert not arena.log.events  # nothing has failed yet
-    call(env, search.name, **search.arguments)
-    call(env, charge.name, **charge.arguments)
-    assert call(env, plan.name, **plan.arguments)[1] == ["hub_power_failure"]
+    assert run(env, [search, charge, plan]) == [[], [], []]  # charged, nothing failed yet
+    assert call(env, transfer.name, **transfer.arguments)[1] == ["hub_power_failure", "blackout_spreads"]
     vehicle = charge.arguments["vehicle_id"]
-    assert call(env, "get_vehicle_status", vehicle_id=vehicle)[1] == ["blackout_spreads"]
     assert call(env, "get_vehicle_status", vehicle_id=vehicle)[0]["data"]["fuel_pct"] < 80
     assert call(env, "get_depot_info", depot_id=sister)[0]["data"]["charger"] is False
     assert call(env, "get_depot_info", depot_id=hub)[0]["data"]["notice"]
+    cut = call(env, "plan_route", origin_id=sister, destination_id=plan.arguments["destination_id"])[0]["data"]
+    assert cut["reachable"] is False and cut["closed_roads"]
 
 
 def test_st3_the_late_car_can_still_be_driven_over_from_the_dropoff_in_time_on_easy():
@@ -287,7 +351,7 @@ def test_st3_the_late_car_can_still_be_driven_over_from_the_dropoff_in_time_on_e
     search, hold_call, quote, confirm = arena.task.nominal_plan
     call(env, search.name, **search.arguments)
     rid = call(env, hold_call.name, **hold_call.arguments)[0]["data"]["reservation_id"]
-    assert call(env, quote.name, **quote.arguments)[1] == ["late_dropoff"]
+    assert [e["trigger"] for e in arena.log.events] == ["late_dropoff"]
     assert "stationed at" in call(env, "confirm_reservation", reservation_id=rid)[0]["error"]
     car = call(env, "get_vehicle_status", vehicle_id=hold_call.arguments["vehicle_id"])[0]["data"]
     moved = call(env, "transfer_vehicle", vehicle_id=hold_call.arguments["vehicle_id"],
@@ -296,26 +360,53 @@ def test_st3_the_late_car_can_still_be_driven_over_from_the_dropoff_in_time_on_e
     assert call(env, "confirm_reservation", reservation_id=rid)[0]["success"]
 
 
-@pytest.mark.parametrize("conflict", ["T1", "T3", "S1", "ST1", "ST3"])
-def test_impossible_tasks_pass_the_oracle_and_punish_a_wrong_booking(conflict):
+@pytest.mark.parametrize("conflict", ["T1", "T2", "T3", "S1", "S2", "S3", "ST1", "ST2", "ST3"])
+def test_the_blind_writer_meets_every_trigger_and_is_disrupted(conflict):
+    env = gym.make(f"STTArena/CarRental-{conflict}-medium")
+    traj = rollout(env, BlindWriter(), seed=7)
+    fired = {e["trigger"] for e in traj.info["trigger_log"]}
+    assert fired == {t.name for t in env.unwrapped.task.triggers}
+    assert traj.reward == 0.0
+    # Every trigger's activation names only writes: reading is how a change is seen, never what causes it.
+    tools = env.unwrapped.tools
+    assert all(tools[name].mutates for t in env.unwrapped.task.triggers for name in t.activation)
+
+
+@pytest.mark.parametrize("conflict", ["T1", "T2", "S1", "S2", "ST1", "ST3"])
+def test_impossible_tasks_need_the_blocking_fact_and_punish_a_wrong_booking(conflict):
     env_id = f"STTArena/CarRental-{conflict}-impossible"
     assert rollout(gym.make(env_id), OracleAgent(), seed=0).reward == 1.0
     assert rollout(gym.make(env_id), NominalAgent(), seed=0).reward == 0.0  # books blindly, never says it can't
+    # The oracle's refusal without the fact it names is a refusal that rests on nothing.
     env, arena = start(env_id, seed=0)
+    vague = [c if c.name != "chat_with_user" else c.model_copy(update={"arguments": {
+        "message": "I'm sorry, but I cannot make this booking for you; something changed and it no longer works."}})
+        for c in arena.task.oracle]
+    assert rollout(gym.make(env_id), PlanAgent(vague), seed=0).reward == 0.0
+    # Booking some other car of any class there anyway (not what the user asked for) zeroes the verdict.
     asked = next(c for c in arena.task.nominal_plan if c.name == "hold_vehicle").arguments
     times = {k: asked[k] for k in ("pickup_time", "return_time")}
     others, _ = call(env, "search_available_vehicles", depot_id=asked["pickup_depot_id"], **times)
     booked = False
-    for vehicle in others["data"]["vehicles"]:  # any other car there, of any class: not what the user asked for
+    for vehicle in others["data"]["vehicles"]:
         held, _ = call(env, "hold_vehicle", **{**asked, "vehicle_id": vehicle["vehicle_id"]})
         if held["success"]:
             booked = call(env, "confirm_reservation", reservation_id=held["data"]["reservation_id"])[0]["success"]
         if booked:
             break
     assert booked
-    for step in arena.task.oracle:
-        if step.name == "chat_with_user":
-            call(env, step.name, **step.arguments)
-    *_, info = env.step({"content": "Sorry, I could not do it."})
+    run(env, [c for c in arena.task.oracle if c.name != "chat_with_user"])
+    run(env, [c for c in arena.task.oracle if c.name == "chat_with_user"])
+    *_, info = env.step({"content": "Task Completed"})
     assert info["score"] == 0.0 and not next(c for c in info["checklist"] if c["name"] == "no_wrong_booking")["passed"]
 
+
+def test_a_stored_task_replays_and_each_seed_draws_a_different_city():
+    env, arena = start("STTArena/CarRental-S2-hard", seed=11)
+    stored = json.loads(arena.task.model_dump_json())
+    again = gym.make("STTArena/CarRental-S2-hard")
+    again.reset(options={"task": stored})
+    assert again.unwrapped.task.initial_state == arena.task.initial_state
+    assert rollout(again, OracleAgent(), seed=11).reward == 1.0
+    _, other = start("STTArena/CarRental-S2-hard", seed=12)
+    assert other.task.initial_state != arena.task.initial_state

@@ -13,17 +13,20 @@ import pytest
 
 import sttgym
 from sttgym.agents import NominalAgent, OracleAgent, PlanAgent, RandomAgent
+from sttgym.agents.probes import BlindWriter
 from sttgym.clock import Clock
-from sttgym.envs.arena.coldchain.generator import build_base, load_and_go, plus, shipment
+from sttgym.authoring import Author
+from sttgym.envs.arena.coldchain.generator import build_base, plus
 from sttgym.envs.arena.coldchain.world import DWELL_MINUTES, ColdChainWorld
 from sttgym.geo import shortest_route
 from sttgym.task import Call
+from sttgym.validation import prefix_scores
 
 
 @pytest.fixture
 def region():
     """A fresh base world and a live world over a copy of its state, at the base's start time."""
-    base = build_base(np.random.default_rng(5))
+    base = build_base(Author(ColdChainWorld, np.random.default_rng(5)))
     return base, ColdChainWorld(copy.deepcopy(base.state), Clock(base.start))
 
 
@@ -54,7 +57,7 @@ def free(world, base, lot):
     ("get_cooling_unit_status", ("CU-0",)), ("list_depot_maintenance_schedule", ("HUB-X",)),
     ("get_shipment_journey_status", ("SHP-0",)), ("get_route_stop_details", ("VH-000",)),
     ("get_goods_inventory_at_site", ("",)), ("list_clinic_immunization_schedule", ("DPT-00",)),
-    ("list_operational_hours", ("x" * 500,)), ("get_travel_time", ("A", "B"))])
+    ("list_operational_hours", ("x" * 500,)), ("get_travel_time", ("A", "B")), ("list_roads", ("RD-0",))])
 def test_reads_of_unknown_ids_fail_without_changing_anything(region, call):
     base, world = region
     before = copy.deepcopy(world.state)
@@ -266,8 +269,7 @@ def test_a_completed_reset_services_the_unit_and_holds_the_van_until_the_window_
     van = base.vehicle3  # parked at a depot
     unit = world.vehicles[van]["cooling_unit_id"]
     window = next(w for w, rec in sorted(world.cooling_unit_resets.items()) if rec["depot_id"] == base.depot1)
-    assert world.schedule_cooling_unit_reset(base.unit(base.vehicle) and world.vehicles[base.vehicle]["cooling_unit_id"],
-                                             window)["success"] is False  # that van is not at the depot
+    assert world.schedule_cooling_unit_reset(base.unit_of(base.vehicle), window)["success"] is False  # not at the depot
     assert world.record_cooling_unit_reset(window, "completed")["success"] is False  # not booked yet
     world.cooling_units[unit]["status"] = "reset_required"
     assert world.schedule_cooling_unit_reset(unit, window)["success"]
@@ -275,6 +277,33 @@ def test_a_completed_reset_services_the_unit_and_holds_the_van_until_the_window_
     end = world.cooling_unit_resets[window]["end"]
     assert world.cooling_units[unit]["status"] == "operational" and world.cooling_units[unit]["reset_due_by"] > end
     assert world.vehicles[van]["available_from"] == end
+
+
+# ---------------------------------------------------------------- listing tools
+
+
+def test_listings_show_every_site_lot_and_road_an_agent_needs(region):
+    base, world = region
+    sites = world.list_sites()["data"]["sites"]
+    assert {s["site_id"] for s in sites} == {*world.distribution_hubs, *world.depots, *world.clinics}
+    assert {s["site_id"] for s in world.list_sites("depot")["data"]["sites"]} == set(world.depots)
+    lots = world.list_lots(base.product)["data"]["lots"]
+    assert {(x["goods_id"], x["site_id"]) for x in lots} == {(base.lot, base.hub), (base.lot2, base.hub2)}
+    shipment = ship(world, base)
+    assert next(x["free"] for x in world.list_lots(base.product)["data"]["lots"] if x["goods_id"] == base.lot) == \
+        world.goods_inventory[base.lot]["quantity"] - base.qty
+    world.cancel_shipment(shipment)
+    roads = world.list_roads(base.clinic)["data"]["roads"]
+    assert {r["road_id"] for r in roads} == {rid for rid, r in world.roads.items() if base.clinic in (r["a"], r["b"])}
+    vans = world.list_vehicles_at_site(base.hub)["data"]["vehicles"]
+    assert {tuple(v["holds_c"]) for v in vans} == {(0, 10), (-30, -12)}  # both temperature classes, told apart
+
+
+def test_dispatch_refuses_a_lot_that_is_no_longer_at_the_origin(region):
+    base, world = region
+    loaded(world, base)
+    world.goods_inventory[base.lot]["site_id"] = base.depot1
+    assert "no longer stored" in world.update_vehicle_status(base.vehicle, "in_transit")["error"]
 
 
 # ----------------------------------------------------------------------- stories
@@ -292,18 +321,42 @@ def fired(traj):
     return [e["trigger"] for e in traj.info["trigger_log"]]
 
 
+def reads_only(task, env):
+    mutates = {name: spec.mutates for name, spec in env.unwrapped.tools.items()}
+    return [c for c in task.nominal_plan if not mutates[c.name]]
+
+
+@pytest.mark.parametrize("env_id", sttgym.arena_ids("ColdChain"))
+def test_reading_never_causes_a_change(env_id):
+    """Triggers wait on the clock, the agent's writes or the world's state, and are activated by writes alone:
+    reading everything in sight again and again fires only what the clock brings, and scores nothing."""
+    env = gym.make(env_id)
+    env.reset(seed=0)
+    task = env.unwrapped.task
+    mutates = {name: spec.mutates for name, spec in env.unwrapped.tools.items()}
+    for trigger in task.triggers:
+        assert all(mutates[tool] for tool in trigger.activation), trigger.name
+        assert not mutates[trigger.observable.tool], trigger.name
+    reads = reads_only(task, env) + [Call(name=t.observable.tool, arguments=t.observable.args) for t in task.triggers]
+    traj = sttgym.rollout(env, PlanAgent(reads * 4), seed=0)
+    by_name = {t.name: t for t in task.triggers}
+    # What fires is what the clock brings (and state that follows from it); nothing that waits on a write.
+    assert all(not by_name[name].activation and "calling" not in by_name[name].when.model_dump_json()
+               for name in fired(traj))
+    assert traj.reward == 0.0
+
+
 def test_t1_the_hold_is_cut_when_the_clock_passes_the_cut_whatever_the_agent_calls():
     env = gym.make("STTArena/ColdChain-T1-easy")
     env.reset(seed=3)
     task = env.unwrapped.task
-    hold = task.nominal_plan[0].arguments["shipment_id"]
-    clinic = task.nominal_plan[1].arguments["site_id"]
+    hold = task.triggers[0].observable.args["shipment_id"]
     read = {"name": "get_shipment_journey_status", "arguments": {"shipment_id": hold}}
     assert env.step(read)[4]["result"]["data"]["status"] == "held"
-    cut = task.triggers[0].mutations[0].new
+    cut = task.triggers[0].when.args["moment"]
     while True:
         called_at = env.unwrapped.clock.iso()
-        events = env.step({"name": "list_operational_hours", "arguments": {"site_id": clinic}})[4]["events"]
+        events = env.step({"name": "list_sites", "arguments": {}})[4]["events"]
         assert bool(events) == (called_at >= cut)
         if events:
             break
@@ -311,72 +364,92 @@ def test_t1_the_hold_is_cut_when_the_clock_passes_the_cut_whatever_the_agent_cal
     assert data["status"] == "lapsed" and data["hold_expires"] == cut
 
 
+def test_t1_medium_the_cut_is_announced_by_loading_and_bites_before_the_van_leaves():
+    traj, _ = play("STTArena/ColdChain-T1-medium", lambda t: t.nominal_plan, seed=2)
+    names = [s["action"].get("name") for s in traj.steps]
+    assign = names.index("assign_shipment_to_vehicle")
+    assert [e["trigger"] for e in traj.steps[assign]["events"]] == ["hold_cut"]
+    dispatch = names.index("update_vehicle_status")
+    assert "lapsed" in traj.steps[dispatch]["observation"] and "waitlist_served" in fired(traj)
+    assert traj.reward == 0.0  # the lapsed hold is left assigned: nothing of the recovery was done
+
+
 def test_t2_medium_hours_are_cut_only_once_the_van_is_on_the_road():
     env_id = "STTArena/ColdChain-T2-medium"
-    traj, env = play(env_id, lambda t: t.nominal_plan)
-    clinic_reads = [s for s in traj.steps if s["action"].get("name") == "list_operational_hours"]
-    assert clinic_reads[0]["events"] == []  # before dispatch: nothing happens
-    assert [e["trigger"] for e in clinic_reads[1]["events"]] == ["receiving_hours_cut"]
-    close = env.unwrapped.task.triggers[0].mutations[0].new
-    assert f'"close": "{close}"' in clinic_reads[1]["observation"]
-    assert "cannot receive" in traj.steps[-2]["observation"]  # the van arrives after the new closing time
+    traj, env = play(env_id, lambda t: t.nominal_plan + [Call(name="list_operational_hours",
+                                                              arguments=t.triggers[0].observable.args)])
+    names = [s["action"].get("name") for s in traj.steps]
+    dispatch = names.index("update_vehicle_status")
+    assert not any(s["events"] for s in traj.steps[:dispatch])
+    assert [e["trigger"] for e in traj.steps[dispatch]["events"]] == ["receiving_hours_cut"]
+    close = next(op.args["value"] for op in env.unwrapped.task.triggers[0].effect if op.args["path"][-1] == "close")
+    assert "cannot receive" in traj.steps[dispatch + 1]["observation"]  # the van arrives after the new closing time
+    assert f'"close": "{close}"' in traj.steps[-2]["observation"]
     oracle = sttgym.rollout(gym.make(env_id), OracleAgent(), seed=0)
     assert oracle.reward == 1.0 and fired(oracle).count("receiving_hours_cut") == 1  # guarded: stops once recovered
 
 
 def test_s3_the_corridor_closes_on_a_route_that_uses_it_and_re_planning_avoids_it():
-    env = gym.make("STTArena/ColdChain-S3-easy")
-    env.reset(seed=2)
-    van = env.unwrapped.task.nominal_plan[3].arguments["vehicle_id"]
-    assert env.step({"name": "get_route_stop_details", "arguments": {"vehicle_id": van}})[4]["events"] == []  # no route yet
-
     traj = sttgym.rollout(gym.make("STTArena/ColdChain-S3-easy"), OracleAgent(), seed=2)
     closing = next(i for i, s in enumerate(traj.steps) if s["events"])
     corridor = traj.steps[closing]["events"][0]["changes"][0]["path"].split(".")[1]
-    assert traj.steps[closing]["action"]["name"] == "get_route_stop_details"
-    assert f'"closed_roads": ["{corridor}"]' in traj.steps[closing]["observation"]
-    replanned = next(json.loads(s["observation"]) for s in traj.steps[closing:]
-                     if s["action"].get("name") == "add_or_update_route_plan")
+    assert traj.steps[closing]["action"]["name"] == "add_or_update_route_plan"
+    seen = next(s for s in traj.steps[closing:] if s["action"].get("name") == "get_route_stop_details")
+    assert f'"closed_roads": ["{corridor}"]' in seen["observation"]
+    replanned = [json.loads(s["observation"]) for s in traj.steps[closing + 1:]
+                 if s["action"].get("name") == "add_or_update_route_plan"][-1]
     assert all(corridor not in stop["road_ids"] for stop in replanned["data"]["stops"])
     assert traj.reward == 1.0
 
 
 def test_medium_effects_show_up_later_than_they_fire():
-    """The nominal run's first failure comes at a later call than the one the trigger fired on."""
+    """The nominal run fails at a later call than the one the trigger fired on."""
     for conflict in ("T1", "T2", "T3", "S1", "S2", "S3", "ST1", "ST2", "ST3"):
         traj, _ = play(f"STTArena/ColdChain-{conflict}-medium", lambda t: t.nominal_plan, seed=1)
         first_event = next(i for i, s in enumerate(traj.steps) if s["events"])
         assert first_event < len(traj.steps) - 2, conflict  # something the agent still does comes after it
-        assert traj.reward < 1.0, conflict
+        assert traj.reward == 0.0, conflict
 
 
-def _swap(plan, old, new):
-    """``plan`` with every argument value ``old`` replaced by ``new`` in its last five calls (the final delivery)."""
-    head, tail = plan[:-5], plan[-5:]
-    return head + [Call(name=c.name, save_as=c.save_as,
-                        arguments={k: (new if v == old else v) for k, v in c.arguments.items()}) for c in tail]
+@pytest.mark.parametrize("level", ["easy", "medium", "hard"])
+def test_the_blind_writer_meets_every_trigger_and_scores_nothing(level):
+    for conflict in ("T1", "T3", "S2", "ST2"):
+        env = gym.make(f"STTArena/ColdChain-{conflict}-{level}")
+        traj = sttgym.rollout(env, BlindWriter(), seed=0)
+        assert set(fired(traj)) == {t.name for t in env.unwrapped.task.triggers}, conflict
+        assert traj.reward == 0.0, conflict
 
 
-def _medium_fix(conflict, task):
-    """The recovery that solves the medium level, applied to a hard instance."""
-    van = next(c.arguments["vehicle_id"] for c in task.nominal_plan if c.name == "update_vehicle_status")
-    if conflict == "S1":  # ship with the relocated van without servicing it first
-        return [c for c in task.oracle if "reset" not in c.name]
-    if conflict == "ST1":  # move the load to the depot van, as the medium oracle does
-        depot = task.oracle[8].arguments["site_id"]
-        spare = next(v for v, rec in sorted(task.initial_state["vehicles"].items())
-                     if rec["site_id"] == depot and rec["kind"] == task.initial_state["vehicles"][van]["kind"])
-        route, clinic = task.nominal_plan[-3].arguments["route_plan"], task.nominal_plan[-1].arguments["site_id"]
-        return task.oracle[:9] + load_and_go(shipment(), spare, route, clinic)
-    final_van = task.oracle[-4].arguments["vehicle_id"]  # T1, T3: the user's own van fetches from the city hub
-    return _swap(task.oracle, final_van, van)
+def dispatched(plan):
+    """The van the plan's last dispatch sends."""
+    return [c.arguments["vehicle_id"] for c in plan if c.name == "update_vehicle_status"
+            and c.arguments["status"] == "in_transit"][-1]
 
 
-@pytest.mark.parametrize("conflict", ["T1", "T3", "S1", "ST1"])
+def _without(plan, *tools):
+    return [c for c in plan if c.name not in tools]
+
+
+def _swap_van(task, old, new):
+    return [c.model_copy(update={"arguments": {k: (new if v == old else v) for k, v in c.arguments.items()}})
+            for c in task.oracle]
+
+
+@pytest.mark.parametrize("conflict", ["T1", "S1", "T2"])
 def test_hard_cascades_the_medium_fix_is_not_enough(conflict):
     """In hard, the recovery that solves medium runs into the second problem and fails a check."""
     env_id = f"STTArena/ColdChain-{conflict}-hard"
-    traj, _ = play(env_id, lambda task: _medium_fix(conflict, task), seed=4)
+
+    def medium_fix(task):
+        van = dispatched(task.nominal_plan)
+        if conflict == "S1":  # ship with the relocated van without servicing its unit first
+            return _without(task.oracle, "schedule_cooling_unit_reset", "record_cooling_unit_reset")
+        final = dispatched(task.oracle)
+        # T1: the user's own van fetches from the city hub; T2: the requisitioned city van carries the doses
+        requisitioned = task.triggers[-1].effect[0].args["path"][1]
+        return _swap_van(task, final, van if conflict == "T1" else requisitioned)
+
+    traj, _ = play(env_id, medium_fix, seed=4)
     assert traj.reward < 1.0
     assert sttgym.rollout(gym.make(env_id), OracleAgent(), seed=4).reward == 1.0
 
@@ -387,35 +460,110 @@ def test_impossible_needs_the_blocking_fact_and_no_forbidden_change():
     assert oracle.reward == 1.0
 
     def vague(task):
-        return task.oracle[:-1] + [Call(name="chat_with_user", arguments={"message": "Sorry, I cannot do it."})]
+        return _without(task.oracle, "chat_with_user") + [
+            Call(name="chat_with_user", arguments={"message": "Sorry, I cannot do that for you today."})]
 
     assert play(env_id, vague)[0].reward == 0.0
 
-    def warm_van(task):  # tells the user, but also loads the doses into a van of the wrong class
-        base_van = task.nominal_plan[3].arguments["vehicle_id"]
-        state = task.initial_state
+    def blind(task):  # the right words, but it never looked after the change
+        return [c for c in task.oracle if c.name == "chat_with_user"]
+
+    assert play(env_id, blind)[0].reward == 0.0
+
+    def warm_van(task):  # tells the user, but also sends the doses in a van of the wrong class
+        state, van = task.initial_state, dispatched(task.nominal_plan)
         wrong = next(v for v, rec in sorted(state["vehicles"].items())
-                     if rec["site_id"] == state["vehicles"][base_van]["site_id"] and v != base_van)
-        create = task.nominal_plan[4]
-        return [create, Call(name="assign_shipment_to_vehicle",
-                             arguments={"shipment_id": task.nominal_plan[5].arguments["shipment_id"], "vehicle_id": wrong}),
-                *task.oracle]
+                     if rec["site_id"] == state["vehicles"][van]["site_id"] and v != van)
+        return task.oracle + [c.model_copy(update={"arguments": {k: (wrong if v == van else v)
+                                                                  for k, v in c.arguments.items()}})
+                              for c in task.nominal_plan if c.name != "get_vehicle_status"]
 
     traj, _ = play(env_id, warm_van)
     assert traj.reward == 0.0
-    assert [c["name"] for c in traj.info["checklist"] if not c["passed"]] == ["no_wrong_temperature_van", "no_dangling_shipments"]
+    assert [c["name"] for c in traj.info["checklist"] if not c["passed"]] == ["no_wrong_temperature_van"]
 
 
-def test_the_user_insists_only_on_impossible_tasks_and_hides_the_alternative_until_asked():
+def test_the_user_insists_only_on_impossible_tasks_and_reveals_alternatives_only_when_asked():
     env = gym.make("STTArena/ColdChain-T1-medium")
     env.reset(seed=0)
     say = lambda text: env.step({"name": "chat_with_user", "arguments": {"message": text}})[4]["result"]["data"]["reply"]  # noqa: E731
-    assert "city" not in say("What is the deadline?")
-    assert "city" in say("Is there other stock elsewhere?")
+    assert "stock" not in say("What is the deadline?")
+    assert "stock" in say("Is there other stock elsewhere?")
     env = gym.make("STTArena/ColdChain-T1-impossible")
     env.reset(seed=0)
     assert "No." in env.step({"name": "chat_with_user", "arguments": {"message": "Could we use a different lot instead?"}})[4][
         "result"]["data"]["reply"]
+
+
+def stop_after(env_id, plan, seed=0):
+    """The reward and the checks that held when an agent stops after ``plan`` (then says "Task Completed")."""
+    traj = sttgym.rollout(gym.make(env_id), PlanAgent(plan), seed=seed)
+    return traj.reward, [c["name"] for c in traj.info["checklist"] if c["passed"] and not c["gate"]], \
+        [c["name"] for c in traj.info["checklist"] if c["gate"] and not c["passed"]]
+
+
+def test_t2_medium_credit_climbs_with_each_step_of_the_recovery():
+    """The paper's worked example: the van is recalled, its shipment cancelled, the city hub ships instead. Each
+    step of the recovery earns a milestone, stopping early breaks no gate, and the stale plan earns nothing."""
+    env_id = "STTArena/ColdChain-T2-medium"
+    env = gym.make(env_id)
+    env.reset(seed=0)
+    task = env.unwrapped.task
+    oracle, names = task.oracle, [c.name for c in task.oracle]
+    cancel = names.index("cancel_shipment") + 1
+    city_assign = len(names) - names[::-1].index("assign_shipment_to_vehicle")
+    go = len(names) - names[::-1].index("update_vehicle_status")
+    # the stale run: dispatched, then the hours were cut under it; recalling it alone is no milestone yet
+    assert stop_after(env_id, oracle[:cancel - 1]) == (0.0, [], [])
+    assert stop_after(env_id, oracle[:cancel]) == (0.25, ["stale_plan_unwound"], [])
+    assert stop_after(env_id, oracle[:city_assign]) == (0.5, ["stale_plan_unwound", "alternative_secured"], [])
+    assert stop_after(env_id, oracle[:go]) == (0.75, ["stale_plan_unwound", "alternative_secured",
+                                                      "dispatched_in_time"], [])
+    assert stop_after(env_id, oracle)[0] == 1.0
+    profile = prefix_scores(env_id, 0)
+    assert profile == sorted(profile) and profile[0] == 0.0 and profile[-1] == 1.0
+    assert {0.25, 0.5, 0.75} <= set(profile)
+    # the stale plan, stopped anywhere (and with its reads made twice first), earns no milestone
+    plan = task.nominal_plan
+    assert all(stop_after(env_id, plan[:k])[1] == [] for k in range(len(plan) + 1))
+    assert stop_after(env_id, reads_only(task, env) + plan)[:2] == (0.0, [])
+
+
+def test_reading_the_change_without_acting_on_it_earns_nothing():
+    """``noticed`` is folded into the first reaction: an agent that reads the change (the oracle's reads, all of
+    them) but writes nothing of the recovery has no milestone."""
+    for conflict in ("T1", "S2", "ST3"):
+        env_id = f"STTArena/ColdChain-{conflict}-medium"
+        env = gym.make(env_id)
+        env.reset(seed=1)
+        task = env.unwrapped.task
+        mutates = {name: spec.mutates for name, spec in env.unwrapped.tools.items()}
+        stale = [c for c in task.nominal_plan if mutates[c.name]][:-1]  # the stale writes, up to the receipt
+        looked = stale + [c for c in task.oracle if not mutates[c.name]]
+        traj = sttgym.rollout(gym.make(env_id), PlanAgent(looked), seed=1)
+        first = task.triggers[0]
+        assert first.name in fired(traj), conflict
+        seen_at = [i for i, st in enumerate(traj.steps) if st["action"].get("name") == first.observable.tool]
+        changed_at = next(i for i, st in enumerate(traj.steps) if st["events"])
+        assert seen_at and seen_at[-1] > changed_at, conflict  # the change was read after it happened
+        assert traj.reward == 0.0 and not [c for c in traj.info["checklist"] if c["passed"] and not c["gate"]]
+
+
+def test_st2_medium_a_spoiled_load_left_on_the_road_trips_the_cold_chain_gate():
+    """Harm is gated, stopping is not: the van carrying the quarantined lot must be recalled even when the city
+    hub's doses arrive, and a delivered spoiled load zeroes the episode."""
+    env_id = "STTArena/ColdChain-ST2-medium"
+    env = gym.make(env_id)
+    env.reset(seed=2)
+    task = env.unwrapped.task
+    names = [c.name for c in task.oracle]
+    recall = next(i for i, c in enumerate(task.oracle) if c.name == "update_vehicle_status"
+                  and c.arguments["status"] == "idle")
+    hedged = task.oracle[:recall] + task.oracle[names.index("cancel_shipment") + 1:]  # never recalls the stale van
+    reward, _, broken = stop_after(env_id, hedged, seed=2)
+    assert reward == 0.0 and broken == ["cold_chain_kept"]
+    reward, _, broken = stop_after(env_id, task.nominal_plan, seed=2)  # the spoiled doses are received
+    assert reward == 0.0 and "cold_chain_kept" in broken
 
 
 @pytest.mark.parametrize("env_id", sttgym.arena_ids("ColdChain")[::5])
@@ -428,7 +576,7 @@ HOSTILE = ["", "x" * 3000, "__init__", "../../etc", "2024-13-45T99:99", "0001-01
            2.5, True, None, [], {}, ["HUB-NOWHERE", ""]]
 
 
-@pytest.mark.parametrize("env_id", sttgym.arena_ids("ColdChain"))
+@pytest.mark.parametrize("env_id", sttgym.arena_ids("ColdChain")[::3])
 def test_random_and_hostile_calls_never_break_a_tool(env_id):
     traj = sttgym.rollout(gym.make(env_id), RandomAgent(max_calls=25), seed=1)
     assert not [s for s in traj.steps if '"internal_error"' in s["observation"]]

@@ -19,7 +19,8 @@ def test_reset_gives_the_query_tools_and_task(env):
     assert obs.startswith("Please reserve locker")
     names = [t["function"]["name"] for t in info["tools"]]
     assert names == sorted(["get_locker", "reserve_locker", "chat_with_user"])
-    assert info["task"]["scenario_id"] == "Toy__T1__easy" and info["task"]["solvable"] is True
+    assert info["task"]["domain"] == "Toy" and info["task"]["conflict"] == "T1"
+    assert not {"solvable", "difficulty", "scenario_id"} & set(info["task"])  # nothing tells the level
     assert info["clock"] == "2024-05-01T09:00"
     assert env.observation_space.contains(obs)
 
@@ -40,8 +41,8 @@ def test_tool_call_advances_the_clock_and_reward_comes_at_the_end(env):
     assert info["clock"] == "2024-05-01T09:01" and info["turn"] == 1
     obs, reward, terminated, truncated, info = env.step({"content": "Task Completed"})
     assert terminated and not truncated
-    assert info["checklist"] == [{"name": "parcel_in_b", "description": "the parcel holds the alternative locker",
-                                  "passed": False}]
+    assert [(c["name"], c["gate"], c["passed"]) for c in info["checklist"]] == [
+        ("parcel_in_b", False, False), ("saw_it_taken", False, False)]
     assert reward == 0.0 and info["score"] == 0.0
 
 
@@ -119,12 +120,12 @@ def test_reference_agents(toy_ids):
 def test_trajectory_messages_are_chat_format(toy_ids):
     traj = sttgym.rollout(gym.make(toy_ids[0]), OracleAgent(), seed=0)
     roles = [m["role"] for m in traj.messages]
-    assert roles == ["user"] + ["assistant", "tool"] * 3 + ["assistant"]
+    assert roles == ["user"] + ["assistant", "tool"] * 5 + ["assistant"]
     call = traj.messages[1]["tool_calls"][0]
     assert call["function"]["name"] == "get_locker" and isinstance(call["function"]["arguments"], str)
     assert traj.messages[2]["tool_call_id"] == call["id"]
     assert traj.messages[-1]["content"] == "Task Completed"
-    assert traj.tool_calls == 3 and traj.to_dict()["reward"] == 1.0
+    assert traj.tool_calls == 5 and traj.to_dict()["reward"] == 1.0
 
 
 def test_render_ansi_is_a_transcript(env):
@@ -165,14 +166,17 @@ def test_spaces_sample_contain_compare_and_pickle(env):
     assert env.observation_space.contains("ünïcødé \n {json}") and not env.observation_space.contains(3)
 
 
-def test_a_read_that_activates_an_after_trigger_shows_the_world_before_it(toy_ids):
+def test_reads_never_cause_a_change_and_the_write_that_does_meets_it(toy_ids):
     env = gym.make(toy_ids[0])
     env.reset(seed=0)
     locker = list(env.unwrapped.world.state["lockers"])[0]
     _, _, _, _, info = env.step({"name": "get_locker", "arguments": {"locker_id": locker}})
-    assert info["events"][0]["trigger"] == "locker_taken"
-    assert info["result"]["data"]["status"] == "free"
-    assert env.unwrapped.world.state["lockers"][locker]["status"] == "taken"
+    assert info["events"] == [] and info["result"]["data"]["status"] == "free"
+    _, _, _, _, info = env.step({"name": "reserve_locker", "arguments": {"locker_id": locker, "parcel_id": "P1"}})
+    event = info["events"][0]
+    assert event["trigger"] == "locker_taken" and event["call_index"] == 1
+    assert event["changes"] == [{"path": f"lockers.{locker}.status", "old": "free", "new": "taken"}]
+    assert info["result"]["success"] is False and "taken" in info["result"]["error"]
 
 
 def test_ids_load_with_the_module_prefix_without_a_prior_import():

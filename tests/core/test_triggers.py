@@ -1,73 +1,149 @@
+"""Triggers, predicates and operations as data: firing modes, recorded changes, JSON round trips."""
+
 import pytest
 
-from sttgym.triggers import Context, Mutation, Trigger, get_path, set_path
+from sttgym.clock import Clock
+from sttgym.checklist import Check, EpisodeLog, evaluate
+from sttgym.triggers import Context, Observable, Trigger, diff
+from sttgym.world import Op, Pred, World, operation, predicate
 
 
-def ctx(tool="read", minutes=0, **arguments):
+class Doors(World):
+    domain = "Doors"
+
+    @predicate
+    def door_open(self, door_id: str) -> bool:
+        return self.doors[door_id]["open"]
+
+    @predicate
+    def writing(self, ctx) -> bool:
+        return ctx.tool == "write"
+
+    @operation
+    def jam(self, door_id: str, note: str) -> None:
+        self.doors[door_id].update(open=False, note=note)
+
+
+def world(minutes=0):
+    clock = Clock("2024-01-01T00:00")
+    clock.advance(minutes)
+    return Doors({"doors": {"D1": {"open": True, "note": None}}}, clock)
+
+
+def ctx(tool="write", minutes=0, **arguments):
     return Context(now="2024-01-01T00:00", minutes=minutes, tool=tool, arguments=arguments)
 
 
-def state():
-    return {"doors": {"D1": {"open": True, "note": None}}}
+def closing(**extra):
+    return Trigger(name="close", description="the door closes at 00:10",
+                   when=Pred(name="time_reached", args={"moment": "2024-01-01T00:10"}),
+                   effect=[Op(name="set_field", args={"path": ["doors", "D1", "open"], "value": False})],
+                   observable=Observable(tool="read", args={"door_id": "D1"}), **extra)
 
 
-def test_paths():
-    s = state()
-    assert get_path(s, ("doors", "D1", "open")) is True
-    assert get_path(s, ("doors", "D9", "open")) is None
-    set_path(s, ("doors", "D2", "open"), False)
-    assert s["doors"]["D2"] == {"open": False}
+def test_always_once_fires_once_when_its_condition_holds_and_records_the_diff():
+    t, w = closing(), world()
+    assert t.fire(w, ctx(), "before", fired=0) is None  # 00:00: not yet
+    w.clock.advance(10)
+    event = t.fire(w, ctx(), "before", fired=0)
+    assert event["changes"] == [{"path": "doors.D1.open", "old": True, "new": False}]
+    assert w.state["doors"]["D1"]["open"] is False
+    w.state["doors"]["D1"]["open"] = True
+    assert t.fire(w, ctx(), "before", fired=1) is None and w.state["doors"]["D1"]["open"] is True
 
 
-def test_always_once_fires_once_on_its_activation_operation():
-    t = Trigger("close", "door closes", condition=lambda s, c: c.minutes >= 10,
-                mutations=[Mutation(("doors", "D1", "open"), True, False)], observable_via="read", activation=["read"])
-    s = state()
-    assert t.check(s, ctx(minutes=5), "before") is None  # condition false
-    assert t.check(s, ctx(tool="write", minutes=20), "before") is None  # not an activation operation
-    assert t.check(s, ctx(minutes=20), "after") is None  # wrong timing
-    event = t.check(s, ctx(minutes=20), "before")
-    assert event["changes"] == [{"path": "doors.D1.open", "old": True, "new": False}] and event["consistent"]
-    s["doors"]["D1"]["open"] = True
-    assert t.check(s, ctx(minutes=30), "before") is None
-    assert s["doors"]["D1"]["open"] is True
+def test_activation_and_timing_limit_when_a_trigger_is_checked():
+    w = world(10)
+    t = closing(activation=["write"], timing="after")
+    assert t.fire(w, ctx(tool="other"), "after", 0) is None
+    assert t.fire(w, ctx(tool="write"), "before", 0) is None
+    assert t.fire(w, ctx(tool="write"), "after", 0) is not None
 
 
-def test_guarded_trigger_refires_until_recovered():
-    t = Trigger("jam", "door jams until a note is left", mode="conditional_guarded",
-                condition=lambda s, c: True, recovery=lambda s, c: s["doors"]["D1"]["note"] == "fixed",
-                mutations=[Mutation(("doors", "D1", "open"), True, False)], observable_via="read")
-    s = state()
-    assert t.check(s, ctx(), "before")["changes"]
-    assert t.check(s, ctx(), "before") is None  # already in effect: nothing to change, no event
-    s["doors"]["D1"]["open"] = True  # the agent undoes the effect
-    again = t.check(s, ctx(), "before")
-    assert again["changes"][0]["old"] is True and s["doors"]["D1"]["open"] is False and t.fired == 2
-    s["doors"]["D1"].update(open=True, note="fixed")
-    assert t.check(s, ctx(), "before") is None and s["doors"]["D1"]["open"] is True
+def test_guarded_trigger_refires_until_its_recovery_holds():
+    t = Trigger(name="jam", description="the door jams while anyone writes, until it is open again",
+                when=Pred(name="writing"), mode="conditional_guarded",
+                recovery=Pred(name="field_equals", args={"path": ["doors", "D1", "note"], "value": "fixed"}),
+                effect=[Op(name="jam", args={"door_id": "D1", "note": "jammed"})],
+                observable=Observable(tool="read"))
+    w = world()
+    first = t.fire(w, ctx(), "before", 0)
+    assert {c["path"] for c in first["changes"]} == {"doors.D1.open", "doors.D1.note"}
+    assert t.fire(w, ctx(), "before", 1) is None  # still as the trigger left it
+    w.state["doors"]["D1"]["open"] = True
+    again = t.fire(w, ctx(), "before", 1)
+    assert again["changes"] == [{"path": "doors.D1.open", "old": True, "new": False}]
+    w.state["doors"]["D1"].update(open=True, note="fixed")
+    assert t.fire(w, ctx(), "before", 2) is None
 
 
-def test_old_value_mismatch_is_reported():
-    t = Trigger("close", "", condition=lambda s, c: True,
-                mutations=[Mutation(("doors", "D1", "open"), "ajar", False)], observable_via="read")
-    assert t.check(state(), ctx(), "before")["consistent"] is False
+def test_guarded_needs_a_recovery_and_unknown_names_are_errors():
+    with pytest.raises(ValueError, match="recovery"):
+        closing(mode="conditional_guarded")
+    with pytest.raises(KeyError, match="no predicate"):
+        world().holds(Pred(name="nope"))
+    with pytest.raises(KeyError, match="no operation"):
+        world().apply(Op(name="nope"))
 
 
-def test_condition_reading_missing_fields_does_not_hold():
-    t = Trigger("x", "", condition=lambda s, c: s["nothing"]["here"], mutations=[], observable_via="read")
-    assert t.check(state(), ctx(), "before") is None
+def test_a_predicate_that_cannot_read_its_fields_does_not_hold():
+    assert world().holds(Pred(name="door_open", args={"door_id": "D9"})) is False
+    assert world().holds(Pred(name="field_equals", args={"path": ["doors", "D9", "open"], "value": True})) is False
 
 
-def test_guarded_needs_recovery():
-    with pytest.raises(ValueError):
-        Trigger("x", "", condition=lambda s, c: True, mutations=[], observable_via="r", mode="conditional_guarded")
+def test_combinators_nest_as_plain_json():
+    w = world()
+    is_open = {"name": "door_open", "args": {"door_id": "D1"}}
+    late = {"name": "time_reached", "args": {"moment": "2024-01-01T01:00"}}
+    assert w.holds(Pred(name="all_of", args={"preds": [is_open, {"name": "none_of", "args": {"preds": [late]}}]}))
+    assert not w.holds(Pred(name="any_of", args={"preds": [late]}))
 
 
-def test_mutation_values_are_copied_into_state():
-    new = {"items": [1]}
-    t = Trigger("x", "", condition=lambda s, c: True, mutations=[Mutation(("doors", "D1", "note"), None, new)],
-                observable_via="read")
-    s = state()
-    t.check(s, ctx(), "before")
-    s["doors"]["D1"]["note"]["items"].append(2)
-    assert new == {"items": [1]}
+def test_operation_values_are_copied_into_the_state():
+    w, new = world(), {"text": "wet paint"}
+    w.apply(Op(name="set_field", args={"path": ["doors", "D1", "note"], "value": new}))
+    new["text"] = "changed"
+    assert w.state["doors"]["D1"]["note"] == {"text": "wet paint"}
+
+
+def test_a_trigger_round_trips_through_json():
+    t = closing(activation=["write"])
+    assert Trigger.model_validate_json(t.model_dump_json()) == t
+
+
+def test_diff_reports_added_removed_and_changed_fields():
+    assert diff({"a": 1, "b": {"c": 2}}, {"a": 1, "b": {"c": 3, "d": 4}}) == [
+        {"path": "b.c", "old": 2, "new": 3}, {"path": "b.d", "old": None, "new": 4}]
+
+
+def test_gates_zero_the_score_and_milestones_count():
+    w, log = world(), EpisodeLog()
+    milestone = Check(name="open", description="", holds=Pred(name="door_open", args={"door_id": "D1"}))
+    other = Check(name="late", description="", holds=Pred(name="time_reached", args={"moment": "2024-01-02T00:00"}))
+    gate = Check(name="noted", description="", gate=True,
+                 holds=Pred(name="field_equals", args={"path": ["doors", "D1", "note"], "value": None}))
+    assert evaluate([milestone, other, gate], w, log)[0] == 0.5
+    w.state["doors"]["D1"]["note"] = "x"
+    score, breakdown = evaluate([milestone, other, gate], w, log)
+    assert score == 0.0 and [b["passed"] for b in breakdown] == [True, False, False]
+    assert evaluate([gate], w, log)[0] == 0.0  # gates alone are no progress
+
+
+def test_noticed_needs_a_successful_matching_read_after_the_change():
+    log = EpisodeLog(observables={"close": [Observable(tool="read", args={"door_id": "D1"})]})
+    ok, bad = {"success": True}, {"success": False}
+    log.calls.append({"name": "read", "arguments": {"door_id": "D1"}, "result": ok})
+    assert not log.noticed("close")  # it has not fired yet
+    log.events.append({"trigger": "close", "call_index": 1})
+    log.calls.append({"name": "read", "arguments": {"door_id": "D2"}, "result": ok})
+    log.calls.append({"name": "read", "arguments": {"door_id": "D1"}, "result": bad})
+    assert not log.noticed("close")
+    log.calls.append({"name": "read", "arguments": {"door_id": "D1"}, "result": ok})
+    assert log.noticed("close") and world().holds(Pred(name="noticed", args={"trigger": "close"}), log=log)
+
+
+def test_any_of_a_trigger_s_observable_reads_counts_as_noticing():
+    t = closing(also_observable=[Observable(tool="list", args={})])
+    log = EpisodeLog(observables={"close": t.observables}, events=[{"trigger": "close", "call_index": 0}])
+    log.calls.append({"name": "list", "arguments": {"page": 2}, "result": {"success": True}})
+    assert log.noticed("close") and [o.tool for o in t.observables] == ["read", "list"]

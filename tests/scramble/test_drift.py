@@ -82,6 +82,8 @@ def test_drift_strikes_arena_worlds_when_a_trigger_fires(toy_ids):
     locker = observation.split("locker ")[1].split(" ")[0]
     assert env.route == {i: i for i in env.ids} and env.moved == len(env.ids) == 3
     info = env.step({"name": "get_locker", "arguments": {"locker_id": locker}})[4]
+    assert info["events"] == []  # reading changes nothing
+    info = env.step({"name": "reserve_locker", "arguments": {"locker_id": locker, "parcel_id": "P1"}})[4]
     assert any("trigger" in e for e in info["events"]) and info["events"][-1]["type"] == "drift"
     assert all(env.route[i] != i for i in env.ids)
     *_, final = env.step({"content": "Task Completed"})

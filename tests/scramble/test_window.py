@@ -91,13 +91,16 @@ def test_windows_on_arena_worlds_restore_the_world_on_expiry(toy_ids):
     env = TemporalWindow(gym.make(toy_ids[0]), k=2)
     observation, _ = env.reset(seed=3)
     task = env.unwrapped.task
-    a, b = task.oracle[0].arguments["locker_id"], task.oracle[1].arguments["locker_id"]
-    parcel = task.oracle[2].arguments["parcel_id"]
+    a, b = task.oracle[0].arguments["locker_id"], task.oracle[-2].arguments["locker_id"]
+    parcel = task.oracle[-1].arguments["parcel_id"]
     observation, *_, step = env.step({"name": "get_locker", "arguments": {"locker_id": a}})
+    assert not step["window"]["open"]  # a read never fires the trigger, so no window opens
+    reserve_a = {"name": "reserve_locker", "arguments": {"locker_id": a, "parcel_id": parcel}}
+    observation, *_, step = env.step(reserve_a)  # the write meets the change: the window opens
     assert step["window"]["open"] and _left(observation) == 2
     env.step({"name": "reserve_locker", "arguments": {"locker_id": b, "parcel_id": parcel}})
     assert env.unwrapped.world.state["lockers"][b]["parcel"] == parcel
     observation, *_, step = env.step({"name": "get_locker", "arguments": {"locker_id": b}})
     assert "expired" in observation and env.unwrapped.world.state["lockers"][b]["parcel"] is None
     assert env.unwrapped.world.state["lockers"][a]["status"] == "taken"  # the trigger's change stays
-    assert env.step({"name": "get_locker", "arguments": {"locker_id": a}})[4]["window"]["open"]
+    assert env.step(reserve_a)[4]["window"]["open"]

@@ -43,7 +43,8 @@ def test_rl_dataset_rows_open_the_episode(toy_ids):
     assert [(r["env_id"], r["seed"]) for r in dataset] == training_instances(5, list(toy_ids))
     row = dataset[0]
     assert [m["role"] for m in row["prompt"]] == ["system", "user"] and "locker" in row["prompt"][1]["content"]
-    assert json.loads(row["task"])["difficulty"] == "easy"
+    task = json.loads(row["task"])
+    assert task["conflict"] == "T1" and not {"difficulty", "solvable"} & set(task)  # nothing tells the level
 
 
 def test_llm_rollouts_feed_the_same_pipeline(toy_ids, tiny):

@@ -40,7 +40,8 @@ def test_noisy_expert_is_deterministic_and_injects_failures(toy_ids):
     assert first == [_noisy(toy_ids[0], k).actions for k in range(6)]
     transcripts = [_noisy(toy_ids[0], k) for k in range(6)]
     assert any(sum(map(failed, t.steps)) >= 2 for t in transcripts)  # blind retries happen
-    assert all(t.reward == 1.0 for t in transcripts)  # the oracle still gets there
+    # The oracle's writes still get there; skipping the re-read after the change costs the milestone for noticing it.
+    assert {t.reward for t in transcripts} == {0.5, 1.0}
 
 
 def test_vary_changes_one_string_argument():
@@ -58,12 +59,12 @@ def test_rule_refiner_removes_blind_retries_and_never_lowers_the_reward(toy_ids,
         refinement = RuleRefiner().refine(original)
         refined = refinement.refined
         assert refined.reward >= original.reward
-        assert refined.tool_calls <= original.tool_calls + 1  # at most one verification read is added
+        assert refined.tool_calls <= original.tool_calls + 2  # at most a refresh and a verification read are added
         refused = [s.action["name"] for s in refined.steps if failed(s)]
         assert len(refused) == len(set(refused))
         assert replay(refined.env_id, refined.seed, refined.actions).reward == refined.reward
         if sum(map(failed, original.steps)) >= 2:
-            assert refined.tool_calls < original.tool_calls
+            assert sum(map(failed, refined.steps)) < sum(map(failed, original.steps))
 
 
 def test_all_three_stages_fire_on_a_noisy_transcript(toy_ids):

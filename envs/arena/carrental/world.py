@@ -14,7 +14,8 @@ State containers (JSON-like dicts keyed by id):
 - ``reservations``: ``{customer, vehicle, class, pickup_depot, return_depot, pickup_time,
   return_time, status: held|confirmed|cancelled|picked_up|returned, held_at, price, promo,
   promo_discount}``. A hold lapses ``hold_minutes`` (the pickup depot's current policy) after
-  ``held_at``; a lapsed hold reads as ``expired`` and blocks nothing.
+  ``held_at`` (or at ``released_at``, when a demand peak released it early); a lapsed hold reads
+  as ``expired`` and blocks nothing.
 - ``promotions``: ``{zone, vehicle_class, energy, discount_pct, quota, used, note}``
   (``None`` in zone/class/energy means any).
 - ``transfers``: ``{vehicle, origin, destination, departs, arrives, path}``.
@@ -33,16 +34,17 @@ from typing import Any
 from sttgym.clock import format_time, parse_time
 from sttgym.geo import shortest_route
 from sttgym.tools import fail, ok, tool
-from sttgym.world import World
+from sttgym.world import World, operation, predicate
 
-__all__ = ["CarRentalWorld", "LICENCE_FOR", "TIER_DISCOUNT", "HANDOVER_MIN_FUEL", "when", "hold_expires",
-           "live_status", "overlaps", "price_of"]
+__all__ = ["CarRentalWorld", "LICENCE_FOR", "TIER_DISCOUNT", "HANDOVER_MIN_FUEL", "FLIGHT_SLACK", "when",
+           "hold_expires", "live_status", "overlaps", "price_of"]
 
 LICENCE_FOR = {"economy": "B", "compact": "B", "suv": "B", "premium": "B", "van": "C1"}
 TIER_DISCOUNT = {"standard": 0, "silver": 5, "gold": 10}  # percent off every rental
 HANDOVER_MIN_FUEL = 25  # percent of fuel or charge below which a vehicle is not handed over
 CHECKOUT_SLACK = timedelta(minutes=60)  # how far from the booked pickup time a check-out may happen
 BLOCKING = ("held", "confirmed", "picked_up")
+FLIGHT_SLACK = timedelta(minutes=60)  # a desk pickup later than this after landing leaves the traveller waiting
 
 
 def when(text: Any) -> datetime | None:
@@ -53,11 +55,13 @@ def when(text: Any) -> datetime | None:
 
 def hold_expires(state: dict, res: dict) -> datetime | None:
     """When a hold lapses: ``held_at`` plus the pickup depot's current hold policy."""
-    held_at = when(res.get("held_at"))
+    held_at, released = when(res.get("held_at")), when(res.get("released_at"))
     minutes = state["depots"].get(res.get("pickup_depot"), {}).get("hold_minutes")
     if held_at is None or not isinstance(minutes, int):
         return None
-    return held_at + timedelta(minutes=minutes)
+    expires = held_at + timedelta(minutes=minutes)
+    # A released hold is gone from the minute of its release, not one minute later.
+    return min(expires, released - timedelta(minutes=1)) if released else expires
 
 
 def live_status(state: dict, res: dict, now: datetime) -> str:
@@ -210,14 +214,14 @@ class CarRentalWorld(World):
 
     @tool
     def list_depots(self, zone_id: str = "") -> dict:
-        """List the depots, optionally only those of one city zone.
+        """List the depots with their zone, status and opening hours, optionally only those of one city zone.
 
         Args:
             zone_id: A zone id to filter by; empty for every depot.
         """
         if zone_id and zone_id not in self.zones:
             return fail(f"no zone {zone_id!r}; zones: {', '.join(sorted(self.zones))}")
-        rows = [{"depot_id": d, "name": x["name"], "zone": x["zone"], "status": x["status"]}
+        rows = [{"depot_id": d, **{k: x[k] for k in ("name", "zone", "status", "opens", "closes")}}
                 for d, x in sorted(self.depots.items()) if not zone_id or x["zone"] == zone_id]
         return ok({"depots": rows})
 
@@ -241,7 +245,7 @@ class CarRentalWorld(World):
 
     @tool(cost=2)
     def plan_route(self, origin_id: str, destination_id: str) -> dict:
-        """The fastest open road route between two depots and its driving time.
+        """The fastest open road route between two depots and its driving time (reachable: false when cut off).
 
         Args:
             origin_id: The depot to leave from.
@@ -251,10 +255,10 @@ class CarRentalWorld(World):
             if site not in self.depots:
                 return fail(f"no depot {site!r}")
         route = shortest_route(self.roads, origin_id, destination_id)
-        if route is None:
-            return fail(f"no open road route from {origin_id} to {destination_id}")
         closed = sorted(r for r, road in self.roads.items() if not road.get("open", True))
-        return ok({"minutes": route[0], "path": route[1], "closed_roads": closed})
+        if route is None:  # an answer, not an error: the closures that cut the way off are the news
+            return ok({"reachable": False, "minutes": None, "path": [], "closed_roads": closed})
+        return ok({"reachable": True, "minutes": route[0], "path": route[1], "closed_roads": closed})
 
     @tool(cost=2)
     def search_available_vehicles(self, depot_id: str, pickup_time: str, return_time: str,
@@ -652,3 +656,102 @@ class CarRentalWorld(World):
         res.update(status="returned", return_depot=depot_id, return_time=self.now)
         self.vehicles[res["vehicle"]].update(status="available", depot=depot_id, available_from=self.now)
         return ok(message=f"{res['vehicle']} returned at {depot_id}")
+
+    # ------------------------------------------------- predicates and operations
+    # A request, as checks name it: {"customer", "vehicle_class", "depot_id", "pickup_time" (or "flight":
+    # pickup within an hour of that flight's tracked arrival, as it is at the end), "return_time",
+    # "count", "min_fuel", "energy"}.
+
+    def _serves(self, res: dict, request: dict) -> bool:
+        same = (res["customer"], res["class"], res["pickup_depot"], res["return_depot"], res["return_time"]) == \
+            (request["customer"], request["vehicle_class"], request["depot_id"], request["depot_id"],
+             request["return_time"])
+        if not same:
+            return False
+        if request.get("flight"):
+            lands, pickup = when(self.flights[request["flight"]]["arrives"]), when(res["pickup_time"])
+            return lands <= pickup <= lands + FLIGHT_SLACK
+        return res["pickup_time"] == request["pickup_time"]
+
+    def _live(self, customer: str) -> list[dict]:
+        return [r for _, r in sorted(self.reservations.items()) if r["customer"] == customer
+                and live_status(self.state, r, self._now) in BLOCKING]
+
+    def _served(self, request: dict) -> list[dict]:
+        return [r for r in self._live(request["customer"]) if r["status"] == "confirmed" and self._serves(r, request)]
+
+    def _fit(self, res: dict, request: dict) -> bool:
+        """The car of ``res`` can be handed over as asked: on site and free by the pickup, fuelled, right energy."""
+        car = self.vehicles[res["vehicle"]]
+        ready = when(car.get("available_from"))
+        return (car["status"] == "available" and car["depot"] == request["depot_id"]
+                and (ready is None or ready <= when(res["pickup_time"]))
+                and car["fuel_pct"] >= request.get("min_fuel", HANDOVER_MIN_FUEL)
+                and request.get("energy") in (None, "", car["energy"]))
+
+    @predicate
+    def booked(self, request: dict) -> bool:
+        """The customer holds as many confirmed bookings as asked that serve the request."""
+        return len(self._served(request)) >= request.get("count", 1)
+
+    @predicate
+    def ready(self, request: dict) -> bool:
+        """The request is booked and every booked car can be handed over as asked."""
+        served = self._served(request)
+        return len(served) >= request.get("count", 1) and all(self._fit(r, request) for r in served)
+
+    @predicate
+    def only_as_asked(self, request: dict) -> bool:
+        """Every confirmed booking of the customer serves the request, within the payment limit, with a car fit
+        to hand over; no more of them than asked. (An open hold is not a commitment: it lapses by itself.)"""
+        confirmed = [r for r in self._live(request["customer"]) if r["status"] != "held"]
+        limit = self.customers[request["customer"]]["payment_limit"]
+        return len(confirmed) <= request.get("count", 1) and all(
+            self._serves(r, request) and r["price"] <= limit and self._fit(r, request) for r in confirmed)
+
+    @predicate
+    def no_double_booking(self) -> bool:
+        """No vehicle carries two overlapping live reservations."""
+        spans: dict[str, list] = {}
+        for _, r in sorted(self.reservations.items()):
+            if live_status(self.state, r, self._now) in BLOCKING:
+                spans.setdefault(r["vehicle"], []).append((when(r["pickup_time"]), when(r["return_time"])))
+        return all(a[1] <= b[0] for s in spans.values() for a, b in zip(sorted(s), sorted(s)[1:]))
+
+    @predicate
+    def no_new_booking(self, customer: str, existing: list) -> bool:
+        """The customer got no confirmed booking besides ``existing``."""
+        return not [r for r, x in self.reservations.items() if x["customer"] == customer
+                    and x["status"] == "confirmed" and r not in existing]
+
+    @predicate
+    def has_live_booking(self, customer: str, depot_id: str = "", vehicle_id: str = "") -> bool:
+        """The customer has a live hold or booking (at ``depot_id``, on ``vehicle_id``, when given)."""
+        return any(depot_id in ("", r["pickup_depot"]) and vehicle_id in ("", r["vehicle"])
+                   for r in self._live(customer))
+
+    @predicate
+    def hold_lapsed(self, customer: str, vehicle_id: str) -> bool:
+        """A hold of the customer on ``vehicle_id`` has lapsed."""
+        return any(r["customer"] == customer and r["vehicle"] == vehicle_id and r["status"] == "held"
+                   and live_status(self.state, r, self._now) == "expired" for r in self.reservations.values())
+
+    @predicate
+    def in_transit(self, vehicle_id: str) -> bool:
+        """``vehicle_id`` is on the road to its depot."""
+        ready = when(self.vehicles[vehicle_id].get("available_from"))
+        return ready is not None and ready > self._now and bool(
+            [t for t in self.transfers.values() if t["vehicle"] == vehicle_id])
+
+    @predicate
+    def call_argument(self, name: str, value: Any, ctx) -> bool:
+        """The call being made passes ``value`` as ``name`` (triggers restrict this to writes by activation)."""
+        return ctx is not None and ctx.arguments.get(name) == value
+
+    @operation
+    def release_holds(self, depot_id: str, hold_minutes: int, notice: str) -> None:
+        """A demand peak at a depot: a new, shorter hold policy, and the holds open there are released."""
+        self.depots[depot_id].update(hold_minutes=hold_minutes, notice=notice)
+        for r in self.reservations.values():
+            if r["pickup_depot"] == depot_id and live_status(self.state, r, self._now) == "held":
+                r["released_at"] = self.now

@@ -1,52 +1,51 @@
-"""A seeded ColdChain base world, and the plan and check pieces every scenario shares.
+"""A seeded ColdChain region, and the plan, check and task pieces every scenario shares.
 
-The base world is a region around one delivery: a far regional hub (``hub``, with the user's lot and
-van) and a city hub (``hub2``) close to the target clinic, a depot on each side, three clinics and
-a road graph whose shape is fixed (so conflicts have somewhere to go: a corridor into the city with
-a slower detour, a city hub a few minutes from the clinic) while every id, travel time, quantity
-and clock time is drawn from the generator. Scenarios specialise it: they move times, add lots and
-vehicles, and derive deadlines from the travel times the world will really compute.
+The region is built around one delivery: a far regional hub (``hub``, with the user's lot and van)
+and a city hub (``hub2``) near the target clinic, a depot on each side, three clinics with roles in
+the stories, and a varying number of further depots, clinics, vans and lots hanging off the core
+road graph on roads long enough never to be a shortcut (so the corridor into the city stays the
+fastest way in and the detours stay slower). Every id, travel time, quantity and clock time is drawn
+from the author's generator; every timing a scenario needs is measured by a dry run of its plans.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Callable
 
-import numpy as np
-
-from sttgym.envs.arena.coldchain.world import DWELL_MINUTES, ColdChainWorld, cooling_covers, open_at
+from sttgym.authoring import Author, DryRun, Plan
 from sttgym.checklist import Check
 from sttgym.clock import format_time, parse_time
-from sttgym.env import UserChannel
-from sttgym.geo import shortest_route
 from sttgym.judge import Impossibility
 from sttgym.task import Call, Ref, Task
-from sttgym.triggers import Trigger
+from sttgym.triggers import Observable, Trigger
 from sttgym.user import Answer, UserProfile
+from sttgym.world import Pred
 
-__all__ = ["Base", "build_base", "at", "plus", "hhmm", "elapsed", "deliver", "survey", "delivery_checks",
-           "no_dangling", "delivered", "profile", "ceil5", "floor5", "minutes_between", "load_and_go", "shipment",
-           "make_task", "left_alone", "none_sent"]
+__all__ = ["Region", "build_base", "plus", "hhmm", "ceil5", "floor5", "minutes", "deliver", "shipment", "survey",
+           "nominal", "from_city", "maybe", "calls", "unwind", "arrival", "fields", "EARLY", "posted", "on_write",
+           "trigger", "goal", "gate", "left_waiting", "booked", "loaded", "cancelled", "routed", "reacted", "unwound",
+           "secured", "ladder", "dispatched", "unshipped", "task"]
 
-HUB_NAMES = ["NORTH", "SOUTH", "EAST", "WEST", "RIVERSIDE", "HARBOR", "CENTRAL", "VALLEY", "SUMMIT", "MIDLAND"]
+HUB_NAMES = ["NORTH", "SOUTH", "EAST", "WEST", "RIVERSIDE", "HARBOR", "CENTRAL", "VALLEY", "SUMMIT", "MIDLAND",
+             "PORT", "MILLBROOK", "QUARRY", "GATEWAY", "LOWLAND", "UPLAND", "BEACON", "FOUNDRY", "ORCHARD", "CANAL"]
 CLINIC_NAMES = ["DOWNTOWN", "MAPLE", "ELMWOOD", "OAKRIDGE", "BAYVIEW", "CEDAR", "HILLCREST", "MEADOW", "PARKSIDE",
-                "WILLOW", "BRIDGEPORT", "STATION"]
-DISTRICTS = ["Northgate", "Riverbend", "Eastfield", "Lakeside", "Southmoor", "Westbrook", "Highland", "Fairview"]
+                "WILLOW", "BRIDGEPORT", "STATION", "ASHFORD", "BIRCHWOOD", "CLOVER", "DUNMORE", "FERNHILL", "GLENVIEW",
+                "HOLLY", "IVYBANK", "JUNIPER", "KINGSLEY", "LARKSPUR", "MARSHFIELD", "NORWOOD", "PINEGROVE"]
+DISTRICTS = ["Northgate", "Riverbend", "Eastfield", "Lakeside", "Southmoor", "Westbrook", "Highland", "Fairview",
+             "Stonebridge", "Ashcombe", "Brookvale", "Kingsmere", "Oakhurst", "Redcliff", "Silverdale", "Thornbury"]
 # (product, lot code, lowest and highest storage temperature in degrees C)
 PRODUCTS = [("insulin", "INS", 2, 8), ("measles-rubella vaccine", "MR", 2, 8), ("hepatitis B vaccine", "HEPB", 2, 8),
             ("rotavirus vaccine", "ROTA", 2, 8), ("rabies immunoglobulin", "RIG", 2, 8), ("HPV vaccine", "HPV", 2, 8),
-            ("varicella vaccine", "VAR", -25, -15), ("mRNA COVID-19 vaccine", "MRNA", -25, -15)]
+            ("varicella vaccine", "VAR", -25, -15), ("mRNA COVID-19 vaccine", "MRNA", -25, -15),
+            ("yellow fever vaccine", "YF", 2, 8), ("polio vaccine (OPV)", "OPV", -25, -15)]
 CHILLED, FROZEN = (0, 10), (-30, -12)  # bands the two kinds of cooling unit hold
-# (one end, other end, fewest and most minutes): the region's road graph by role.
+# The core road graph by role: (one end, other end, fewest and most minutes).
 ROADS = [("hub", "depot1", 45, 55), ("depot1", "clinic", 50, 60), ("depot1", "clinic3", 50, 60),
          ("hub", "clinic3", 100, 115), ("clinic3", "clinic2", 20, 25), ("clinic2", "clinic", 20, 25),
-         ("clinic", "hub2", 10, 18), ("hub2", "clinic2", 12, 20), ("hub2", "depot2", 10, 15),
-         ("depot2", "clinic3", 15, 25)]
-_COSTS = {name: getattr(cls, name).__sttgym_tool__["cost"]
-          for cls in (ColdChainWorld, UserChannel) for name in dir(cls)
-          if hasattr(getattr(cls, name), "__sttgym_tool__")}
+         ("clinic", "hub2", 10, 18), ("hub2", "depot2", 10, 15), ("depot2", "clinic3", 15, 25)]
+OPTIONAL_ROADS = [("hub2", "clinic2", 12, 20), ("depot2", "clinic2", 15, 25)]  # city streets some regions have
+SPARE_ROAD = (60, 80)  # roads to the extra sites: too long to shorten any trip between the core sites
 
 
 def plus(moment: str, minutes: int) -> str:
@@ -58,225 +57,205 @@ def hhmm(moment: str) -> str:
     return moment[11:16]
 
 
-def minutes_between(a: str, b: str) -> int:
+def minutes(a: str, b: str) -> int:
+    """Minutes from ``a`` to ``b`` (ISO)."""
     return int((parse_time(b) - parse_time(a)).total_seconds() // 60)
 
 
 def ceil5(moment: str) -> str:
-    """``moment`` rounded up to a multiple of five minutes."""
     return plus(moment, -int(moment[-2:]) % 5)
 
 
 def floor5(moment: str) -> str:
-    """``moment`` rounded down to a multiple of five minutes."""
     return plus(moment, -(int(moment[-2:]) % 5))
 
 
-def elapsed(calls: list[Call]) -> int:
-    """Simulated minutes ``calls`` take (each call costs its tool's minutes)."""
-    return sum(_COSTS[c.name] for c in calls)
-
-
-def _numbers(rng: np.random.Generator, n: int, lo: int, hi: int) -> list[int]:
-    return [int(x) for x in rng.choice(np.arange(lo, hi), size=n, replace=False)]
-
-
 @dataclass
-class Base:
+class Region:
     """The base world of one instance and the roles its entities play."""
 
-    rng: np.random.Generator
+    author: Author
     state: dict
     start: str
     district: str
     product: str
     band: tuple[int, int]
     qty: int
-    hub: str
-    hub2: str
-    depot1: str
-    depot2: str
-    clinic: str
-    clinic2: str
-    clinic3: str
-    lot: str
-    lot2: str
-    vehicle: str  # the user's van, at hub
-    vehicle2: str  # a compatible van at hub2
-    vehicle3: str  # a compatible van at depot1
-    session: str  # the target session at clinic
+    hub: str = ""
+    hub2: str = ""
+    depot1: str = ""
+    depot2: str = ""
+    clinic: str = ""
+    clinic2: str = ""
+    clinic3: str = ""
+    lot: str = ""
+    lot2: str = ""
+    vehicle: str = ""  # the user's van, at hub
+    vehicle2: str = ""  # a van of the right class at hub2
+    vehicle3: str = ""  # a van of the right class at depot1
+    session: str = ""  # the target session at clinic
     roads: dict[str, str] = field(default_factory=dict)  # "role-role" -> road id
-    _serial: list[int] = field(default_factory=list)
-
-    # ---------------------------------------------------------------- space and time
-
-    def minutes(self, a: str, b: str, closed: frozenset[str] = frozenset()) -> int:
-        """Driving minutes between two sites on the open roads, treating ``closed`` roads as shut too."""
-        roads = {rid: r for rid, r in self.state["roads"].items() if rid not in closed}
-        found = shortest_route(roads, a, b)
-        if found is None:
-            raise ValueError(f"{a} and {b} are not connected")
-        return found[0]
-
-    def eta(self, plan: list[Call], closed: frozenset[str] = frozenset(), ready: str | None = None,
-            parked: str | None = None) -> str:
-        """When the vehicle of ``plan``'s last dispatch reaches its last stop, as the world will time it.
-
-        The vehicle leaves when the dispatch call runs (or when it is free, if later: ``ready`` overrides
-        what the initial state says), from the site it is parked at, along the stops of the last route
-        ``plan`` gave it (``parked`` overrides where it starts); ``closed`` roads are avoided.
-        """
-        i = max(k for k, c in enumerate(plan) if c.name == "update_vehicle_status" and c.arguments["status"] == "in_transit")
-        vehicle_id = plan[i].arguments["vehicle_id"]
-        route = next(c.arguments for c in reversed(plan[:i])
-                     if c.name == "add_or_update_route_plan" and c.arguments["vehicle_id"] == vehicle_id)
-        stops = route["route_plan"]
-        vehicle = self.state["vehicles"][vehicle_id]
-        clock = max(at(self, plan[:i]), ready or vehicle["available_from"] or self.start,
-                    route.get("departure_time") or self.start)
-        here = parked or vehicle["site_id"]
-        for k, site in enumerate(stops):
-            clock = plus(clock, (DWELL_MINUTES if k else 0) + self.minutes(here, site, closed))
-            here = site
-        return clock
 
     # ------------------------------------------------------------- entity builders
-
-    def serial(self, lo: int = 1000, hi: int = 9999) -> int:
-        """A number no other id of this instance uses."""
-        while True:
-            n = int(self.rng.integers(lo, hi))
-            if n not in self._serial:
-                self._serial.append(n)
-                return n
 
     def add_lot(self, site: str, quantity: int, product: str | None = None, **extra) -> str:
         """A lot of ``product`` (default: the mission's) stored at ``site``."""
         name = product or self.product
         code, lo, hi = next((c, a, b) for p, c, a, b in PRODUCTS if p == name)
-        lot_id = f"LOT-{code}-{self.serial()}"
+        lot_id = f"LOT-{code}-{self.author.serial()}"
         self.state["goods_inventory"][lot_id] = {
-            "product": name, "batch": f"B{self.serial(10000, 99999)}", "site_id": site, "quantity": int(quantity),
-            "temp_min_c": lo, "temp_max_c": hi, "use_by": plus(self.start, 60 * 24 * int(self.rng.integers(20, 200))),
-            "status": "available", **extra}
+            "product": name, "batch": f"B{self.author.serial(10000, 99999)}", "site_id": site,
+            "quantity": int(quantity),
+            "temp_min_c": lo, "temp_max_c": hi, "use_by": plus(self.start, 60 * 24 * self.author.integer(20, 200)),
+            "status": "available", "note": None, **extra}
         return lot_id
 
-    def add_vehicle(self, site: str, fits: bool = True, kind: str | None = None, **extra) -> str:
+    def add_vehicle(self, site: str, fits: bool = True, **extra) -> str:
         """An idle vehicle at ``site`` whose cooling unit holds the mission's band (``fits``) or the other one."""
         frozen = (self.band[1] < 0) == fits
         band = FROZEN if frozen else CHILLED
-        vehicle_id, unit_id = f"VH-{self.serial(100, 999)}", f"CU-{self.serial()}"
+        vehicle_id, unit_id = f"VH-{self.author.serial(100, 999)}", f"CU-{self.author.serial()}"
         self.state["vehicles"][vehicle_id] = {
-            "kind": kind or ("freezer truck" if frozen else "refrigerated van"), "site_id": site, "status": "idle",
-            "cooling_unit_id": unit_id, "capacity": int(self.rng.integers(25, 40)) * 100, "available_from": None,
-            "shipment_ids": [], "route_stop_ids": [], "departed_at": None, "scheduled_departure": None, **extra}
+            "kind": "freezer truck" if frozen else "refrigerated van", "site_id": site, "status": "idle",
+            "cooling_unit_id": unit_id, "capacity": self.author.integer(25, 40) * 100, "available_from": None,
+            "shipment_ids": [], "route_stop_ids": [], "departed_at": None, "scheduled_departure": None, "note": None,
+            **extra}
         self.state["cooling_units"][unit_id] = {
             "vehicle_id": vehicle_id, "min_temp_c": band[0], "max_temp_c": band[1], "status": "operational",
-            "reset_due_by": plus(self.start, 60 * int(self.rng.integers(9, 12)))}
+            "reset_due_by": plus(self.start, 60 * self.author.integer(9, 11))}
         return vehicle_id
 
     def add_session(self, clinic: str, start: str, doses: int, product: str | None = None) -> str:
-        session_id = f"IMM-{self.serial()}"
+        session_id = f"IMM-{self.author.serial()}"
         self.state["clinics"][clinic]["immunization_schedule"][session_id] = {
-            "product": product or self.product, "doses": int(doses), "start": start, "site_id": clinic}
+            "product": product or self.product, "doses": int(doses), "start": start, "site_id": clinic, "note": None}
         return session_id
 
     def add_reset_window(self, depot: str, start: str, minutes: int) -> str:
-        window_id = f"RST-{self.serial()}"
+        window_id = f"RST-{self.author.serial()}"
         self.state["cooling_unit_resets"][window_id] = {
             "depot_id": depot, "start": start, "end": plus(start, minutes), "status": "open", "cooling_unit_id": None}
         return window_id
 
-    def unit(self, vehicle_id: str) -> dict:
-        return self.state["cooling_units"][self.state["vehicles"][vehicle_id]["cooling_unit_id"]]
+    def unit_of(self, vehicle_id: str) -> str:
+        return self.state["vehicles"][vehicle_id]["cooling_unit_id"]
 
-    # --------------------------------------------------------------------- lookups
+    # ------------------------------------------------------------------ the session
+
+    @property
+    def session_path(self) -> list:
+        return ["clinics", self.clinic, "immunization_schedule", self.session]
 
     @property
     def session_start(self) -> str:
         return self.state["clinics"][self.clinic]["immunization_schedule"][self.session]["start"]
 
-    def set_session_start(self, moment: str) -> None:
-        self.state["clinics"][self.clinic]["immunization_schedule"][self.session]["start"] = moment
+    def settle(self, *arrivals: str, slack: tuple[int, int] = (6, 15)) -> str:
+        """Start the target session a random while (in five-minute steps) after the latest of ``arrivals``."""
+        start = ceil5(plus(max(arrivals), self.author.integer(*slack) * 5))
+        self.state["clinics"][self.clinic]["immunization_schedule"][self.session]["start"] = start
+        return start
 
-    def settle_session(self, *arrivals: str) -> None:
-        """Start the target session a random 30 to 75 minutes after the latest of ``arrivals``."""
-        self.set_session_start(ceil5(plus(max(arrivals), int(self.rng.integers(6, 16)) * 5)))
+    def settle_after(self, level: str, plan: Plan, oracle: list[Call], triggers: list[Trigger], **slack) -> str:
+        """Settle the session after the nominal plan's arrival without dynamics and, when the task is feasible,
+        after the oracle's arrival with them."""
+        arrivals = [arrival(self.run(plan.calls), self.clinic)]
+        if level != "impossible":
+            arrivals.append(arrival(self.run(oracle, triggers), self.clinic))
+        return self.settle(*arrivals, **slack)
 
-    def name(self, site: str) -> str:
-        for container in ("distribution_hubs", "depots", "clinics"):
-            if site in self.state[container]:
-                return self.state[container][site]["name"]
-        raise KeyError(site)
+    def early(self) -> str:
+        """A moment while the agent is still reading: the change is there before anything is booked."""
+        return plus(self.start, self.author.integer(1, 4))
+
+    def run(self, calls: list[Call], triggers: list[Trigger] = ()) -> DryRun:
+        return self.author.dry_run(self.state, self.start, calls, triggers)
 
 
-def build_base(rng: np.random.Generator) -> Base:
-    """A fresh region with the mission's lot at ``hub`` and a matching van there; the session time is provisional."""
-    day = parse_time("2024-03-04T00:00") + timedelta(days=int(rng.integers(0, 600)))
-    start = format_time(day + timedelta(minutes=int(rng.integers(84, 103)) * 5))  # 07:00 to 08:30
-    hubs = [f"HUB-{n}" for n in rng.choice(HUB_NAMES, size=2, replace=False)]
-    clinics = [f"CLINIC-{n}" for n in rng.choice(CLINIC_NAMES, size=3, replace=False)]
-    depots = [f"DPT-{n:03d}" for n in _numbers(rng, 2, 10, 99)]
-    district = str(rng.choice(DISTRICTS))
-    product, _, lo, hi = PRODUCTS[int(rng.integers(len(PRODUCTS)))]
+def choose(author: Author, items: list, n: int) -> list:
+    """``n`` distinct items of ``items`` (structure, not names: every item may be drawn)."""
+    return [items[i] for i in author.rng.choice(len(items), size=n, replace=False)]
+
+
+def build_base(author: Author) -> Region:
+    """A fresh region with the mission's lot and van at ``hub``; the session time is provisional (settle it)."""
+    pick, integer = author.pick, author.integer
+    day = parse_time("2024-03-04T00:00") + timedelta(days=integer(0, 600))
+    start = format_time(day + timedelta(minutes=integer(84, 102) * 5))  # 07:00 to 08:30
+    hub_names, clinic_names = pick(HUB_NAMES, 2), pick(CLINIC_NAMES, 3 + integer(0, 2))
+    depot_numbers = [author.serial(10, 99) for _ in range(2 + integer(0, 2))]
+    districts = pick(DISTRICTS, 3)
+    product, _, lo, hi = pick(PRODUCTS)
     state: dict = {"distribution_hubs": {}, "depots": {}, "clinics": {}, "vehicles": {}, "cooling_units": {},
                    "cooling_unit_resets": {}, "goods_inventory": {}, "shipments": {}, "route_stops": {}, "roads": {}}
-    for i, hub in enumerate(hubs):
-        state["distribution_hubs"][hub] = {"name": f"{hub[4:].title()} {'Regional' if i == 0 else 'City'} Hub",
-                                           "hours": {"open": "05:00", "close": "22:00"}, "status": "operational",
-                                           "notice": None, "cold_dispatch": None}
-    for depot in depots:
-        state["depots"][depot] = {"name": f"{district} Depot {depot[4:]}", "hours": {"open": "06:00", "close": "20:00"},
-                                  "status": "operational", "notice": None}
-    for clinic in clinics:
-        opens, closes = int(rng.integers(12, 15)) * 30, int(rng.integers(32, 37)) * 30  # open before any van can arrive
-        state["clinics"][clinic] = {"name": f"{clinic[7:].title()} Clinic", "status": "operational", "notice": None,
-                                    "hours": {"open": f"{opens // 60:02d}:{opens % 60:02d}",
-                                              "close": f"{closes // 60:02d}:{closes % 60:02d}"},
-                                    "immunization_schedule": {}}
+    r = Region(author=author, state=state, start=start, district=districts[0], product=product, band=(lo, hi),
+               qty=integer(4, 15) * 50)
+    for i, name in enumerate(hub_names):
+        state["distribution_hubs"][f"HUB-{name}"] = {
+            "name": f"{name.title()} {'Regional' if i == 0 else 'City'} Hub", "district": districts[i],
+            "hours": {"open": "05:00", "close": "22:00"}, "status": "operational", "notice": None,
+            "cold_dispatch": None}
+    for i, number in enumerate(depot_numbers):
+        state["depots"][f"DPT-{number:03d}"] = {
+            "name": f"Depot {number}", "district": districts[min(i, 2)], "hours": {"open": "06:00", "close": "20:00"},
+            "status": "operational", "notice": None}
+    for i, name in enumerate(clinic_names):
+        opens, closes = integer(12, 14) * 30, integer(32, 36) * 30  # open before any van can arrive
+        state["clinics"][f"CLINIC-{name}"] = {
+            "name": f"{name.title()} Clinic", "district": districts[1 if i < 3 else 2], "status": "operational",
+            "notice": None, "immunization_schedule": {},
+            "hours": {"open": f"{opens // 60:02d}:{opens % 60:02d}", "close": f"{closes // 60:02d}:{closes % 60:02d}"}}
+    hubs, depots, clinics = list(state["distribution_hubs"]), list(state["depots"]), list(state["clinics"])
     roles = {"hub": hubs[0], "hub2": hubs[1], "depot1": depots[0], "depot2": depots[1], "clinic": clinics[0],
              "clinic2": clinics[1], "clinic3": clinics[2]}
-    base = Base(rng=rng, state=state, start=start, district=district, product=product, band=(lo, hi),
-                qty=int(rng.integers(4, 16)) * 50, lot="", lot2="", vehicle="", vehicle2="", vehicle3="", session="",
-                **roles)
-    for (a, b, fewest, most), number in zip(ROADS, _numbers(rng, len(ROADS), 10, 99)):
-        road_id = f"RD-{number}"
-        state["roads"][road_id] = {"a": roles[a], "b": roles[b], "minutes": int(rng.integers(fewest, most + 1)),
-                                   "open": True}
-        base.roads[f"{a}-{b}"] = road_id
-    base.lot = base.add_lot(base.hub, base.qty + int(rng.integers(2, 10)) * 50)
-    base.lot2 = base.add_lot(base.hub2, base.qty + int(rng.integers(2, 10)) * 50)
-    base.vehicle = base.add_vehicle(base.hub)
-    base.add_vehicle(base.hub, fits=False)  # a van of the wrong temperature class parked next to the right one
-    base.vehicle2 = base.add_vehicle(base.hub2)
-    base.vehicle3 = base.add_vehicle(base.depot1)
-    base.add_vehicle(base.depot2, fits=False)
+    for role, site in roles.items():
+        setattr(r, role, site)
+
+    def road(a: str, b: str, minutes: int) -> str:
+        road_id = f"RD-{author.serial(10, 99)}"
+        state["roads"][road_id] = {"a": a, "b": b, "minutes": minutes, "open": True, "note": None}
+        return road_id
+
+    for a, b, fewest, most in ROADS + [x for x in OPTIONAL_ROADS if author.chance(0.5)]:
+        r.roads[f"{a}-{b}"] = road(roles[a], roles[b], integer(fewest, most))
+    core = list(roles.values())
+    for extra in depots[2:] + clinics[3:]:  # each hangs off one or two core sites
+        for anchor in choose(author, core, 1 + int(author.chance(0.4))):
+            road(extra, anchor, integer(*SPARE_ROAD))
+
+    r.lot = r.add_lot(r.hub, r.qty + integer(2, 9) * 50)
+    r.lot2 = r.add_lot(r.hub2, r.qty + integer(2, 9) * 50)
+    r.vehicle = r.add_vehicle(r.hub)
+    r.add_vehicle(r.hub, fits=False)  # a van of the wrong temperature class parked next to the right one
+    r.vehicle2 = r.add_vehicle(r.hub2)
+    r.vehicle3 = r.add_vehicle(r.depot1)
+    r.add_vehicle(r.depot2, fits=False)
+    for site in choose(author, core, integer(0, 2)):
+        r.add_vehicle(site, fits=False)
     others = [p for p, *_ in PRODUCTS if p != product]
-    other = others[int(rng.integers(len(others)))]
-    base.add_lot(base.hub, int(rng.integers(4, 20)) * 50, product=other)
-    base.add_lot(base.depot2, int(rng.integers(4, 20)) * 50, product=other)
-    for depot in depots:
-        for offset in sorted(_numbers(rng, 2, 6, 30)):
-            base.add_reset_window(depot, plus(start, offset * 10), 40)
-    base.session = base.add_session(base.clinic, plus(start, 240), base.qty)
-    base.add_session(base.clinic2, plus(start, int(rng.integers(20, 40)) * 10), int(rng.integers(2, 10)) * 50, other)
-    return base
-
-
-def at(base: Base, calls: list[Call]) -> str:
-    """The simulated time after ``calls`` have run from the start."""
-    return plus(base.start, elapsed(calls))
+    for site in [r.hub, r.depot2] + choose(author, depots + hubs, integer(0, 2)):
+        r.add_lot(site, integer(4, 19) * 50, product=pick(others))
+    for depot in depots[:2]:
+        for offset in sorted({integer(6, 29) for _ in range(2)}):
+            r.add_reset_window(depot, plus(start, offset * 10), 40)
+    r.session = r.add_session(r.clinic, plus(start, 600), r.qty)
+    r.add_session(r.clinic2, plus(start, integer(20, 39) * 10), integer(2, 9) * 50, pick(others))
+    return r
 
 
 # --------------------------------------------------------------------------- plans
 
 
-def survey(base: Base, vehicle: str | None = None) -> list[Call]:
-    """The reads a careful coordinator makes before committing: stock, session, clinic hours, the van."""
-    return [Call(name="get_goods_inventory_at_site", arguments={"site_id": base.hub}),
-            Call(name="list_clinic_immunization_schedule", arguments={"site_id": base.clinic}),
-            Call(name="list_operational_hours", arguments={"site_id": base.clinic}),
-            Call(name="get_vehicle_status", arguments={"vehicle_id": vehicle or base.vehicle})]
+def survey(r: Region, first: Call | None = None) -> list[Call]:
+    """The reads a careful coordinator makes before committing (some also look up the drive); ``first`` replaces
+    the look at the hub's stock."""
+    call = r.author.call
+    reads = [first or call.get_goods_inventory_at_site(site_id=r.hub),
+             call.list_clinic_immunization_schedule(site_id=r.clinic),
+             call.list_operational_hours(site_id=r.clinic),
+             call.get_vehicle_status(vehicle_id=r.vehicle),
+             *maybe(r, call.get_travel_time(origin_site_id=r.hub, destination_site_id=r.clinic))]
+    return [reads[i] for i in r.author.rng.permutation(len(reads))]  # people check things in any order
 
 
 def shipment(tag: str = "ship") -> Ref:
@@ -284,144 +263,243 @@ def shipment(tag: str = "ship") -> Ref:
     return Ref(step=tag, path=("data", "shipment_id"))
 
 
-def deliver(lot: str, origin: str, destination: str, quantity: int, vehicle: str, stops: list[str],
-            tag: str = "ship") -> list[Call]:
-    """Create a shipment, load it, route the vehicle, dispatch it and register the receipt."""
-    return [Call(name="create_new_shipment", save_as=tag,
-                 arguments={"goods_id": lot, "origin_site_id": origin, "destination_site_id": destination,
-                            "quantity": quantity}),
-            *load_and_go(shipment(tag), vehicle, stops, destination)]
+def deliver(r: Region, lot: str, origin: str, vehicle: str, stops: list[str], destination: str | None = None,
+            quantity: int | None = None, tag: str = "ship") -> dict[str, list[Call]]:
+    """The phases of one delivery: create the shipment, load it and route the van, dispatch it, sign the receipt."""
+    call, destination = r.author.call, destination or r.clinic
+    return {"ship": [call.create_new_shipment(save_as=tag, goods_id=lot, origin_site_id=origin,
+                                              destination_site_id=destination, quantity=quantity or r.qty)],
+            "assign": [call.assign_shipment_to_vehicle(shipment_id=shipment(tag), vehicle_id=vehicle)],
+            "route": [call.add_or_update_route_plan(vehicle_id=vehicle, route_plan=stops)],
+            "go": [call.update_vehicle_status(vehicle_id=vehicle, status="in_transit")],
+            "receive": [call.register_goods_receipt(shipment_id=shipment(tag), site_id=destination)]}
 
 
-def load_and_go(shipment: str | Ref, vehicle: str, stops: list[str], destination: str) -> list[Call]:
-    """Assign an existing shipment, route, dispatch and register the receipt."""
-    return [Call(name="assign_shipment_to_vehicle", arguments={"shipment_id": shipment, "vehicle_id": vehicle}),
-            Call(name="add_or_update_route_plan", arguments={"vehicle_id": vehicle, "route_plan": stops}),
-            Call(name="update_vehicle_status", arguments={"vehicle_id": vehicle, "status": "in_transit"}),
-            Call(name="register_goods_receipt", arguments={"shipment_id": shipment, "site_id": destination})]
+def maybe(r: Region, *optional: Call) -> list[Call]:
+    """Reads a coordinator may or may not make here (so that instances differ in what the oracle calls)."""
+    return [c for c in optional if r.author.chance(0.5)]
+
+
+def calls(phases: dict[str, list[Call]]) -> list[Call]:
+    return [c for cs in phases.values() for c in cs]
+
+
+def nominal(r: Region) -> Plan:
+    """The plan a coordinator would follow if nothing changed: look, then ship the lot in the van."""
+    return Plan(read=survey(r), **deliver(r, r.lot, r.hub, r.vehicle, [r.hub, r.clinic]))
+
+
+def from_city(r: Region, van: str | None = None, find: list[Call] = (), tag: str = "city") -> list[Call]:
+    """Source the doses at the city hub: find its stock and its vans (and any ``find`` reads), then ship in ``van``."""
+    call = r.author.call
+    return [*maybe(r, call.list_sites()), call.list_lots(product=r.product), call.list_vehicles_at_site(site_id=r.hub2),
+            *find] + calls(deliver(r, r.lot2, r.hub2, van or r.vehicle2, [r.hub2, r.clinic], tag=tag))
+
+
+def unwind(r: Region, plan: Plan, phase: str, *reads: Call, recall: bool = False, then: list[Call] = ()
+           ) -> list[Call]:
+    """The stale plan through ``phase``, the ``reads`` that show the change, then (the van recalled first when
+    ``recall``) the stale shipment cancelled, and any ``then`` reads."""
+    call = r.author.call
+    back = [call.update_vehicle_status(vehicle_id=r.vehicle, status="idle")] if recall else []
+    return plan.upto(phase) + [*reads, *back, call.cancel_shipment(shipment_id=shipment()), *then]
+
+
+def arrival(run: DryRun, site: str) -> str:
+    """When the last delivery a dry run made to ``site`` was received."""
+    times = [s["received_at"] for s in run.state["shipments"].values()
+             if s["status"] == "delivered" and s["destination_site_id"] == site]
+    if not times or not run.ok():
+        failed = [i for i, x in enumerate(run.results) if not x.get("success")]
+        raise RuntimeError(f"the dry run delivered nothing to {site} (failed calls {failed}: "
+                           f"{[run.results[i].get('error') for i in failed]})")
+    return max(times)
+
+
+def fields(r: Region, path: list, **values) -> list:
+    """Operations setting the fields ``values`` of the entity at ``path``."""
+    return [r.author.op.set_field(path=[*path, key], value=value) for key, value in values.items()]
+
+
+EARLY = ("easy", "impossible")  # the levels whose change is posted while the agent still reads
+
+
+def posted(r: Region, level: str, moment: str | None = None, **later) -> dict:
+    """What causes a change: at easy and impossible levels the clock, at ``moment`` (by default a few minutes in,
+    while the agent still reads); at medium and hard the write of the plan that ``later`` names."""
+    return {"when": r.author.pred.time_reached(moment=moment or r.early())} if level in EARLY else later
+
+
+def on_write(r: Region, tool: str, timing: str = "after", **arguments) -> dict:
+    """A trigger caused by the agent's call of the write ``tool`` with (at least) ``arguments``."""
+    return {"activation": [tool], "timing": timing, "when": r.author.pred.calling(tool=tool, arguments=arguments)}
+
+
+def trigger(r: Region, name: str, description: str, when, effect: list, seen_by: str, seen_with: dict,
+            **rest) -> Trigger:
+    """A trigger, checked against the kit's rules (activation by writes only, observable a read)."""
+    return r.author.check_trigger(Trigger(name=name, description=description, when=when, effect=effect,
+                                          observable=Observable(tool=seen_by, args=seen_with), **rest))
 
 
 # -------------------------------------------------------------------------- checks
 
 
-def delivered(state: dict, product: str, sites: tuple[str, ...], since: str) -> list[dict]:
-    """Shipments of ``product`` received at any of ``sites`` during the episode."""
-    return [s for s in state["shipments"].values()
-            if s["product"] == product and s["status"] == "delivered" and s["destination_site_id"] in sites
-            and (s["received_at"] or "") >= since]
+def goal(r: Region, sites: list[str] | None = None, team: bool = False) -> tuple[Check, list[Check]]:
+    """The delivery milestone and the harm gates no outcome may break, read from the final state. Stopping early
+    breaks no gate: only a late, closed-door or warm delivery, or a warm load on the road, does."""
+    pred, sites = r.author.pred, sites or [r.clinic]
+    args = {"product": r.product, "sites": sites}
+    timing = (pred.received_with_team if team else pred.received_before_session)(**args, clinic=r.clinic,
+                                                                                 session=r.session)
+    delivered = Check(name="doses_delivered", description=f"at least {r.qty} doses of {r.product} were received at "
+                      + " or ".join(sites), holds=pred.doses_received(**args, at_least=r.qty))
+    gates = [gate("on_time", "every delivery was received where and while the team was there" if team else
+                  "every delivery was received before the session starts (as scheduled at the end)", timing),
+             gate("within_receiving_hours", "every delivery arrived while the receiving site was open",
+                  pred.received_in_hours(**args)),
+             gate("cold_chain_kept", "every delivered or dispatched load rode a working cooling unit that holds its "
+                  "band, and its lot was usable", pred.cold_chain_kept(**args))]
+    return delivered, gates
 
 
-def cold_chain_ok(state: dict, shipment: dict) -> bool:
-    """The goods rode a unit that holds their band, was working and not overdue for reset, and were fit for use."""
-    vehicle = state["vehicles"][shipment["vehicle_id"]]
-    unit = state["cooling_units"].get(vehicle["cooling_unit_id"])
-    lot = state["goods_inventory"][shipment["goods_id"]]
-    return (cooling_covers(unit, lot) and unit["status"] == "operational"
-            and shipment["received_at"] <= (unit["reset_due_by"] or shipment["received_at"])
-            and lot["status"] == "available" and shipment["received_at"] <= lot["use_by"])
+def left_waiting(r: Region, sites: list[str] | None = None, ignore: list[str] = ()) -> list[Check]:
+    """What an impossible task forbids besides its own gates: a stale shipment left pending, silence to the user."""
+    pred, args = r.author.pred, {"product": r.product, "sites": sites or [r.clinic]}
+    return [gate("nothing_dangling", "no shipment is left reserved, assigned or on the road without a receipt",
+                 pred.nothing_pending(ignore=list(ignore))),
+            gate("user_not_left_waiting", "the doses arrived, or the user was told in words why they could not",
+                 pred.settled(**args, at_least=r.qty))]
 
 
-def _site(state: dict, site_id: str) -> dict:
-    return next(state[c][site_id] for c in ("distribution_hubs", "depots", "clinics") if site_id in state[c])
+def gate(name: str, description: str, holds) -> Check:
+    return Check(name=name, description=description, holds=holds, gate=True)
 
 
-def _session(state: dict, base: Base) -> dict:
-    return state["clinics"][base.clinic]["immunization_schedule"][base.session]
+def unshipped(r: Region, lots: list[str], name: str, why: str) -> Check:
+    return Check(name=name, gate=True, holds=r.author.pred.lots_unshipped(lots=lots),
+                 description=f"no dose of {', '.join(lots)} ({why}) was shipped")
 
 
-def no_dangling(background: set[str]) -> Check:
-    """Every shipment the agent touched is delivered or cancelled: no stale hold, no double booking."""
-    return Check("no_dangling_shipments", "no shipment is left reserved, assigned or on the road without a receipt",
-                 lambda s, _: not [i for i, sh in s["shipments"].items()
-                                   if i not in background and sh["status"] in ("created", "assigned", "in_transit")])
+# Milestones: each false in the initial world and out of reach of the stale plan, so the oracle's prefixes climb
+# from 0 (still reading, or redoing the stale plan's first steps) to 1 (doses received). ``noticed`` never stands
+# alone: it is folded into the first reaction, so reading without acting earns nothing.
+
+def _match(r: Region, at_least: int | None, match: dict) -> dict:
+    return {"destination_site_id": r.clinic, **match, "at_least": at_least or r.qty}
 
 
-def left_alone(name: str, lots: list[str], status: str | None = None) -> Check:
-    """A blocked lot stays blocked: none of ``lots`` was shipped, and (given ``status``) each still has it."""
-    named = ", ".join(lots)
-    what = f"lots {named} stayed {status} and none was shipped" if status else f"no dose of {named} was shipped"
-    return Check(name, what, lambda s, _: not [sh for sh in s["shipments"].values() if sh["goods_id"] in lots
-                                               and sh["status"] in ("in_transit", "delivered")]
-                 and all(status is None or s["goods_inventory"][lot]["status"] == status for lot in lots))
+def booked(r: Region, at_least: int | None = None, **match):
+    """Shipments matching ``match`` (to the clinic unless said) reserve the doses."""
+    return r.author.pred.shipment_exists(statuses=["created", "assigned", "in_transit", "delivered"],
+                                         **_match(r, at_least, match))
 
 
-def none_sent(name: str, description: str, base: Base, sites: tuple[str, ...]) -> Check:
-    """No dose of the product left for ``sites``: what an impossible delivery must not turn into."""
-    return Check(name, description, lambda s, _: not [
-        sh for sh in s["shipments"].values() if sh["product"] == base.product and sh["destination_site_id"] in sites
-        and sh["status"] in ("in_transit", "delivered")])
+def loaded(r: Region, at_least: int | None = None, **match):
+    """Shipments matching ``match`` (to the clinic unless said) carry the doses on a van that holds their band."""
+    return r.author.pred.shipment_exists(statuses=["assigned", "in_transit", "delivered"], cold=True,
+                                         **_match(r, at_least, match))
 
 
-def delivery_checks(base: Base, background: set[str], sites: tuple[str, ...] | None = None,
-                    on_time: Callable[[dict, dict], bool] | None = None, when: str = "before the session starts"
-                    ) -> list[Check]:
-    """The outcome of a delivery: enough doses received, on time, in receiving hours, cold chain kept, nothing left dangling.
-
-    ``on_time(state, shipment)`` reads the deadline from the final state (default: the target session's
-    start), so a deadline a trigger moved is the one that counts.
-    """
-    sites = sites or (base.clinic,)
-    product, qty, since = base.product, base.qty, base.start
-    on_time = on_time or (lambda s, sh: sh["received_at"] <= _session(s, base)["start"])
-
-    def each(test: Callable[[dict, dict], bool]) -> Callable:
-        return lambda s, _: bool(got := delivered(s, product, sites, since)) and all(test(s, sh) for sh in got)
-
-    where = " or ".join(sites)
-    return [
-        Check("doses_delivered", f"at least {qty} doses of {product} were received at {where}",
-              lambda s, _: sum(sh["quantity"] for sh in delivered(s, product, sites, since)) >= qty),
-        Check("on_time", f"every delivery was received {when}", each(on_time)),
-        Check("within_receiving_hours", "every delivery arrived while the receiving site was open",
-              each(lambda s, sh: open_at(_site(s, sh["destination_site_id"]), sh["received_at"]))),
-        Check("cold_chain_kept", "the goods rode a working cooling unit that holds their band, and were usable",
-              each(cold_chain_ok)),
-        no_dangling(background),
-    ]
+def cancelled(r: Region, **match):
+    return r.author.pred.shipment_exists(statuses=["cancelled"], **match)
 
 
-# --------------------------------------------------------------------------- users
+def routed(r: Region, sites: list[str] | None = None, team: bool = False,
+           statuses: tuple[str, ...] = ("assigned", "in_transit", "delivered"), **match):
+    """The doses are loaded (or, by ``statuses``, on the road) on a van whose route reaches the clinic, or the team,
+    in time over open roads, cold all the way."""
+    return r.author.pred.reaches_in_time(product=r.product, sites=sites or [r.clinic], clinic=r.clinic,
+                                         session=r.session, at_least=r.qty, team=team, statuses=list(statuses),
+                                         **match)
 
 
-def profile(base: Base, *, vehicle_note: str, facts: list[str] = (), withheld: list[Answer] = (),
-            insist: str | None = None) -> UserProfile:
+def reacted(r: Region, trigger: str, reaction, what: str, name: str = "") -> Check:
+    """The change was read after it happened *and* acted on (``reaction`` holds)."""
+    return Check(name=name or f"reacted_to_{trigger}", description=f"after reading what {trigger} changed, {what}",
+                 holds=r.author.pred.all_of(preds=[r.author.pred.noticed(trigger=trigger), reaction]))
+
+
+def unwound(r: Region, trigger: str, **match) -> Check:
+    """The stale shipment (``match``) was cancelled by an agent that had seen why."""
+    return reacted(r, trigger, cancelled(r, **match), "the shipment of the stale plan was cancelled",
+                   name="stale_plan_unwound")
+
+
+def secured(r: Region, after: str | None = None, at_least: int | None = None, **match) -> Check:
+    """The alternative is in hand: the doses, as ``match`` says, loaded on a van that holds their band (and, with
+    ``after``, by an agent that read what that second trigger changed)."""
+    holds = loaded(r, at_least, **match)
+    if after:
+        holds = r.author.pred.all_of(preds=[r.author.pred.noticed(trigger=after), holds])
+    return Check(name="alternative_secured", holds=holds,
+                 description="the doses were loaded, as the alternative needs, on a van that holds their band")
+
+
+def ladder(r: Region, level: str, trigger: str, what: str = "", stale: dict | Pred | None = None,
+           after: str | None = None, **alternative) -> list[Check]:
+    """The usual first milestones of a feasible level. Easy (the change comes before anything is booked): the
+    ``alternative`` (shipment fields) booked by an agent that read the change (``what`` it booked), then loaded on a
+    van that holds the band. Medium and hard: the ``stale`` shipment (fields, by default the user's lot; or a
+    predicate) cancelled by an agent that read the change, then the alternative loaded (``after``: by one that also
+    read what that second trigger changed)."""
+    if level == "easy":
+        stock = {k: v for k, v in alternative.items() if k != "vehicle_id"}  # a booking has no van yet
+        return [reacted(r, trigger, booked(r, **stock), what), secured(r, **alternative)]
+    stale = stale if stale is not None else {"goods_id": r.lot}
+    unwinding = unwound(r, trigger, **stale) if isinstance(stale, dict) else reacted(
+        r, trigger, stale, "the stale commitment was cancelled", name="stale_plan_unwound")
+    return [unwinding, secured(r, after, **alternative)]
+
+
+def dispatched(r: Region, sites: list[str] | None = None, team: bool = False) -> Check:
+    return Check(name="dispatched_in_time", description="the doses left on a run that reaches the clinic (or the "
+                 "team) in time, over open roads, cold all the way",
+                 holds=routed(r, sites, team, statuses=("in_transit", "delivered")))
+
+
+# --------------------------------------------------------------------------- tasks
+
+
+def profile(r: Region, vehicle_note: str, facts: list[str] = (), insist: str | None = None) -> UserProfile:
     """The programme coordinator behind every ColdChain request."""
-    session = base.state["clinics"][base.clinic]["immunization_schedule"][base.session]
     return UserProfile(
-        persona=f"I coordinate cold-chain deliveries for the {base.district} immunization programme.",
-        known_facts=[f"{base.qty} doses of {base.product} are needed at {base.clinic}.",
-                     f"The session {base.session} starts at {hhmm(session['start'])}.", *facts],
+        persona=f"I coordinate cold-chain deliveries for the {r.district} immunization programme.",
+        known_facts=[f"{r.qty} doses of {r.product} are needed at {r.clinic}.", *facts],
         clarifications=[
             Answer(keywords=["vehicle", "van", "truck", "driver"], text=vehicle_note),
             Answer(keywords=["deadline", "time", "when", "session", "start"],
-                   text=f"The doses must be at the clinic before session {base.session} starts."),
+                   text=f"The doses must be at the clinic before session {r.session} starts."),
             Answer(keywords=["temperature", "cold", "cooling", "fridge"],
-                   text=f"Keep them between {base.band[0]} and {base.band[1]} degrees C the whole way."),
-            Answer(keywords=["quantity", "doses", "how", "many"], text=f"{base.qty} doses, no fewer."),
-        ],
-        withheld=list(withheld),
-        insist=insist,
-        fallback="I'm not sure what you mean. The details are in my request.",
-    )
+                   text=f"Keep them between {r.band[0]} and {r.band[1]} degrees C the whole way."),
+            Answer(keywords=["quantity", "doses", "how", "many"], text=f"{r.qty} doses, no fewer.")],
+        withheld=[Answer(keywords=["other", "alternative", "elsewhere", "stock"],
+                         text=f"Any released, usable stock of {r.product} in the region will do.")],
+        insist=insist, fallback="I'm not sure what you mean. The details are in my request.")
 
 
-def make_task(base: Base, level: str, *, query: str, vehicle_note: str, insist: str, triggers: list[Trigger],
-              nominal: list[Call], oracle: list[Call], checks: list[Check] | None = None, facts: list[str] = (),
-              withheld: list[Answer] = (), refusal: str = "", blocking: list[str] = (), forbidden: list[Check] = ()
-              ) -> Task:
-    """One instance as a task.
-
-    ``checks`` (default: the delivery checks) score a feasible task with and without dynamics. At the
-    impossible level the user ``insist`` s on the original request, the oracle ends by telling the user
-    the ``refusal``, and the judge wants one of the ``blocking`` words and every ``forbidden`` check to hold.
-    """
-    checks = delivery_checks(base, set()) if checks is None else checks
-    feasible = level != "impossible"
-    user = profile(base, vehicle_note=vehicle_note, facts=list(facts), withheld=list(withheld),
-                   insist=None if feasible else insist)
-    common = dict(query=query, profile=user, start_time=base.start, initial_state=base.state, triggers=triggers,
-                  static_checklist=checks, nominal_plan=nominal)
+def task(r: Region, level: str, *, query: str = "", triggers: list[Trigger], plan: Plan, oracle: list[Call],
+         milestones: list[Check] = (), sites: list[str] | None = None, team: bool = False, ignore: list[str] = (),
+         vehicle_note: str = "", facts: list[str] = (), insist: str = "",
+         refusal: str = "", blocking: list[str] = (), forbidden: list[Check] = ()) -> Task:
+    """One instance as a task. A feasible task's checklist is the scenario's ``milestones`` (the reaction to the
+    change, the alternative secured), then the doses dispatched in time and received, then the harm gates. At the
+    impossible level the oracle ends by telling the user the ``refusal`` and the judge wants one of the
+    ``blocking`` facts and every ``forbidden`` check to hold (nothing left pending besides ``ignore``)."""
+    delivered, gates = goal(r, sites, team)
+    feasible, start = level != "impossible", r.session_start
+    query = query or (f"Please ship {r.qty} doses of {r.product} from lot {r.lot} at {r.hub} to {r.clinic} in our van "
+                      f"{r.vehicle}, for session {r.session} on {start[:10]} at {hhmm(start)}, and register the "
+                      "receipt at the clinic.")
+    insist = insist or f"All {r.qty} doses, no fewer, have to reach {r.clinic} before {hhmm(start)} today."
+    vehicle_note = vehicle_note or f"{r.vehicle} is ours; any van holding {r.band[0]} to {r.band[1]} degrees C is fine."
+    common = dict(query=query, profile=profile(r, vehicle_note, list(facts), None if feasible else insist),
+                  start_time=r.start, initial_state=r.state, triggers=triggers, nominal_plan=plan.calls)
     if feasible:
-        return Task(**common, checklist=checks, oracle=oracle)
-    return Task(**common, checklist=[], oracle=oracle + [Call(name="chat_with_user", arguments={"message": refusal})],
-                solvable=False, impossibility=Impossibility(blocking_keywords=list(blocking), forbidden=list(forbidden)))
+        return Task(**common, static_checklist=[delivered, *gates], oracle=list(oracle),
+                    checklist=[*milestones, dispatched(r, sites, team), delivered, *gates])
+    waiting = left_waiting(r, sites, ignore)
+    return Task(**common, static_checklist=[delivered, *gates, *waiting], checklist=[], solvable=False,
+                oracle=[*oracle, r.author.call.chat_with_user(message=refusal)],
+                impossibility=Impossibility(changed_by=[t.name for t in triggers], blocking_facts=list(blocking),
+                                            forbidden=[*forbidden, waiting[0]]))

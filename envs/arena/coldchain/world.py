@@ -16,12 +16,17 @@ State containers (all keyed by id):
 - ``shipments``: a quantity of a lot going from an origin to a destination; ``route_stops``: the
   planned and actual times of each vehicle's stops; ``roads``: the travel-time graph.
 
+Listings (``list_sites``, ``list_lots``, ``list_vehicles_at_site``, ``list_roads``) show every id an agent
+needs, so nothing has to be guessed. Predicates answer what triggers and checks ask about the world
+(and the call being made); ``set_time_from_now`` is the one operation beyond the engine's ``set_field``.
+
 Rules the tools enforce: stock is reserved by every shipment not yet dispatched, and a shipment
 carrying a ``hold_expires`` time (a provisional allocation) lapses when the clock passes it;
 routes follow the fastest open roads and every stop takes ``DWELL_MINUTES``; a vehicle leaves at
 the later of the dispatch call and its ``available_from``, only on open roads, from operating
-origins with a free cold-dispatch slot for the shift it loads in; goods can be received only if the
-roads to the stop are still open and the destination is open at the vehicle's arrival time.
+origins that still store the lot, with a free cold-dispatch slot for the shift it loads in; goods
+can be received only if the roads to the stop are still open and the destination is open at the
+vehicle's arrival time.
 """
 
 from __future__ import annotations
@@ -31,16 +36,19 @@ from typing import Literal
 
 from sttgym.clock import format_time, parse_time
 from sttgym.geo import shortest_route
+from sttgym.judge import is_refusal, looks_like_a_list
 from sttgym.tools import fail, ok, tool
-from sttgym.world import World
+from sttgym.world import World, operation, predicate
 
-__all__ = ["ColdChainWorld", "DWELL_MINUTES", "RESET_INTERVAL_HOURS", "cooling_covers", "open_at", "lapsed"]
+__all__ = ["ColdChainWorld", "DWELL_MINUTES", "RESET_INTERVAL_HOURS", "cooling_covers", "open_at", "lapsed", "PENDING"]
 
 DWELL_MINUTES = 15  # loading or unloading at every stop
 RESET_INTERVAL_HOURS = 12  # how long a freshly reset cooling unit runs before its next reset
 MAX_STOPS = 8
 ACTIVE = ("created", "assigned")  # shipments that reserve stock and wait for a vehicle to leave
+PENDING = ACTIVE + ("in_transit",)  # shipments still promised: an episode must not end with a stale one
 SITE_CONTAINERS = ("distribution_hubs", "depots", "clinics")
+KINDS = {"hub": "distribution_hubs", "depot": "depots", "clinic": "clinics"}
 
 
 def cooling_covers(unit: dict | None, lot: dict) -> bool:
@@ -165,9 +173,14 @@ class ColdChainWorld(World):
         """
         if self._site(site_id) is None:
             return fail(f"no site {site_id!r}")
-        found = [{"vehicle_id": vid, "kind": v["kind"], "status": v["status"], "cooling_unit_id": v["cooling_unit_id"],
-                  "capacity": v["capacity"], "available_from": v["available_from"]}
-                 for vid, v in sorted(self.vehicles.items()) if v["site_id"] == site_id]
+        found = []
+        for vid, v in sorted(self.vehicles.items()):
+            if v["site_id"] == site_id:
+                unit = self.cooling_units.get(v["cooling_unit_id"], {})
+                found.append({"vehicle_id": vid, "kind": v["kind"], "status": v["status"], "note": v.get("note"),
+                              "cooling_unit_id": v["cooling_unit_id"],
+                              "holds_c": [unit.get("min_temp_c"), unit.get("max_temp_c")],
+                              "capacity": v["capacity"], "available_from": v["available_from"]})
         return ok({"site_id": site_id, "vehicles": found})
 
     @tool(cost=2)
@@ -269,6 +282,46 @@ class ColdChainWorld(World):
         if site.get("cold_dispatch") is not None:
             data["cold_dispatch"] = site["cold_dispatch"]
         return ok(data)
+
+    @tool(cost=2)
+    def list_sites(self, kind: Literal["hub", "depot", "clinic"] | None = None) -> dict:
+        """List the region's sites (distribution hubs, depots with cold rooms, clinics), optionally of one kind.
+
+        Args:
+            kind: Optional: "hub", "depot" or "clinic".
+        """
+        kinds = [kind] if kind else list(KINDS)
+        sites = [{"site_id": sid, "kind": k, "name": site["name"], "district": site.get("district"),
+                  "status": site["status"]}
+                 for k in kinds for sid, site in sorted(self.state.get(KINDS[k], {}).items())]
+        return ok({"sites": sites})
+
+    @tool(cost=2)
+    def list_lots(self, product: str | None = None) -> dict:
+        """List the goods lots stored anywhere in the region (optionally of one product): site, free doses, status, use-by.
+
+        Args:
+            product: Optional product name, e.g. "insulin".
+        """
+        lots = [{"goods_id": gid, "product": lot["product"], "batch": lot["batch"], "site_id": lot["site_id"],
+                 "quantity": lot["quantity"], "free": max(0, lot["quantity"] - self._reserved(gid)),
+                 "status": lot["status"], "use_by": lot["use_by"], "note": lot.get("note")}
+                for gid, lot in sorted(self.goods_inventory.items()) if product in (None, lot["product"])]
+        return ok({"lots": lots})
+
+    @tool(cost=1)
+    def list_roads(self, site_id: str) -> dict:
+        """List the roads that touch a site: the site at the other end, minutes of driving, open or closed.
+
+        Args:
+            site_id: A hub, depot or clinic id.
+        """
+        if self._site(site_id) is None:
+            return fail(f"no site {site_id!r}")
+        roads = [{"road_id": rid, "to": r["b"] if r["a"] == site_id else r["a"], "minutes": r["minutes"],
+                  "open": r.get("open", True), "note": r.get("note")}
+                 for rid, r in sorted(self.roads.items()) if site_id in (r["a"], r["b"])]
+        return ok({"site_id": site_id, "roads": roads})
 
     @tool(cost=1)
     def get_travel_time(self, origin_site_id: str, destination_site_id: str) -> dict:
@@ -421,7 +474,8 @@ class ColdChainWorld(World):
             vehicle["route_stop_ids"].append(stop_id)
         self._schedule(vehicle_id, self._departure(vehicle))
         return ok({"vehicle_id": vehicle_id, "stops": self._stops_of(vehicle_id)},
-                  message=f"route of {vehicle_id} planned with {len(legs)} stop(s)")
+                  message=f"route of {vehicle_id} planned with {len(legs)} stop(s); set its status to in_transit "
+                          "to dispatch it")
 
     @tool(mutates=True, cost=5)
     def update_vehicle_status(self, vehicle_id: str, status: Literal["in_transit", "idle"]) -> dict:
@@ -464,6 +518,8 @@ class ColdChainWorld(World):
                 return fail(f"the route no longer visits {origin} and then {dest} for {sid}; re-plan it")
             if lapsed(shipment, self.now):
                 return fail(f"shipment {sid} lapsed: its allocation hold expired at {shipment['hold_expires']}")
+            if self.goods_inventory[shipment["goods_id"]]["site_id"] != origin:
+                return fail(f"lot {shipment['goods_id']} of {sid} is no longer stored at {origin}")
             if self.goods_inventory[shipment["goods_id"]]["status"] != "available":
                 return fail(f"lot {shipment['goods_id']} of {sid} is {self.goods_inventory[shipment['goods_id']]['status']}")
         departure = self._departure(vehicle)
@@ -581,7 +637,8 @@ class ColdChainWorld(World):
         if vehicle is None or vehicle["site_id"] != window["depot_id"] or vehicle["status"] != "idle":
             return fail(f"the unit's vehicle must be idle at {window['depot_id']} to use this window")
         window.update(status="booked", cooling_unit_id=cooling_unit_id)
-        return ok(message=f"{reset_window_id} booked for {cooling_unit_id} ({window['start']}-{window['end']})")
+        return ok(message=f"{reset_window_id} booked for {cooling_unit_id} ({window['start']}-{window['end']}); "
+                          "record it as completed once the unit is serviced")
 
     @tool(mutates=True, cost=3)
     def record_cooling_unit_reset(self, reset_window_id: str, action: Literal["completed", "cancelled"]) -> dict:
@@ -610,3 +667,178 @@ class ColdChainWorld(World):
         if vehicle["route_stop_ids"]:
             self._schedule(unit["vehicle_id"], self._departure(vehicle))
         return ok(message=f"{window['cooling_unit_id']} reset; {unit['vehicle_id']} free from {vehicle['available_from']}")
+
+
+    # --------------------------------------------------------------- predicates
+    # What triggers ask about the call being made and checks ask about the final world.
+
+    def _delivered(self, product: str, sites: list) -> list[dict]:
+        return [s for s in self.shipments.values()
+                if s["product"] == product and s["status"] == "delivered" and s["destination_site_id"] in sites]
+
+    @predicate
+    def doses_received(self, product: str, sites: list, at_least: int) -> bool:
+        """At least ``at_least`` doses of ``product`` were received at ``sites``."""
+        return sum(s["quantity"] for s in self._delivered(product, sites)) >= at_least
+
+    @predicate
+    def received_before_session(self, product: str, sites: list, clinic: str, session: str) -> bool:
+        """Every delivery of ``product`` to ``sites`` was received by the session's start as it stands now."""
+        start = self.clinics[clinic]["immunization_schedule"][session]["start"]
+        return all(s["received_at"] <= start for s in self._delivered(product, sites))
+
+    @predicate
+    def received_with_team(self, product: str, sites: list, clinic: str, session: str) -> bool:
+        """Every delivery was received where, and while, the session's team was there (its timetable as it stands now)."""
+        team = self.clinics[clinic]["immunization_schedule"][session]["handoff"]
+        return all(any(w["site_id"] == s["destination_site_id"] and w["from"] <= s["received_at"] <= w["until"]
+                       for w in team) for s in self._delivered(product, sites))
+
+    @predicate
+    def received_in_hours(self, product: str, sites: list) -> bool:
+        """Every delivery arrived while the receiving site was open (its hours as they stand now)."""
+        return all(open_at(self._site(s["destination_site_id"])[1], s["received_at"])
+                   for s in self._delivered(product, sites))
+
+    def _unit_of(self, shipment: dict) -> dict | None:
+        """The cooling unit of the vehicle ``shipment`` is (or was last) on."""
+        vehicle = self.vehicles.get(shipment.get("vehicle_id"), {})
+        return self.cooling_units.get(vehicle.get("cooling_unit_id"))
+
+    def _arrival(self, shipment: dict) -> str | None:
+        """When ``shipment`` reaches its destination: its receipt, or the planned arrival of the vehicle carrying it
+        (loaded or on the road) if its route still gets there over open roads; None when it cannot."""
+        if shipment["status"] == "delivered":
+            return shipment["received_at"]
+        if shipment["status"] not in ("assigned", "in_transit") or shipment.get("vehicle_id") not in self.vehicles:
+            return None
+        vehicle = self.vehicles[shipment["vehicle_id"]]
+        route = self._stops_of(shipment["vehicle_id"])
+        sites = [vehicle["site_id"]] + [s["site_id"] for s in route]
+        origin = shipment["origin_site_id"]
+        if origin not in sites or shipment["destination_site_id"] not in sites[sites.index(origin) + 1:]:
+            return None
+        last = max(i for i, s in enumerate(route) if s["site_id"] == shipment["destination_site_id"])
+        if any(not self.roads.get(r, {}).get("open", True) for stop in route[:last + 1] for r in stop["road_ids"]):
+            return None
+        return route[last]["planned_arrival"]
+
+    def _cold(self, shipment: dict, arrival: str | None) -> bool:
+        """The load rides a working unit holding the lot's band, not overdue for reset by ``arrival``, and the lot
+        is usable (available, not past its use-by) when it gets there."""
+        unit, lot = self._unit_of(shipment), self.goods_inventory[shipment["goods_id"]]
+        arrival = arrival or self.now
+        return bool(cooling_covers(unit, lot) and unit["status"] == "operational"
+                    and arrival <= (unit["reset_due_by"] or arrival)
+                    and lot["status"] == "available" and arrival <= lot["use_by"])
+
+    def _in_time(self, shipment: dict, arrival: str, clinic: str, session: str, team: bool) -> bool:
+        """``arrival`` meets the session as it stands now (its start, or where and while its team is there) and
+        the destination is open to receive then."""
+        booked = self.clinics[clinic]["immunization_schedule"][session]
+        site = shipment["destination_site_id"]
+        if team:
+            timely = any(w["site_id"] == site and w["from"] <= arrival <= w["until"] for w in booked["handoff"])
+        else:
+            timely = arrival <= booked["start"]
+        return timely and open_at(self._site(site)[1], arrival)
+
+    @predicate
+    def cold_chain_kept(self, product: str, sites: list) -> bool:
+        """Every delivered or dispatched load of ``product`` to ``sites`` rode a working unit holding the lot's band,
+        not overdue for reset, and its lot was (and still is) usable."""
+        return all(self._cold(s, self._arrival(s) if s["status"] == "in_transit" else s["received_at"])
+                   for s in self.shipments.values() if s["product"] == product
+                   and s["destination_site_id"] in sites and s["status"] in ("in_transit", "delivered"))
+
+    @predicate
+    def reaches_in_time(self, product: str, sites: list, clinic: str, session: str, at_least: int, statuses: list,
+                        team: bool = False, goods_id: str | None = None, origin_site_id: str | None = None,
+                        vehicle_id: str | None = None) -> bool:
+        """At least ``at_least`` doses of ``product`` in ``statuses`` (matching the given fields) are on a run, planned
+        or driven, that gets them to ``sites`` over open roads, in time for the session, while the site is open and
+        with the cold chain intact (or were received so)."""
+        want = {k: v for k, v in (("goods_id", goods_id), ("origin_site_id", origin_site_id),
+                                  ("vehicle_id", vehicle_id)) if v}
+        total = 0
+        for s in self.shipments.values():
+            if s["product"] != product or s["destination_site_id"] not in sites or s["status"] not in statuses \
+                    or any(s.get(k) != v for k, v in want.items()):
+                continue
+            arrival = self._arrival(s)
+            if arrival and self._in_time(s, arrival, clinic, session, team) and self._cold(s, arrival):
+                total += s["quantity"]
+        return total >= at_least
+
+    @predicate
+    def settled(self, product: str, sites: list, at_least: int, log) -> bool:
+        """The doses were received, or the user was told in a sentence (not a list of keywords) why not."""
+        return self.doses_received(product, sites, at_least) or any(
+            is_refusal(m) and not looks_like_a_list(m) for m in log.said)
+
+    @predicate
+    def nothing_pending(self, ignore: list = ()) -> bool:
+        """No shipment (besides ``ignore``) is left reserved, assigned or on the road without a receipt."""
+        return not [i for i, s in self.shipments.items() if i not in ignore and s["status"] in PENDING]
+
+    @predicate
+    def shipment_exists(self, statuses: list, goods_id: str | None = None, origin_site_id: str | None = None,
+                        destination_site_id: str | None = None, vehicle_id: str | None = None, at_least: int = 1,
+                        cold: bool = False) -> bool:
+        """Shipments in one of ``statuses`` matching every given field carry at least ``at_least`` doses in all
+        (``cold``: counting only those whose vehicle's cooling unit holds the lot's band). A lapsed allocation
+        counts as nothing but lapsed."""
+        want = {k: v for k, v in (("goods_id", goods_id), ("origin_site_id", origin_site_id),
+                                  ("destination_site_id", destination_site_id), ("vehicle_id", vehicle_id)) if v}
+        return sum(s["quantity"] for s in self.shipments.values()
+                   if ("lapsed" if lapsed(s, self.now) else s["status"]) in statuses
+                   and all(s.get(k) == v for k, v in want.items())
+                   and (not cold or cooling_covers(self._unit_of(s), self.goods_inventory[s["goods_id"]]))) >= at_least
+
+    @predicate
+    def none_sent(self, product: str, sites: list) -> bool:
+        """No dose of ``product`` left for (or reached) any of ``sites``."""
+        return not [s for s in self.shipments.values() if s["product"] == product
+                    and s["destination_site_id"] in sites and s["status"] in ("in_transit", "delivered")]
+
+    @predicate
+    def lots_unshipped(self, lots: list) -> bool:
+        """No dose of ``lots`` was dispatched."""
+        return not [s for s in self.shipments.values() if s["goods_id"] in lots and s["status"] in ("in_transit", "delivered")]
+
+    @predicate
+    def hold_lapsed(self, shipment_id: str) -> bool:
+        """The allocation hold ``shipment_id`` passed its expiry before it left."""
+        return lapsed(self.shipments[shipment_id], self.now)
+
+    @predicate
+    def on_road_to(self, site_id: str, product: str) -> bool:
+        """Doses of ``product`` are on the road to ``site_id``."""
+        return any(s["status"] == "in_transit" and s["product"] == product and s["destination_site_id"] == site_id
+                   for s in self.shipments.values())
+
+    @predicate
+    def planned_to_arrive_by(self, site_id: str, product: str, deadline: str) -> bool:
+        """A vehicle loaded with ``product`` for ``site_id`` is planned to get there by ``deadline``."""
+        loaded = {s["vehicle_id"] for s in self.shipments.values() if s["product"] == product
+                  and s["destination_site_id"] == site_id and s["status"] in ("assigned", "in_transit")}
+        return any(stop["vehicle_id"] in loaded and stop["site_id"] == site_id and stop["planned_arrival"] <= deadline
+                   for stop in self.route_stops.values())
+
+    @predicate
+    def vehicle_route_uses(self, vehicle_id: str, road_id: str, status: str) -> bool:
+        """``vehicle_id`` is ``status`` with a planned route over ``road_id``."""
+        return self.vehicles[vehicle_id]["status"] == status and any(
+            stop["vehicle_id"] == vehicle_id and road_id in stop["road_ids"] for stop in self.route_stops.values())
+
+    @predicate
+    def calling(self, tool: str, ctx, arguments: dict | None = None) -> bool:
+        """The call being made is ``tool`` with (at least) ``arguments``: only ever a write, never a read."""
+        return ctx.tool == tool and all(ctx.arguments.get(k) == v for k, v in (arguments or {}).items())
+
+    # --------------------------------------------------------------- operations
+
+    @operation
+    def set_time_from_now(self, path: list, minutes: int) -> None:
+        """Set the ISO time field at ``path`` to ``minutes`` after now (a deadline announced relative to the moment)."""
+        self.set_field(path, _plus(self.now, minutes))

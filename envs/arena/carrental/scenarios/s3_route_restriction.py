@@ -1,160 +1,122 @@
 """S3 Route Restriction: the road a transfer relies on is closed, and the car would arrive late.
 
 The user needs a car of the class at a suburban depot within the hour; the airport depot has
-one, twenty minutes away over the expressway. The expressway closes (visible in
-``plan_route``): the detour through town takes far longer than the time left. Easy: the
-closure comes as soon as the move is planned; a car from a neighbouring depot makes it in
-time. Medium: it comes after the car has left; its arrival slips past the pickup, which only
-shows when the booking is confirmed, so a neighbour's car is sent and put on the booking.
-Hard: traffic diverted off the expressway gets the nearer neighbour's link road closed too,
-so the car must come from the other neighbour. Impossible: nothing else of the class can
-reach the depot in time.
+one, a short drive away over the expressway. The expressway closes as the car is dispatched
+(visible in ``plan_route``): the detour takes longer than the time left. Easy: a car from a
+neighbouring depot makes it in time. Medium: it closes with the car on it; its arrival slips
+past the pickup, which shows only when the booking is confirmed, so a neighbour's car is sent
+and put on the booking. Hard: traffic diverted off the expressway gridlocks the nearest
+neighbour's streets too, so the car must come from another depot. Impossible: nothing else
+of the class can reach the depot in time.
 """
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-import numpy as np
-
-from sttgym.envs.arena.carrental.generator import (Base, Booking, cannot, car, elapsed, fleet_unmoved, iso, make_task,
-                                                   new_world, rid, tell, user_profile)
-from sttgym.task import Call, Task
-from sttgym.triggers import Mutation, Trigger
+from sttgym.authoring import Author, Plan
+from sttgym.envs.arena.carrental.generator import Request, car, iso, make_task, new_city, one
+from sttgym.geo import shortest_route
+from sttgym.task import Task
 
 
-@dataclass
-class Layout:
-    depot: str  # where the user collects
-    hub: str  # the airport depot the expressway links to the depot
-    expressway: str  # the road that closes
-    near: str  # the neighbouring depot with the shorter link road
-    other: str  # the other neighbour
-    near_road: str  # the link road from ``near`` that closes in the hard cascade
-
-
-def _layout(base: Base) -> Layout:
-    """A residential depot between two neighbours, linked to the farther airport depot by a fresh expressway."""
-    s = base.state
-    links: dict[str, list[tuple[int, str, str]]] = {}
-    for rid_, road in sorted(s["roads"].items()):
-        links.setdefault(road["a"], []).append((road["minutes"], road["b"], rid_))
-        links.setdefault(road["b"], []).append((road["minutes"], road["a"], rid_))
-    residential = base.depots_in("residential")
-    depot = next(d for d in residential if sum(n in residential for _, n, _ in links[d]) == 2)
-    (_, near, near_road), (_, other, _) = sorted(x for x in links[depot] if x[1] in residential)
-    hub = max(base.depots_in("airport"), key=lambda d: (base.minutes(d, depot), d))
-    expressway = base.unique("RD", 100, 999)
-    s["roads"][expressway] = {"a": hub, "b": depot, "minutes": int(base.rng.integers(10, 15)), "open": True,
+def build(author: Author, level: str) -> Task:
+    city = new_city(author)
+    s, pred, op = city.state, author.pred, author.op
+    depot = one(author, city.depots_in("residential"))
+    hub = max(city.depots_in("airport"), key=lambda d: (city.minutes(d, depot), d))
+    expressway = f"RD-{author.serial(100, 999)}"
+    s["roads"][expressway] = {"a": hub, "b": depot, "minutes": author.integer(10, 14), "open": True,
                               "name": "Airport Expressway"}
-    return Layout(depot, hub, expressway, near, other, near_road)
-
-
-def _pickup(base: Base, earliest: int, latest: int) -> datetime:
-    """A pickup at least five minutes after ``earliest`` and before ``latest`` (minutes after the start)."""
-    minutes = 5 * math.ceil((earliest + 5) / 5)
-    if minutes >= latest:
-        raise ValueError(f"no pickup time fits between {earliest} and {latest} minutes")  # a layout bug, not a seed
-    return base.start + timedelta(minutes=minutes)
-
-
-def build(rng: np.random.Generator, level: str) -> Task:
-    base = new_world(rng)
-    cls, s = base.focus, base.state
-    lay = _layout(base)
-    depot, hub = lay.depot, lay.hub
-    first = base.add_vehicle(hub, cls)
-    closed = (lay.expressway,)
-    plan = lambda o: Call(name="plan_route", arguments={"origin_id": o, "destination_id": depot})  # noqa: E731
-    move = lambda v: Call(name="transfer_vehicle", arguments={"vehicle_id": v, "to_depot_id": depot})  # noqa: E731
-    on_time = elapsed([Call(name="search_available_vehicles"), plan(hub)]) + s["roads"][lay.expressway]["minutes"]
-    detour = elapsed([Call(name="search_available_vehicles"), plan(hub)]) + base.minutes(hub, depot, closed)
-    closure = Trigger(
-        name="expressway_closed", description=f"{lay.expressway} (the Airport Expressway) closes after an accident",
-        activation=["plan_route"], timing="after",
-        condition=lambda st, ctx: ctx.arguments.get("origin_id") == hub and st["vehicles"][first]["depot"] == hub,
-        mutations=[Mutation(("roads", lay.expressway, "open"), True, False)], observable_via="plan_route")
-    triggers = [closure]
-    impossible = None
-    ret = base.at(1 + int(rng.integers(1, 3)), int(rng.integers(9, 18)))
-
-    def booking(earliest: int, latest: int) -> Booking:
-        return Booking(base.user, cls, depot, _pickup(base, earliest, latest), ret)
-
-    if level == "easy":
-        spare = base.add_vehicle(lay.near, cls)
-        tail = [plan(hub), Call(name="search_available_vehicles")]
-        b = booking(max(on_time, elapsed([Call(name="search_available_vehicles"), plan(hub), *tail])
-                        + base.minutes(lay.near, depot, closed)), detour)
-        head = [b.search(hub), plan(hub)]
-        nominal = head + [move(first), b.hold(first), b.confirm()]
-        oracle = head + [plan(hub), b.search(lay.near), move(spare), b.hold(spare), b.confirm()]
-    elif level == "medium":
-        spare = base.add_vehicle(lay.near, cls)
-        probe = [Call(name=n) for n in ("search_available_vehicles", "plan_route", "transfer_vehicle", "hold_vehicle",
-                                        "get_rental_quote", "get_vehicle_status", "search_available_vehicles")]
-        b = booking(max(on_time, elapsed(probe) + base.minutes(lay.near, depot, closed)), 10 ** 6)
-        slipped = b.pickup + timedelta(minutes=5 * int(rng.integers(6, 13)))
-        # The car is caught on the expressway when it closes: its arrival slips past the pickup.
-        triggers = [Trigger(
-            name="expressway_closed", description=f"{lay.expressway} closes while {first} is on it; it arrives late",
-            activation=["get_rental_quote", "get_vehicle_status", "get_reservation", "list_customer_reservations"],
-            condition=lambda st, ctx: st["vehicles"][first]["depot"] == depot
-            and (st["vehicles"][first]["available_from"] or "") > ctx.now,
-            mutations=[Mutation(("roads", lay.expressway, "open"), True, False),
-                       Mutation(("vehicles", first, "available_from"), iso(base.start + timedelta(minutes=on_time)),
-                                iso(slipped))],
-            observable_via="get_vehicle_status")]
-        head = [b.search(hub), plan(hub), move(first), b.hold(first), b.quote()]
-        nominal = head + [b.confirm()]
-        oracle = head + [Call(name="get_vehicle_status", arguments={"vehicle_id": first}), b.search(lay.near),
-                         move(spare),
-                         Call(name="swap_reservation_vehicle", arguments={"reservation_id": rid("hold"),
-                                                                          "vehicle_id": spare}), b.confirm()]
-    elif level == "hard":
-        base.add_vehicle(lay.near, cls)
-        spare = base.add_vehicle(lay.other, cls)
-        both = closed + (lay.near_road,)
-        probe = [Call(name=n) for n in ("search_available_vehicles", "plan_route", "plan_route",
-                                        "search_available_vehicles", "plan_route", "search_available_vehicles",
-                                        "plan_route")]
-        near_late = elapsed(probe[:5]) + base.minutes(lay.near, depot, both)
-        b = booking(max(on_time, elapsed(probe) + base.minutes(lay.other, depot, both)), min(detour, near_late))
-        triggers.append(Trigger(
-            name="link_road_closed", description=f"diverted traffic gets {lay.near_road}, {lay.near}'s link, closed",
-            activation=["plan_route", "search_available_vehicles", "get_vehicle_status", "list_customer_reservations"],
-            condition=lambda st, ctx: not st["roads"][lay.expressway]["open"],
-            mutations=[Mutation(("roads", lay.near_road, "open"), True, False)], observable_via="plan_route"))
-        head = [b.search(hub), plan(hub)]
-        nominal = head + [move(first), b.hold(first), b.confirm(), b.verify()]
-        oracle = head + [plan(hub), b.search(lay.near), plan(lay.near), b.search(lay.other), plan(lay.other),
-                         move(spare), b.hold(spare), b.confirm(), b.verify()]
+    first = city.add_vehicle(hub, city.focus)
+    ret = iso(city.at(author.integer(2, 3), author.integer(9, 17)))
+    # The neighbour whose car would come, and (hard) another that still reaches the depot once its streets close.
+    slow = {r: x for r, x in s["roads"].items() if r != expressway}
+    candidates = [d for d in city.nearest(depot, sorted(s["depots"])) if d != hub]
+    # Routes that avoid the hub stay as fast when its roads are slowed below.
+    near = next(d for d in candidates if any(shortest_route(slow, o, depot, {d, hub}) for o in candidates if o != d))
+    other = next(o for o in candidates if o != near and shortest_route(slow, o, depot, {near, hub}))
+    if level != "hard" and shortest_route(slow, near, depot, {hub}) is None:
+        near = other
+    source = other if level == "hard" else near
+    spare = city.add_vehicle(source, city.focus) if level != "impossible" else ""
+    if level == "hard":
+        city.add_vehicle(near, city.focus)
     else:
-        base.add_vehicle(depot, cls, status="maintenance")
-        b = booking(on_time, detour)
-        head = [b.search(hub), plan(hub)]
-        nominal = head + [move(first), b.hold(first), b.confirm()]
-        minutes = base.minutes(hub, depot, closed)
-        oracle = head + [plan(hub), b.search(), tell(
-            f"I'm sorry, I cannot get {car(cls)} to {depot} by {iso(b.pickup)}: the Airport Expressway "
-            f"({lay.expressway}) is closed, the detour from {hub} takes {minutes} minutes, and the only other "
-            f"{car(cls, article=False)} at {depot} is in the workshop.")]
-        impossible = cannot(base, ["closed", "closure", lay.expressway], "a car that arrives after the pickup",
-                            fleet_unmoved(s, [first]))
+        city.add_vehicle(depot, city.focus, status="maintenance")
 
-    s["customers"][base.user]["payment_limit"] = base.price(depot, cls, b.pickup, b.ret) + 50 * int(rng.integers(1, 5))
-    customer = s["customers"][base.user]
-    query = (f"Hi, {customer['name']} here, customer {base.user}. I need {car(cls)} at {base.name(depot)} ({depot}) "
-             f"by {iso(b.pickup)}, returning it there {iso(b.ret)}. The depot has none on site, but the "
-             f"{base.name(hub)} desk ({hub}) has one and the expressway makes it a short drive; please have it "
-             f"brought over and book it for me.")
+    def task_for(pickup: str):
+        req = Request(city, depot, pickup, ret)
+        plan = Plan(look=[req.search(hub), req.route(hub)], move=[req.move(first)],
+                    hold=[req.hold(first)] + ([req.quote()] if level == "medium" else []), confirm=[req.confirm()])
+        if level == "medium":
+            slipped = iso(datetime.fromisoformat(pickup) + timedelta(minutes=5 * author.integer(6, 12)))
+            triggers = [city.trigger(
+                "expressway_closed", f"{expressway} closes while {first} is on it; it arrives late",
+                pred.in_transit(vehicle_id=first),
+                [op.set_field(path=["roads", expressway, "open"], value=False),
+                 op.set_field(path=["vehicles", first, "available_from"], value=slipped)],
+                "get_vehicle_status", {"vehicle_id": first}, activation=["hold_vehicle"], timing="after")]
+            oracle = plan.upto("hold") + [req.status(first), req.depots(), req.search(near), req.move(spare),
+                                          req.swap(spare), req.confirm()]
+            return req, plan, triggers, oracle
+        triggers = [city.trigger(
+            "expressway_closed", f"{expressway} (the Airport Expressway) closes as {first} is dispatched",
+            pred.all_of(preds=[pred.call_argument(name="vehicle_id", value=first),
+                               pred.field_equals(path=["vehicles", first, "depot"], value=hub)]),
+            [op.set_field(path=["roads", expressway, "open"], value=False)],
+            "plan_route", {"origin_id": hub, "destination_id": depot}, activation=["transfer_vehicle"])]
+        head = plan.upto("move") + [req.route(hub), req.depots()]
+        if level == "easy":
+            oracle = head + [req.search(near), req.move(spare), req.hold(spare), req.confirm()]
+        elif level == "hard":
+            gridlock = [op.set_field(path=["roads", r, "open"], value=False)
+                        for r, x in sorted(s["roads"].items()) if near in (x["a"], x["b"])]
+            triggers.append(city.trigger(
+                "gridlock", f"traffic diverted off the expressway gridlocks every street out of {near}",
+                pred.field_equals(path=["roads", expressway, "open"], value=False), gridlock,
+                "plan_route", {"origin_id": near, "destination_id": depot}))
+            oracle = head + [req.search(near), req.route(near), req.search(other), req.route(other),
+                             req.move(spare), req.hold(spare), req.confirm()]
+        else:
+            oracle = head + [req.search(), req.tell(
+                f"I'm sorry, I can't get {car(city.focus)} to {depot} by {pickup[11:]}: the Airport Expressway "
+                f"({expressway}) is now closed, the detour from {hub} arrives too late, and the depot's other one "
+                f"is in the workshop.")]
+        return req, plan, triggers, oracle
+
+    def arrival(calls, triggers, vehicle) -> datetime:
+        run = author.dry_run(s, iso(city.start), calls, triggers)
+        return max([datetime.fromisoformat(r["data"]["arrives"]) for c, r in zip(calls, run.results)
+                    if c.name == "transfer_vehicle" and r.get("success") and c.arguments["vehicle_id"] == vehicle]
+                   or [datetime.max])
+
+    # The pickup is the first five-minute mark by which both the expressway run and the fix arrive; the
+    # detour must miss it, with or without reads first. Where this city's detour is too short, it is slowed.
+    for _ in range(30):
+        req, plan, triggers, oracle = task_for(iso(city.at(5, 12)))  # a far pickup only measures arrivals
+        ready = arrival(plan.calls, [], first)
+        if spare:
+            ready = max(ready, arrival(oracle, triggers, spare))
+        ready += timedelta(minutes=(-ready.minute) % 5)
+        blind = [c for c in plan.calls if author.tools[c.name].mutates]
+        late = min(arrival(plan.calls, triggers, first), arrival(blind, triggers, first))
+        if level == "medium" or ready < late - timedelta(minutes=4):
+            break
+        for road in s["roads"].values():
+            if hub in (road["a"], road["b"]) and road is not s["roads"][expressway]:
+                road["minutes"] += 15
+    else:
+        raise RuntimeError(f"{depot}: no pickup time fits this city")  # a layout bug, not a seed
+    req, plan, triggers, oracle = task_for(iso(ready))
+    city.afford(depot, city.focus, req.pickup, ret)
+    impossible = req.refusal(["expressway_closed"], [expressway]) if level == "impossible" else None
+    name = s["customers"][city.user]["name"]
+    query = (f"Hi, {name} here, customer {city.user}. I need {car(city.focus)} at {city.name(depot)} ({depot}) by "
+             f"{req.pickup}, returning it there {ret}. The depot has none on site, but the {city.name(hub)} desk "
+             f"({hub}) has one and the expressway makes it a short drive; please have it brought over and book it.")
     answers = {("depot", "another", "other", "elsewhere", "different", "neighbour"):
-               f"Any depot can send the car; I only care that it is at {depot} by {iso(b.pickup)}.",
-               ("car", "vehicle"): f"Any {car(cls, article=False)} is fine."}
-    insist = f"I have to leave {depot} at {iso(b.pickup)}; a later pickup is no use to me." if impossible else None
-    profile = user_profile(base, "a customer in a hurry", [f"customer id {base.user}", f"pickup depot {depot}",
-                           f"pickup {iso(b.pickup)}"], answers, insist=insist)
-    checks = b.checks()
-    return make_task(base, query, profile, triggers, checks, nominal, oracle, impossible)
+               f"Any depot can send the car; I only care that it is at {depot} by {req.pickup}.",
+               ("car", "vehicle"): f"Any {city.focus} is fine."}
+    return make_task(req, query, triggers, plan.calls, oracle, "a customer in a hurry", answers, impossible,
+                     insist=f"I have to leave {depot} at {req.pickup}; a later pickup is no use to me.")

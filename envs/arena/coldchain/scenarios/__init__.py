@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 from functools import partial
-from typing import Callable
-
-import numpy as np
 
 from sttgym.envs.arena.coldchain.scenarios import (
     s1_site_mismatch,
@@ -18,7 +15,7 @@ from sttgym.envs.arena.coldchain.scenarios import (
     t2_priority_reorder,
     t3_quota_reset,
 )
-from sttgym.task import LEVELS, Task
+from sttgym.task import LEVELS
 
 __all__ = ["SCENARIOS"]
 
@@ -26,5 +23,5 @@ MODULES = {"T1": t1_window_expiry, "T2": t2_priority_reorder, "T3": t3_quota_res
            "S1": s1_site_mismatch, "S2": s2_dependency_block, "S3": s3_route_restriction,
            "ST1": st1_resource_shift, "ST2": st2_failure_cascade, "ST3": st3_handoff_failure}
 
-SCENARIOS: dict[tuple[str, str], Callable[[np.random.Generator], Task]] = {
-    (conflict, level): partial(module.build, level=level) for conflict, module in MODULES.items() for level in LEVELS}
+SCENARIOS = {(conflict, level): partial(module.build, level=level) for conflict, module in MODULES.items()
+             for level in LEVELS}

@@ -2,8 +2,8 @@
 
 Every lot belongs to a manufacturer batch; a lot can only leave a site while its batch is released.
 
-- easy: reading the hub's stock shows the user's lot put on hold; another batch of the same product
-  sits at the same hub and ships instead.
+- easy: while the agent reads, the user's lot is put on hold; another batch of the same product sits
+  at the same hub and ships instead.
 - medium: the hold arrives once the lot is already loaded on the van, and halts the dispatch; the hub
   has no other batch, so the shipment is cancelled and the doses come from the city hub.
 - hard: the hold covers the whole batch, including the city hub's lot; the only released doses are
@@ -13,78 +13,56 @@ Every lot belongs to a manufacturer batch; a lot can only leave a site while its
 
 from __future__ import annotations
 
-import numpy as np
-
-from sttgym.envs.arena.coldchain.generator import (Base, build_base, deliver, hhmm, left_alone, load_and_go, make_task,
-                                                   no_dangling, shipment, survey)
-from sttgym.task import Call, Task
-from sttgym.triggers import Mutation, Trigger
+from sttgym.authoring import Author
+from sttgym.envs.arena.coldchain.generator import (build_base, calls, deliver, fields, from_city, ladder, maybe, nominal,
+                                                   posted, task, trigger, unshipped, unwind)
+from sttgym.task import Task
 
 
-def _batch_hold(base: Base, lots: list[str], staged: bool) -> Trigger:
-    """The batch of ``lots`` goes on hold: when the hub's stock is read, or (``staged``) once a lot is loaded."""
-    batch = base.state["goods_inventory"][lots[0]]["batch"]
-    if staged:
-        activation, condition = [], lambda s, ctx: any(
-            sh["goods_id"] == base.lot and sh["status"] == "assigned" for sh in s["shipments"].values())
-    else:
-        activation, condition = ["get_goods_inventory_at_site"], lambda s, ctx: ctx.arguments.get("site_id") == base.hub
-    changes = []
-    for lot in lots:
-        changes += [Mutation(("goods_inventory", lot, "status"), "available", "on_hold"),
-                    Mutation(("goods_inventory", lot, "note"), None, f"batch {batch} release revoked by the regulator")]
-    return Trigger(name="batch_release_revoked", description=f"batch {batch} is put on regulatory hold",
-                   activation=activation, condition=condition, mutations=changes,
-                   observable_via="get_goods_inventory_at_site")
-
-
-def build(rng: np.random.Generator, level: str) -> Task:
-    base = build_base(rng)
-    reads = survey(base)
-    nominal = reads + deliver(base.lot, base.hub, base.clinic, base.qty, base.vehicle, [base.hub, base.clinic])
-    inventory = lambda site: Call(name="get_goods_inventory_at_site", arguments={"site_id": site})  # noqa: E731
-    replan = nominal[:7] + [inventory(base.hub), Call(name="cancel_shipment", arguments={"shipment_id": shipment()}),
-                            inventory(base.hub2)]
-    city = [base.hub2, base.clinic]
-    held = [base.lot]
-
+def build(author: Author, level: str) -> Task:
+    r = build_base(author)
+    call, pred = author.call, author.pred
+    inventory = r.state["goods_inventory"]
+    plan = nominal(r)
+    held = [r.lot] if level in ("easy", "medium") else [r.lot, r.lot2]
+    batch = inventory[r.lot]["batch"]
+    for lot in held:
+        inventory[lot]["batch"] = batch
+    stock = call.get_goods_inventory_at_site(site_id=r.hub)
+    # Easy, impossible: there before anything is booked; else it lands once the lot is loaded, and shows only when
+    # the van should leave.
+    triggers = [trigger(r, "batch_release_revoked", f"batch {batch} is put on regulatory hold",
+                        effect=[op for lot in held for op in fields(r, ["goods_inventory", lot], status="on_hold",
+                                note=f"batch {batch} release revoked by the regulator")],
+                        seen_by=stock.name, seen_with=stock.arguments,
+                        **posted(r, level, activation=["assign_shipment_to_vehicle"], timing="after",
+                                 when=pred.shipment_exists(statuses=["assigned"], goods_id=r.lot)))]
+    unwinding = unwind(r, plan, "route", stock)
+    other = r.add_lot(r.hub, r.qty + author.integer(1, 5) * 50) if level == "easy" else r.lot2
+    # The released doses: another batch at the same hub (easy), the city hub's lot (medium), or (hard) two lots
+    # collected by the city hub's van.
+    milestones = ladder(r, level, "batch_release_revoked", f"the doses were booked from {other}, a released batch",
+                        **({"vehicle_id": r.vehicle2} if level == "hard" else {"goods_id": other}))
     if level == "easy":
-        other = base.add_lot(base.hub, base.qty + int(rng.integers(1, 6)) * 50)
-        oracle = reads + deliver(other, base.hub, base.clinic, base.qty, base.vehicle, [base.hub, base.clinic])
+        oracle = plan["read"] + [stock] + calls(deliver(r, other, r.hub, r.vehicle, [r.hub, r.clinic]))
     elif level == "medium":
-        oracle = replan + deliver(base.lot2, base.hub2, base.clinic, base.qty, base.vehicle2, city)
-    elif level == "hard":
-        lots = base.state["goods_inventory"]
-        lots[base.lot2]["batch"] = lots[base.lot]["batch"]
-        held.append(base.lot2)
-        part = int(rng.integers(2, base.qty // 50)) * 50
-        small = base.add_lot(base.hub2, part)
-        rest = base.add_lot(base.depot2, base.qty - part + int(rng.integers(1, 5)) * 50)
-        oracle = replan + [inventory(base.depot2)]
-        for tag, lot, origin, doses in (("small", small, base.hub2, part), ("rest", rest, base.depot2, base.qty - part)):
-            oracle.append(Call(name="create_new_shipment", save_as=tag, arguments={
-                "goods_id": lot, "origin_site_id": origin, "destination_site_id": base.clinic, "quantity": doses}))
-        first, second = (load_and_go(shipment(t), base.vehicle2, [base.hub2, base.depot2, base.clinic], base.clinic)
-                         for t in ("small", "rest"))
-        oracle += [first[0], second[0], first[1], first[2], first[3], second[3]]
+        oracle = unwinding + from_city(r)
+    elif level == "hard":  # released doses split between the city hub and the city depot's cold room, one run
+        part = author.integer(2, r.qty // 50 - 1) * 50
+        small, rest = r.add_lot(r.hub2, part), r.add_lot(r.depot2, r.qty - part + author.integer(1, 4) * 50)
+        one, two = (deliver(r, lot, site, r.vehicle2, [r.hub2, r.depot2, r.clinic], quantity=inventory[lot]["quantity"],
+                            tag=lot) for lot, site in ((small, r.hub2), (rest, r.depot2)))
+        oracle = unwinding + [*maybe(r, call.list_sites()), call.list_lots(product=r.product),
+                              call.list_vehicles_at_site(site_id=r.hub2)] + one["ship"] + two["ship"] + \
+            one["assign"] + two["assign"] + two["route"] + one["go"] + one["receive"] + two["receive"]
     else:
-        lots = base.state["goods_inventory"]
-        lots[base.lot2]["batch"] = lots[base.lot]["batch"]
-        held.append(base.lot2)
-        oracle = reads + [inventory(base.hub2)]
-    triggers = [_batch_hold(base, held, staged=level in ("medium", "hard"))]
-
-    base.settle_session(base.eta(nominal), base.eta(oracle) if level != "impossible" else base.start)
-    batch = base.state["goods_inventory"][base.lot]["batch"]
-    return make_task(
-        base, level, triggers=triggers, nominal=nominal, oracle=oracle,
-        query=f"Please ship {base.qty} doses of {base.product} from lot {base.lot} at {base.hub} to {base.clinic} in "
-              f"our van {base.vehicle}, for session {base.session} on {base.session_start[:10]} at "
-              f"{hhmm(base.session_start)}, and register the receipt at the clinic.",
-        vehicle_note=f"{base.vehicle} is ours; any van holding {base.band[0]} to {base.band[1]} degrees C is fine.",
+        oracle = plan["read"] + [stock, call.list_lots(product=r.product)]
+    r.settle_after(level, plan, oracle, triggers)
+    return task(
+        r, level, triggers=triggers, plan=plan, oracle=oracle, milestones=milestones,
         facts=["Any released batch of the product is acceptable."],
-        insist=f"We need {base.qty} doses of {base.product} for today's session, and only released stock may be used.",
-        refusal=f"I cannot ship the doses: the regulator put batch {batch} on hold, and every lot of {base.product} "
-                f"at {base.hub} and {base.hub2} ({base.lot}, {base.lot2}) belongs to it, so no released stock is left.",
-        blocking=["hold", "batch", "release"],
-        forbidden=[left_alone("held_lots_untouched", held, "on_hold"), no_dangling(set())])
+        insist=f"We need {r.qty} doses of {r.product} for today's session, and only released stock may be used.",
+        refusal=f"I can't ship the doses: the regulator revoked batch {batch}, and every lot of {r.product} in the "
+                f"region ({r.lot} and {r.lot2}) belongs to it and is now on_hold, so no released stock is left.",
+        blocking=["on_hold", "on hold"] if level == "impossible" else [],
+        forbidden=[unshipped(r, held, "held_lots_untouched", "on regulatory hold")])

@@ -3,10 +3,10 @@
 The regional hub reaches the clinic fastest along one corridor road; the slower detours run through
 the other clinics. Routes keep the roads they were planned on, so a closure invalidates them.
 
-- easy: checking the planned route shows the corridor closed before the van leaves; re-planning
-  finds the detour, which still makes the session.
-- medium: the corridor closes while the van is on the road (seen when the agent checks its route),
-  so it cannot arrive; it is recalled, re-routed on the detour and sent again.
+- easy: the corridor closes once the van's route over it is planned, before the van leaves (the route
+  shows it); re-planning finds the detour, which still makes the session.
+- medium: the corridor closes while the van is on the road, so it cannot arrive; it is recalled,
+  re-routed on the detour and sent again.
 - hard: as medium, but the detour after the recall would miss the session: the shipment is cancelled
   and the doses go from the city hub instead.
 - impossible: a flood closes every road into the clinic.
@@ -14,82 +14,58 @@ the other clinics. Routes keep the roads they were planned on, so a closure inva
 
 from __future__ import annotations
 
-import numpy as np
-
-from sttgym.checklist import Check
-from sttgym.envs.arena.coldchain.generator import (at, build_base, deliver, floor5, hhmm, make_task, no_dangling,
-                                                   plus, shipment, survey)
-from sttgym.task import Call, Task
-from sttgym.triggers import Mutation, Trigger
+from sttgym.authoring import Author
+from sttgym.envs.arena.coldchain.generator import (arrival, build_base, fields, from_city, gate, ladder, maybe, minutes,
+                                                   nominal, reacted, routed, task, trigger, unwind)
+from sttgym.task import Task
 
 
-def _rides(state: dict, vehicle: str, road: str, status: str) -> bool:
-    """``vehicle`` has status ``status`` and its planned route uses ``road``."""
-    return state["vehicles"][vehicle]["status"] == status and any(
-        stop["vehicle_id"] == vehicle and road in stop["road_ids"] for stop in state["route_stops"].values())
+def build(author: Author, level: str) -> Task:
+    r = build_base(author)
+    call, pred = author.call, author.pred
+    plan = nominal(r)
+    corridor, van = r.roads["depot1-clinic"], r.vehicle
+    details = call.get_route_stop_details(vehicle_id=van)
+    again = [call.add_or_update_route_plan(vehicle_id=van, route_plan=[r.hub, r.clinic]), *plan["go"], *plan["receive"]]
+    recall = call.update_vehicle_status(vehicle_id=van, status="idle")
+    milestones, blocking, forbidden, slack = [], [], [], {}
 
+    def closure(roads: list[str], why: str, **when):
+        return trigger(r, "road_closed", f"{', '.join(roads)} closed: {why}", **when,
+                       effect=[op for road in roads for op in fields(r, ["roads", road], open=False, note=why)])
 
-def _closure(roads: list[str], why: str, condition, activation: list[str]) -> Trigger:
-    changes = []
-    for road in roads:
-        changes += [Mutation(("roads", road, "open"), True, False), Mutation(("roads", road, "note"), None, why)]
-    return Trigger(name="road_closed", description=f"{', '.join(roads)} closed: {why}", activation=activation,
-                   condition=condition, mutations=changes, observable_via="get_route_stop_details")
-
-
-def build(rng: np.random.Generator, level: str) -> Task:
-    base = build_base(rng)
-    corridor = base.roads["depot1-clinic"]
-    check_route = Call(name="get_route_stop_details", arguments={"vehicle_id": base.vehicle})
-    go = deliver(base.lot, base.hub, base.clinic, base.qty, base.vehicle, [base.hub, base.clinic])
-    reroute = [Call(name="add_or_update_route_plan", arguments={"vehicle_id": base.vehicle,
-                                                                "route_plan": [base.hub, base.clinic]}),
-               go[3], go[4]]
-    recall = Call(name="update_vehicle_status", arguments={"vehicle_id": base.vehicle, "status": "idle"})
-    closed = frozenset({corridor})
-    why = "bridge closed after a collision"
-
-    if level == "easy":
-        nominal = survey(base) + go[:3] + [check_route] + go[3:]
-        oracle = nominal[:8] + reroute
-        triggers = [_closure([corridor], why, lambda s, ctx: _rides(s, base.vehicle, corridor, "idle"), [check_route.name])]
-    else:
-        nominal = survey(base) + go[:4] + [check_route, go[4]]
-        triggers = [_closure([corridor], why, lambda s, ctx: _rides(s, base.vehicle, corridor, "in_transit"),
-                             [check_route.name])]
-        if level == "medium":
-            oracle = nominal[:9] + [recall] + reroute
-        elif level == "hard":
-            oracle = nominal[:9] + [recall, Call(name="get_travel_time", arguments={"origin_site_id": base.hub,
-                                                                                    "destination_site_id": base.clinic}),
-                                    Call(name="cancel_shipment", arguments={"shipment_id": shipment()}),
-                                    Call(name="get_goods_inventory_at_site", arguments={"site_id": base.hub2})]
-            oracle += deliver(base.lot2, base.hub2, base.clinic, base.qty, base.vehicle2, [base.hub2, base.clinic],
-                              tag="city")
-            detour = base.eta(nominal[:9] + [recall] + reroute, closed)  # what re-routing the van would give
-            base.set_session_start(floor5(plus(detour, -int(rng.integers(2, 5)) * 5)))
-        else:
-            flooded = [base.roads[k] for k in ("depot1-clinic", "clinic2-clinic", "clinic-hub2")]
-            flood = plus(at(base, survey(base)[:2]), int(rng.integers(1, 5)))  # rising water while the agent reads
-            triggers = [_closure(flooded, "flooding: every road into the clinic is shut",
-                                 lambda s, ctx: ctx.now >= flood, [])]
-            oracle = survey(base) + [Call(name="get_travel_time", arguments={"origin_site_id": base.hub2,
-                                                                             "destination_site_id": base.clinic})]
-    if level != "hard":
-        base.settle_session(base.eta(nominal), base.eta(oracle, closed) if level != "impossible" else base.start)
-
-    return make_task(
-        base, level, triggers=triggers, nominal=nominal, oracle=oracle,
-        query=f"Please ship {base.qty} doses of {base.product} from lot {base.lot} at {base.hub} to {base.clinic} with "
-              f"our van {base.vehicle}; they are for session {base.session} on {base.session_start[:10]} at "
-              f"{hhmm(base.session_start)}. Register the receipt at the clinic when they arrive.",
-        vehicle_note=f"{base.vehicle} is ours; any van holding {base.band[0]} to {base.band[1]} degrees C is fine.",
+    if level == "impossible":
+        flooded = sorted(rid for rid, road in r.state["roads"].items() if r.clinic in (road["a"], road["b"]))
+        triggers = [closure(flooded, "flooding: every road into the clinic is shut", when=pred.time_reached(
+            moment=r.early()), seen_by="list_roads", seen_with={"site_id": r.clinic})]
+        oracle, blocking = plan["read"] + [call.list_roads(site_id=r.clinic)], flooded
+        everywhere = [s for c in ("distribution_hubs", "depots", "clinics") for s in r.state[c]]
+        forbidden = [gate("no_doses_sent_elsewhere", f"no dose of {r.product} was sent to another site instead",
+                          pred.none_sent(product=r.product, sites=everywhere))]
+    else:  # easy: closes once the route over it is planned; medium, hard: once the van is on the road over it
+        idle = level == "easy"
+        write = "add_or_update_route_plan" if idle else "update_vehicle_status"
+        triggers = [closure([corridor], "bridge closed after a collision", activation=[write], timing="after",
+                            when=pred.vehicle_route_uses(vehicle_id=van, road_id=corridor,
+                                                         status="idle" if idle else "in_transit"),
+                            seen_by=details.name, seen_with=details.arguments)]
+        oracle = plan.upto("route" if idle else "go") + [details, *([] if idle else [recall]),
+                                                         *maybe(r, call.list_roads(site_id=r.clinic))] + again
+        milestones = [reacted(r, "road_closed", routed(r, goods_id=r.lot, vehicle_id=van),
+                              "the van was re-routed on open roads that still reach the clinic in time")]
+    if level == "hard":  # the detour would be late: the session starts before the re-routed van could arrive
+        detour = arrival(r.run(oracle, triggers), r.clinic)
+        oracle = unwind(r, plan, "go", details, recall=True, then=[
+            call.get_travel_time(origin_site_id=r.hub, destination_site_id=r.clinic)]) + from_city(r)
+        milestones = ladder(r, level, "road_closed", goods_id=r.lot2, vehicle_id=r.vehicle2)
+        fast = max(arrival(r.run(plan.calls), r.clinic), arrival(r.run(oracle, triggers), r.clinic))
+        slack = {"slack": (1, max(1, min(6, minutes(fast, detour) // 5 - 1)))}
+    start = r.settle_after(level, plan, oracle, triggers, **slack)
+    assert level != "hard" or start < detour, "the re-routed van must miss the session"
+    return task(
+        r, level, triggers=triggers, plan=plan, oracle=oracle, milestones=milestones,
         facts=["Any route is fine as long as the doses arrive in time."],
-        insist=f"The doses have to reach {base.clinic} itself today; no other site can run this session.",
-        refusal=f"I cannot get the doses to {base.clinic}: flooding has closed every road into the clinic, so no "
-                "vehicle can reach it today.",
-        blocking=["closed", "flood", "road"],
-        forbidden=[Check("no_doses_sent_elsewhere", f"no dose of {base.product} was sent to another site instead",
-                         lambda s, _: not [sh for sh in s["shipments"].values() if sh["product"] == base.product
-                                           and sh["destination_site_id"] != base.clinic and sh["created_at"] >= base.start]),
-                   no_dangling(set())])
+        insist=f"The doses have to reach {r.clinic} itself today; no other site can run this session.",
+        refusal=f"I can't get the doses to {r.clinic}: flooding has closed every road into the clinic "
+                f"({', '.join(blocking)}), so no vehicle can reach it today.",
+        blocking=blocking, forbidden=forbidden)

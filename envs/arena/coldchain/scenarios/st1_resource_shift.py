@@ -1,12 +1,13 @@
 """ST1 Resource Shift: a demand peak pulls refrigerated vans across the region to a vaccination drive.
 
-At set times the dispatch centre pools vans for a mass vaccination drive at another clinic: a pooled
-van is reserved there and can carry nothing else.
+The dispatch centre pools vans for a mass vaccination drive at another clinic: a pooled van is
+reserved for the drive and can carry nothing else.
 
 - easy: while the agent is still reading, the user's van is pooled; the van at the depot on the
   regional side takes the load from the hub instead.
-- medium: the pooling of the user's van is announced as the agent reads it and carried out after the
-  shipment is loaded and routed; the shipment moves to the depot van, which is routed through the hub.
+- medium: the pooling of the user's van is announced as the shipment is booked and carried out once
+  the shipment is loaded and routed, when the van was due to leave; the shipment moves to the depot
+  van, which is routed through the hub.
 - hard: as medium, and a second wave then takes the depot van too; with no van left near the regional
   hub, the shipment is cancelled and the city hub ships its own stock in its own van.
 - impossible: every van that can hold the product's temperature band is pooled; only vans of the
@@ -15,87 +16,69 @@ van is reserved there and can carry nothing else.
 
 from __future__ import annotations
 
-import numpy as np
-
-from sttgym.checklist import Check
-from sttgym.envs.arena.coldchain.generator import (Base, at, build_base, deliver, hhmm, load_and_go, make_task,
-                                                   no_dangling, plus, shipment, survey)
-from sttgym.task import Call, Task
-from sttgym.triggers import Mutation, Trigger
+from sttgym.authoring import Author
+from sttgym.envs.arena.coldchain.generator import (build_base, calls, deliver, fields, from_city, gate, ladder, loaded,
+                                                   maybe, nominal, on_write, reacted, shipment, task, trigger, unwind)
+from sttgym.task import Task
 
 
-def _pooled_note(base: Base) -> str:
-    return f"pooled for the mass vaccination drive at {base.clinic3}"
+def build(author: Author, level: str) -> Task:
+    r = build_base(author)
+    call, pred = author.call, author.pred
+    plan = nominal(r)
+    drive = f"pooled for the mass vaccination drive at {r.clinic3}"
 
+    def pool(name: str, vans: list[str], seen_by: str, seen_with: dict, **when):
+        return trigger(r, name, f"{', '.join(vans)} {drive}", seen_by=seen_by, seen_with=seen_with, **when,
+                       effect=[op for van in vans
+                               for op in fields(r, ["vehicles", van], status="reserved", note=drive)])
 
-def _announce(base: Base, when: str) -> Trigger:
-    """Reading the user's van, the dispatch centre books it for the drive from ``when``."""
-    return Trigger(
-        name="pooling_announced", description=f"{base.vehicle} will be pooled for the drive from {hhmm(when)}",
-        activation=["get_vehicle_status"], timing="after",
-        condition=lambda s, ctx: ctx.arguments.get("vehicle_id") == base.vehicle,
-        mutations=[Mutation(("vehicles", base.vehicle, "note"), None, f"to be {_pooled_note(base)} from {hhmm(when)}")],
-        observable_via="get_vehicle_status")
-
-
-def _pool(base: Base, name: str, vans: list[str], when: str, announced: str | None = None) -> Trigger:
-    """At ``when`` the dispatch centre takes ``vans`` to the drive."""
-    changes = []
-    for van in vans:
-        record = base.state["vehicles"][van]
-        changes += [Mutation(("vehicles", van, "status"), "idle", "reserved"),
-                    Mutation(("vehicles", van, "site_id"), record["site_id"], base.clinic3),
-                    Mutation(("vehicles", van, "note"), announced if van == base.vehicle else None, _pooled_note(base))]
-    return Trigger(name=name, description=f"{', '.join(vans)} pooled for the drive at {hhmm(when)}",
-                   activation=[], condition=lambda s, ctx: ctx.now >= when, mutations=changes,
-                   observable_via="list_vehicles_at_site")
-
-
-def build(rng: np.random.Generator, level: str) -> Task:
-    base = build_base(rng)
-    reads = survey(base)
-    nominal = reads + deliver(base.lot, base.hub, base.clinic, base.qty, base.vehicle, [base.hub, base.clinic])
-    look = lambda site: Call(name="list_vehicles_at_site", arguments={"site_id": site})  # noqa: E731
-    moved = nominal[:7] + [Call(name="get_vehicle_status", arguments={"vehicle_id": base.vehicle}), look(base.depot1)]
-
+    van_read = call.get_vehicle_status(vehicle_id=r.vehicle)
+    seen = {"seen_by": van_read.name, "seen_with": van_read.arguments}
+    depot_vans = [call.list_sites(), call.list_vehicles_at_site(site_id=r.depot1)]
+    moved = reacted(r, "vans_pooled", loaded(r, goods_id=r.lot, vehicle_id=r.vehicle3),
+                    f"the doses were loaded on {r.vehicle3}, the free van on the regional side")
+    milestones, blocking = [], []
+    if level in ("easy", "impossible"):  # pooled while the agent still reads
+        vans = [r.vehicle] if level == "easy" else [r.vehicle, r.vehicle2, r.vehicle3]
+        triggers = [pool("vans_pooled", vans, when=pred.time_reached(moment=r.early()), **seen)]
+    else:  # announced as the shipment is booked; carried out when the van was due to leave
+        note, due = f"to be {drive} when it is due to leave", r.run(plan.upto("route")).end
+        triggers = [
+            trigger(r, "pooling_announced", f"{r.vehicle} will be {drive}", **seen,
+                    **on_write(r, "create_new_shipment", goods_id=r.lot),
+                    effect=fields(r, ["vehicles", r.vehicle], note=note)),
+            pool("vans_pooled", [r.vehicle], **seen, when=pred.all_of(preds=[
+                pred.field_equals(path=["vehicles", r.vehicle, "note"], value=note),
+                pred.any_of(preds=[pred.time_reached(moment=due), pred.calling(
+                    tool="update_vehicle_status", arguments={"vehicle_id": r.vehicle})])]))]
     if level == "easy":
-        triggers = [_pool(base, "vans_pooled", [base.vehicle], plus(at(base, reads[:2]), int(rng.integers(1, 5))))]
-        oracle = reads + [look(base.hub), look(base.depot1)] + deliver(
-            base.lot, base.hub, base.clinic, base.qty, base.vehicle3, [base.hub, base.clinic])
-    elif level in ("medium", "hard"):
-        first = plus(at(base, nominal[:6]), int(rng.integers(1, 5)))  # after the route is planned, before dispatch
-        announcement = f"to be {_pooled_note(base)} from {hhmm(first)}"
-        triggers = [_announce(base, first), _pool(base, "vans_pooled", [base.vehicle], first, announcement)]
-        if level == "medium":
-            oracle = moved + load_and_go(shipment(), base.vehicle3, [base.hub, base.clinic], base.clinic)
-        else:
-            second = plus(at(base, moved[:-1]), -int(rng.integers(0, 2)))  # by the time the agent looks at the depot
-            triggers.append(_pool(base, "second_wave", [base.vehicle3], second))
-            oracle = moved + [Call(name="cancel_shipment", arguments={"shipment_id": shipment()}),
-                              Call(name="get_goods_inventory_at_site", arguments={"site_id": base.hub2}),
-                              look(base.hub2)]
-            oracle += deliver(base.lot2, base.hub2, base.clinic, base.qty, base.vehicle2, [base.hub2, base.clinic],
-                              tag="city")
+        oracle = plan["read"] + [van_read, *maybe(r, call.list_vehicles_at_site(site_id=r.hub))] + depot_vans + calls(
+            deliver(r, r.lot, r.hub, r.vehicle3, [r.hub, r.clinic]))
+        milestones = [moved]
+    elif level == "medium":  # the loaded shipment moves to the depot van, routed through the hub
+        oracle = plan.upto("route") + [van_read] + depot_vans + [
+            call.assign_shipment_to_vehicle(shipment_id=shipment(), vehicle_id=r.vehicle3),
+            call.add_or_update_route_plan(vehicle_id=r.vehicle3, route_plan=[r.hub, r.clinic]),
+            call.update_vehicle_status(vehicle_id=r.vehicle3, status="in_transit"), *plan["receive"]]
+        milestones = [moved]
+    elif level == "hard":  # a second wave follows the first and takes the depot van as well
+        triggers.append(pool("second_wave", [r.vehicle3], seen_by="list_vehicles_at_site",
+                             seen_with={"site_id": r.depot1},
+                             when=pred.field_equals(path=["vehicles", r.vehicle, "status"], value="reserved")))
+        oracle = unwind(r, plan, "route", van_read, *depot_vans) + from_city(r)
+        milestones = ladder(r, level, "vans_pooled", after="second_wave", goods_id=r.lot2, vehicle_id=r.vehicle2)
     else:
-        fitting = [v for v, rec in sorted(base.state["vehicles"].items())
-                   if base.state["cooling_units"][rec["cooling_unit_id"]]["min_temp_c"] <= base.band[1]
-                   and base.state["cooling_units"][rec["cooling_unit_id"]]["max_temp_c"] >= base.band[0]]
-        triggers = [_pool(base, "vans_pooled", fitting, plus(at(base, reads[:2]), int(rng.integers(1, 5))))]
-        oracle = reads + [look(base.hub), look(base.hub2), look(base.depot1), look(base.depot2)]
-
-    base.settle_session(base.eta(nominal), base.eta(oracle) if level != "impossible" else base.start)
-    return make_task(
-        base, level, triggers=triggers, nominal=nominal, oracle=oracle,
-        query=f"Please get {base.qty} doses of {base.product} from lot {base.lot} at {base.hub} to {base.clinic} for "
-              f"session {base.session} on {base.session_start[:10]} at {hhmm(base.session_start)}. Our van "
-              f"{base.vehicle} is parked at the hub; please register the receipt at the clinic.",
-        vehicle_note=f"{base.vehicle} is ours, but any van that holds {base.band[0]} to {base.band[1]} degrees C is fine.",
-        insist=f"The doses must travel at {base.band[0]} to {base.band[1]} degrees C and be at {base.clinic} for today's "
-               "session; nothing else works.",
-        refusal=f"I cannot ship the doses: every van that can hold {base.band[0]} to {base.band[1]} degrees C has been "
-                f"pooled for the vaccination drive at {base.clinic3}; the vans left would break the cold chain.",
-        blocking=["pooled", "drive"],
-        forbidden=[Check("no_wrong_temperature_van", "no dose was loaded into a van that cannot hold its band",
-                         lambda s, _: not [sh for sh in s["shipments"].values()
-                                           if sh["vehicle_id"] and sh["vehicle_id"] not in fitting]),
-                   no_dangling(set())])
+        oracle = plan["read"] + [van_read, call.list_sites()] + [call.list_vehicles_at_site(site_id=s)
+                                                       for s in (r.hub, r.hub2, r.depot1, r.depot2)]
+        blocking = ["reserved"]
+    r.settle_after(level, plan, oracle, triggers)
+    return task(
+        r, level, triggers=triggers, plan=plan, oracle=oracle, milestones=milestones, blocking=blocking,
+        insist=f"They have to be kept at {r.band[0]} to {r.band[1]} degrees C and reach {r.clinic} before the session; "
+               "nothing else will do.",
+        refusal=f"I can't ship the doses safely: every van that holds {r.band[0]} to {r.band[1]} degrees C "
+                f"({r.vehicle}, {r.vehicle2}, {r.vehicle3}) is now reserved for the vaccination drive at {r.clinic3}, "
+                "and the vans that are left cannot keep that temperature.",
+        forbidden=[gate("no_wrong_temperature_van", "no dose left in a van of the wrong temperature class",
+                        pred.none_sent(product=r.product, sites=[r.clinic]))])

@@ -5,8 +5,9 @@ doses already on the road from a quarantined lot are no longer fit for use.
 
 - easy: while the agent is reading, the regional hub loses power and quarantines the lot; the
   city hub ships instead.
-- medium: the excursion is only found after the van left: checking the shipment shows its lot
-  quarantined; the van is recalled, the shipment cancelled, and the city hub ships instead.
+- medium: the excursion is only found once the van has left: the lot is quarantined while its doses
+  are on the road (delivering them would hand over spoiled doses); the van is recalled, the shipment
+  cancelled, and the city hub ships instead.
 - hard: as medium, and the grid fault then trips the city hub's cold room too; the only sound stock
   is in the city depot's cold room, collected by the city hub's van.
 - impossible: the outage spoils the stock at both hubs, and no other site holds the product.
@@ -14,86 +15,61 @@ doses already on the road from a quarantined lot are no longer fit for use.
 
 from __future__ import annotations
 
-import numpy as np
-
-from sttgym.envs.arena.coldchain.generator import (Base, at, build_base, deliver, hhmm, left_alone, make_task,
-                                                   no_dangling, plus, shipment, survey)
-from sttgym.task import Call, Task
-from sttgym.triggers import Mutation, Trigger
-
-_SEEN_IN = ["get_shipment_journey_status", "get_goods_inventory_at_site", "list_operational_hours"]
+from sttgym.authoring import Author
+from sttgym.envs.arena.coldchain.generator import (EARLY, build_base, calls, deliver, fields, from_city, ladder, maybe,
+                                                   nominal, posted, task, trigger, unshipped, unwind)
+from sttgym.task import Task
 
 
-def _spoil(base: Base, hub: str, lot: str, since: str) -> list[Mutation]:
-    return [Mutation(("goods_inventory", lot, "status"), "available", "quarantined"),
-            Mutation(("goods_inventory", lot, "note"), None,
-                     f"temperature excursion: cold room without power since {hhmm(since)}"),
-            Mutation(("distribution_hubs", hub, "notice"), None,
-                     f"Power failure since {hhmm(since)}; cold-room stock quarantined")]
+def build(author: Author, level: str) -> Task:
+    r = build_base(author)
+    call, pred = author.call, author.pred
+    plan = nominal(r)
 
+    def spoil(hubs: list[str], lots: list[str]) -> list:
+        return [op for lot in lots for op in fields(r, ["goods_inventory", lot], status="quarantined",
+                                                     note="temperature excursion after a power failure")] + \
+            [op for hub in hubs for op in fields(r, ["distribution_hubs", hub], status="outage",
+                                                  notice="Power failure: cold room down")]
 
-def _outage_now(base: Base, hubs: list[tuple[str, str]], when: str) -> Trigger:
-    """At ``when`` the hubs lose power: they stop dispatching and quarantine the given lots."""
-    changes = []
-    for hub, lot in hubs:
-        changes += [Mutation(("distribution_hubs", hub, "status"), "operational", "outage"), *_spoil(base, hub, lot, when)]
-    return Trigger(name="hub_power_failure", description=f"power failure at {', '.join(h for h, _ in hubs)} at {hhmm(when)}",
-                   activation=[], condition=lambda s, ctx: ctx.now >= when, mutations=changes,
-                   observable_via="get_goods_inventory_at_site")
-
-
-def build(rng: np.random.Generator, level: str) -> Task:
-    base = build_base(rng)
-    reads = survey(base)
-    nominal = reads + deliver(base.lot, base.hub, base.clinic, base.qty, base.vehicle, [base.hub, base.clinic])
-    inventory = lambda site: Call(name="get_goods_inventory_at_site", arguments={"site_id": site})  # noqa: E731
-    city = [base.hub2, base.clinic]
-    early = plus(at(base, reads[:1]), int(rng.integers(1, 6)))  # while the agent is still reading
-
+    # The hubs that lose power and the lots spoiled, by level.
+    hubs, lots = {"easy": ([r.hub], [r.lot]), "medium": ([], [r.lot]), "hard": ([], [r.lot]),
+                  "impossible": ([r.hub, r.hub2], [r.lot, r.lot2])}[level]
+    stock = call.get_goods_inventory_at_site(site_id=r.hub)
+    # Easy, impossible: the power fails while the agent still reads; else the excursion is found once the doses
+    # are on the road.
+    what = f"{', '.join(hubs)} lose power" if level in EARLY else f"an excursion at {r.hub} is found"
+    triggers = [trigger(r, "power_failure", f"{what}; {', '.join(lots)} quarantined", effect=spoil(hubs, lots),
+                        seen_by=stock.name, seen_with=stock.arguments,
+                        **posted(r, level, activation=["update_vehicle_status"], timing="after",
+                                 when=pred.on_road_to(site_id=r.clinic, product=r.product)))]
+    unwinding = unwind(r, plan, "go", stock, recall=True)
+    # The sound stock that ships instead: the city hub's lot, or (hard) the city depot's, in the city hub's van.
+    sound = r.add_lot(r.depot2, r.qty + author.integer(1, 4) * 50) if level == "hard" else r.lot2
+    milestones = ladder(r, level, "power_failure", f"the doses were booked from {sound}, away from the failed cold "
+                        "room", after="grid_fault_spreads" if level == "hard" else None, goods_id=sound,
+                        vehicle_id=r.vehicle2)
+    blocking = []
     if level == "easy":
-        triggers = [_outage_now(base, [(base.hub, base.lot)], early)]
-        oracle = reads + [inventory(base.hub), inventory(base.hub2)] + deliver(
-            base.lot2, base.hub2, base.clinic, base.qty, base.vehicle2, city)
-    elif level in ("medium", "hard"):
-        nominal = nominal[:-1] + [Call(name="get_shipment_journey_status", arguments={"shipment_id": shipment()}),
-                                  nominal[-1]]
-        since = plus(at(base, reads), -int(rng.integers(2, 8)) * 5)
-        triggers = [Trigger(
-            name="excursion_found", description=f"the lot on the road was warm since {hhmm(since)}: quarantined",
-            activation=_SEEN_IN, mutations=_spoil(base, base.hub, base.lot, since),
-            condition=lambda s, ctx: any(sh["goods_id"] == base.lot and sh["status"] == "in_transit"
-                                         for sh in s["shipments"].values()),
-            observable_via="get_shipment_journey_status")]
-        recall = Call(name="update_vehicle_status", arguments={"vehicle_id": base.vehicle, "status": "idle"})
-        replan = nominal[:-1] + [recall, Call(name="cancel_shipment", arguments={"shipment_id": shipment()}),
-                                 inventory(base.hub2)]
-        if level == "medium":
-            oracle = replan + deliver(base.lot2, base.hub2, base.clinic, base.qty, base.vehicle2, city, tag="city")
-        else:
-            spread = plus(since, int(rng.integers(20, 40)))
-            triggers.append(Trigger(
-                name="outage_spreads", description=f"the grid fault trips {base.hub2}'s cold room",
-                activation=[], mutations=_spoil(base, base.hub2, base.lot2, spread),
-                condition=lambda s, ctx: s["goods_inventory"][base.lot]["status"] == "quarantined",
-                observable_via="get_goods_inventory_at_site"))
-            depot_lot = base.add_lot(base.depot2, base.qty + int(rng.integers(1, 6)) * 50)
-            oracle = replan + [inventory(base.depot2)] + deliver(depot_lot, base.depot2, base.clinic, base.qty,
-                                                                 base.vehicle2, [base.depot2, base.clinic], tag="city")
+        oracle = plan["read"] + [stock, *maybe(r, call.list_operational_hours(site_id=r.hub))] + from_city(r)
+    elif level == "medium":
+        oracle = unwinding + from_city(r)
+    elif level == "hard":  # the grid fault spreads to the city hub; the city depot's cold room holds sound stock
+        city_stock = call.get_goods_inventory_at_site(site_id=r.hub2)
+        triggers.append(trigger(r, "grid_fault_spreads", f"{r.hub2} loses power too; {r.lot2} quarantined",
+                                when=pred.field_equals(path=["goods_inventory", r.lot, "status"], value="quarantined"),
+                                effect=spoil([r.hub2], [r.lot2]), seen_by=city_stock.name,
+                                seen_with=city_stock.arguments))
+        oracle = unwinding + [*maybe(r, call.list_sites()), call.list_lots(product=r.product), city_stock,
+                              call.list_vehicles_at_site(site_id=r.hub2)] + calls(
+            deliver(r, sound, r.depot2, r.vehicle2, [r.depot2, r.clinic], tag="city"))
     else:
-        triggers = [_outage_now(base, [(base.hub, base.lot), (base.hub2, base.lot2)], early)]
-        oracle = reads + [inventory(base.hub), inventory(base.hub2)]
-
-    base.settle_session(base.eta(nominal), base.eta(oracle) if level != "impossible" else base.start)
-    return make_task(
-        base, level, triggers=triggers, nominal=nominal, oracle=oracle,
-        query=f"Please ship {base.qty} doses of {base.product} from lot {base.lot} at {base.hub} to {base.clinic} using "
-              f"our van {base.vehicle}, in time for session {base.session} on {base.session_start[:10]} at "
-              f"{hhmm(base.session_start)}, and register the receipt at the clinic.",
-        vehicle_note=f"{base.vehicle} is ours; any van that holds {base.band[0]} to {base.band[1]} degrees C is fine.",
-        facts=["The doses must be fit for use; any sound lot of the product will do."],
-        insist=f"We need {base.qty} sound doses at {base.clinic} for today's session; we cannot use anything that had "
-               "a temperature excursion.",
-        refusal=f"I cannot send sound doses: a power outage at {base.hub} and {base.hub2} caused a temperature "
-                f"excursion and lots {base.lot} and {base.lot2} are quarantined; no other site holds {base.product}.",
-        blocking=["quarantine", "outage", "excursion"],
-        forbidden=[left_alone("quarantine_respected", [base.lot, base.lot2], "quarantined"), no_dangling(set())])
+        oracle, blocking = plan["read"] + [stock, call.list_lots(product=r.product)], ["quarantined", "outage"]
+    r.settle_after(level, plan, oracle, triggers)
+    return task(
+        r, level, triggers=triggers, plan=plan, oracle=oracle, milestones=milestones, blocking=blocking,
+        insist=f"Only doses that stayed in their cold chain may be used, and all {r.qty} are needed today.",
+        refusal=f"I can't ship usable doses: a power failure put {r.hub} and {r.hub2} in outage and both lots of "
+                f"{r.product} ({r.lot}, {r.lot2}) are quarantined after the temperature excursion; no other site "
+                "holds the product.",
+        forbidden=[unshipped(r, lots, "no_spoiled_lot_shipped", "quarantined")])

@@ -6,9 +6,9 @@ clock passes its expiry, and a waitlisted order then takes the stock it freed.
 
 - easy: the hold is cut while the agent is still reading; the lot still has free doses, so a fresh
   shipment from the same lot replaces the lapsed one.
-- medium: the cut is announced as the agent reads the hold but only bites minutes later, after the
-  hold was loaded and routed; the waitlisted order takes the regional stock, so the lapsed hold must
-  be cancelled and the doses sourced at the city hub instead (the van drives there).
+- medium: the cut is announced as the hold is loaded but only bites minutes later, after the hold was
+  routed; the waitlisted order takes the regional stock, so the lapsed hold must be cancelled and the
+  doses sourced at the city hub instead (the van drives there).
 - hard: as medium, but the detour to the city hub runs the van past its cooling unit's reset time;
   the city hub's own van has to carry the doses.
 - impossible: the hold lapses, the waitlisted order takes the regional stock, and the only other lot
@@ -17,120 +17,84 @@ clock passes its expiry, and a waitlisted order then takes the stock it freed.
 
 from __future__ import annotations
 
-import numpy as np
-
-from sttgym.envs.arena.coldchain.generator import (Base, at, build_base, deliver, delivery_checks, floor5, hhmm,
-                                                   left_alone, load_and_go, make_task, minutes_between, no_dangling,
-                                                   plus)
-from sttgym.envs.arena.coldchain.world import lapsed
-from sttgym.task import Call, Task
-from sttgym.triggers import Mutation, Trigger
-from sttgym.user import Answer
+from sttgym.authoring import Author, Plan
+from sttgym.envs.arena.coldchain.generator import (arrival, build_base, calls, deliver, fields, floor5, from_city, hhmm,
+                                                   ladder, minutes, on_write, plus, survey, task, trigger, unshipped)
+from sttgym.task import Task
 
 
-def _hold(base: Base) -> str:
-    hold = f"SHP-{base.serial()}"
-    base.state["shipments"][hold] = {
-        "goods_id": base.lot, "product": base.product, "quantity": base.qty, "origin_site_id": base.hub,
-        "destination_site_id": base.clinic, "status": "held", "vehicle_id": None,
-        "hold_expires": plus(base.start, 60 * int(base.rng.integers(5, 8))), "created_at": plus(base.start, -900),
-        "dispatched_at": None, "received_at": None}
-    return hold
+def build(author: Author, level: str) -> Task:
+    r = build_base(author)
+    call, pred, op = author.call, author.pred, author.op
+    hold, order = f"SHP-{author.serial()}", f"SHP-{author.serial()}"
+    shipments = r.state["shipments"]
+    shipments[hold] = {"goods_id": r.lot, "product": r.product, "quantity": r.qty, "origin_site_id": r.hub,
+                       "destination_site_id": r.clinic, "status": "held", "vehicle_id": None,
+                       "hold_expires": plus(r.start, 60 * author.integer(5, 7)), "created_at": plus(r.start, -900),
+                       "dispatched_at": None, "received_at": None}
+    read_hold = call.get_shipment_journey_status(shipment_id=hold)
+    plan = Plan(read=survey(r, first=read_hold),
+                assign=[call.assign_shipment_to_vehicle(shipment_id=hold, vehicle_id=r.vehicle)],
+                route=[call.add_or_update_route_plan(vehicle_id=r.vehicle, route_plan=[r.hub, r.clinic])],
+                go=[call.update_vehicle_status(vehicle_id=r.vehicle, status="in_transit")],
+                receive=[call.register_goods_receipt(shipment_id=hold, site_id=r.clinic)])
+    expires, seen = ["shipments", hold, "hold_expires"], {"seen_by": read_hold.name, "seen_with": read_hold.arguments}
+    if level in ("easy", "impossible"):  # cut while the agent still reads: lapsed before anything is loaded
+        cut = r.early()
+        triggers = [trigger(r, "hold_cut", f"the hub cuts hold {hold} to {hhmm(cut)} for a priority order",
+                            when=pred.time_reached(moment=cut), effect=[op.set_field(path=expires, value=cut)], **seen)]
+    else:  # announced as the hold is loaded, it bites before the van can leave
+        cut = ""
+        triggers = [trigger(r, "hold_cut", f"as {hold} is loaded the hub shortens it for a priority order",
+                            **on_write(r, "assign_shipment_to_vehicle", shipment_id=hold),
+                            effect=[op.set_time_from_now(path=expires, minutes=author.integer(1, 4))], **seen)]
+    ignore = []
+    if level != "easy":  # another clinic's order waits for the regional lot and takes it the moment the hold lapses
+        left = author.integer(0, r.qty // 50 - 1) * 50
+        shipments[order] = {**shipments[hold], "quantity": r.state["goods_inventory"][r.lot]["quantity"] - left,
+                            "destination_site_id": r.clinic3, "status": "waitlisted", "hold_expires": None}
+        ignore = [order]
+        triggers.append(trigger(r, "waitlist_served", f"the lapse frees lot {r.lot} and order {order} takes it",
+                                when=pred.hold_lapsed(shipment_id=hold), effect=fields(r, ["shipments", order],
+                                                                                       status="created"),
+                                seen_by="get_goods_inventory_at_site", seen_with={"site_id": r.hub}))
 
-
-def _waitlist(base: Base) -> str:
-    """Another clinic's order waiting for the regional lot; served the moment the hold lapses."""
-    lot = base.state["goods_inventory"][base.lot]
-    free_after = int(base.rng.integers(0, base.qty // 50)) * 50  # what it leaves: always short of the mission
-    order = f"SHP-{base.serial()}"
-    base.state["shipments"][order] = {
-        "goods_id": base.lot, "product": base.product, "quantity": lot["quantity"] - free_after,
-        "origin_site_id": base.hub, "destination_site_id": base.clinic3, "status": "waitlisted", "vehicle_id": None,
-        "hold_expires": None, "created_at": plus(base.start, -120), "dispatched_at": None, "received_at": None}
-    return order
-
-
-def _served(hold: str, order: str) -> Trigger:
-    return Trigger(
-        name="waitlist_served", description=f"the lapse frees the regional lot and waitlisted order {order} takes it",
-        activation=[], condition=lambda s, ctx: lapsed(s["shipments"][hold], ctx.now),
-        mutations=[Mutation(("shipments", order, "status"), "waitlisted", "created")],
-        observable_via="get_goods_inventory_at_site")
-
-
-def build(rng: np.random.Generator, level: str) -> Task:
-    base = build_base(rng)
-    hold = _hold(base)
-    original = base.state["shipments"][hold]["hold_expires"]
-    reads = [Call(name="get_shipment_journey_status", arguments={"shipment_id": hold}),
-             Call(name="list_clinic_immunization_schedule", arguments={"site_id": base.clinic}),
-             Call(name="list_operational_hours", arguments={"site_id": base.clinic}),
-             Call(name="get_vehicle_status", arguments={"vehicle_id": base.vehicle})]
-    nominal = reads + load_and_go(hold, base.vehicle, [base.hub, base.clinic], base.clinic)
-    recheck = [Call(name="get_shipment_journey_status", arguments={"shipment_id": hold}),
-               Call(name="get_goods_inventory_at_site", arguments={"site_id": base.hub})]
-    city = [base.hub2, base.clinic]
-    background: set[str] = set()
-
-    if level in ("easy", "impossible"):
-        cut = plus(at(base, reads[:2]), int(rng.integers(1, 5)))  # lands while the agent is still reading
-        triggers = [Trigger(
-            name="hold_cut", description=f"the hub cuts hold {hold} to {hhmm(cut)} for a priority order",
-            activation=[], condition=lambda s, ctx: ctx.now >= cut,
-            mutations=[Mutation(("shipments", hold, "hold_expires"), original, cut)],
-            observable_via="get_shipment_journey_status")]
-        prefix = reads + recheck
-    else:
-        cut = plus(at(base, nominal[:5]), int(rng.integers(1, 5)))  # lapses after the hold is loaded, before it leaves
-        triggers = [Trigger(
-            name="hold_cut", description=f"as the agent first reads hold {hold}, the hub shortens it to {hhmm(cut)}",
-            activation=["get_shipment_journey_status"], timing="after",
-            condition=lambda s, ctx: ctx.arguments.get("shipment_id") == hold
-            and s["shipments"][hold]["hold_expires"] == original,
-            mutations=[Mutation(("shipments", hold, "hold_expires"), original, cut)],
-            observable_via="get_shipment_journey_status")]
-        prefix = nominal[:6] + recheck + [Call(name="get_goods_inventory_at_site", arguments={"site_id": base.hub2}),
-                                          Call(name="cancel_shipment", arguments={"shipment_id": hold})]
-    if level != "easy":
-        order = _waitlist(base)
-        background.add(order)
-        triggers.append(_served(hold, order))
-
+    recheck = [read_hold, call.get_goods_inventory_at_site(site_id=r.hub)]
+    unwind = plan.upto("route") + recheck + [call.cancel_shipment(shipment_id=hold)]
+    # What the recovery ships, by level: a fresh shipment of the lot, or the city hub's lot (in the user's van,
+    # or in the city hub's own when the user's van would be due a defrost on the way).
+    alternative = {"easy": {"goods_id": r.lot, "origin_site_id": r.hub},
+                   "medium": {"goods_id": r.lot2, "origin_site_id": r.hub2},
+                   "hard": {"goods_id": r.lot2, "vehicle_id": r.vehicle2}}.get(level, {})
+    milestones = ladder(r, level, "hold_cut", f"a fresh shipment of {r.lot} replaced the lapsed hold", **alternative,
+                        stale=pred.field_equals(path=["shipments", hold, "status"], value="cancelled"))
     if level == "easy":
-        oracle = prefix + deliver(base.lot, base.hub, base.clinic, base.qty, base.vehicle, [base.hub, base.clinic])
+        oracle = plan["read"] + recheck + calls(deliver(r, r.lot, r.hub, r.vehicle, [r.hub, r.clinic]))
     elif level == "medium":
-        oracle = prefix + deliver(base.lot2, base.hub2, base.clinic, base.qty, base.vehicle, city)
+        oracle = unwind + from_city(r, r.vehicle)
     elif level == "hard":
-        unit_id = base.state["vehicles"][base.vehicle]["cooling_unit_id"]
-        switch = [Call(name="get_cooling_unit_status", arguments={"cooling_unit_id": unit_id}),
-                  Call(name="list_vehicles_at_site", arguments={"site_id": base.hub2})]
-        oracle = prefix + switch + deliver(base.lot2, base.hub2, base.clinic, base.qty, base.vehicle2, city)
-        # The van's next defrost reset falls after the direct run but before the detour through the city ends.
-        direct = base.eta(nominal)
-        detour = base.eta(prefix + switch + deliver(base.lot2, base.hub2, base.clinic, base.qty, base.vehicle, city))
-        base.unit(base.vehicle)["reset_due_by"] = floor5(plus(direct, minutes_between(direct, detour) // 2))
+        unit = r.unit_of(r.vehicle)
+        oracle = unwind + from_city(r, r.vehicle2, [call.get_cooling_unit_status(cooling_unit_id=unit)])
+        # The user's van would make the direct run but not the detour through the city before its defrost is due.
+        direct = arrival(r.run(plan.calls), r.clinic)
+        detour = arrival(r.run(unwind + from_city(r, r.vehicle), triggers), r.clinic)
+        due = plus(direct, minutes(direct, detour) * author.integer(3, 7) // 10)
+        r.state["cooling_units"][unit]["reset_due_by"] = floor5(due)
     else:
-        oracle = prefix + [Call(name="get_goods_inventory_at_site", arguments={"site_id": base.hub2})]
+        oracle = plan["read"] + recheck + [call.list_lots(product=r.product)]
 
-    base.settle_session(base.eta(nominal), base.eta(oracle) if level != "impossible" else base.start)
+    start = r.settle_after(level, plan, oracle, triggers)
     if level == "impossible":
-        lot2 = base.state["goods_inventory"][base.lot2]
-        lot2["use_by"] = floor5(plus(base.session_start, -int(rng.integers(4, 12)) * 10))
-    return make_task(
-        base, level, triggers=triggers, nominal=nominal, oracle=oracle, checks=delivery_checks(base, background),
-        query=f"Hold {hold} reserves {base.qty} doses of {base.product} (lot {base.lot}) at {base.hub} for session "
-              f"{base.session} at {base.clinic}, which starts on {base.session_start[:10]} at "
-              f"{hhmm(base.session_start)}. Please load the hold onto our van {base.vehicle}, get it to the clinic "
-              "and register the receipt when it arrives.",
-        vehicle_note=f"{base.vehicle} is our usual van; any vehicle that keeps the doses at {base.band[0]} to "
-                     f"{base.band[1]} degrees C will do.",
-        facts=[f"The allocation hold is {hold}."],
-        withheld=[Answer(keywords=["other", "alternative", "elsewhere", "stock", "hub"],
-                         text=f"{base.hub2} in the city also stocks {base.product}, if it comes to that.")],
-        insist=f"No. We need all {base.qty} usable doses at {base.clinic} before {hhmm(base.session_start)}; there "
-               "is no other date or product.",
-        refusal=f"I cannot get {base.qty} usable doses to {base.clinic} in time: hold {hold} lapsed, the rest of lot "
-                f"{base.lot} went to a waitlisted order, and lot {base.lot2} at {base.hub2} expires (use-by "
-                f"{hhmm(base.state['goods_inventory'][base.lot2]['use_by'])}) before the session starts.",
-        blocking=["lapsed", "expire", "use-by"],
-        forbidden=[left_alone("no_expiring_lot_shipped", [base.lot2]), no_dangling(background)])
+        r.state["goods_inventory"][r.lot2]["use_by"] = floor5(plus(start, -author.integer(4, 11) * 10))
+    return task(
+        r, level, triggers=triggers, plan=plan, oracle=oracle, milestones=milestones, ignore=ignore,
+        query=f"Hold {hold} reserves {r.qty} doses of {r.product} (lot {r.lot}) at {r.hub} for session {r.session} at "
+              f"{r.clinic}, which starts on {start[:10]} at {hhmm(start)}. Please load the hold onto our van "
+              f"{r.vehicle}, get it to the clinic and register the receipt when it arrives.",
+        insist=f"No. We need all {r.qty} usable doses at {r.clinic} before {hhmm(start)}; there is no other date or "
+               "product.",
+        refusal=f"I can't get {r.qty} usable doses to {r.clinic} in time: hold {hold} was cut to {hhmm(cut or start)} "
+                f"and lapsed, the rest of lot {r.lot} went to a waitlisted order, and lot {r.lot2} at {r.hub2} is "
+                f"only usable until {hhmm(r.state['goods_inventory'][r.lot2]['use_by'])}, before the session starts.",
+        blocking=[hhmm(cut)] if level == "impossible" else [],
+        forbidden=[unshipped(r, [r.lot2], "no_expiring_lot_shipped", "expires before the session")])

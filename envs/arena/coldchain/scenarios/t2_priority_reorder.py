@@ -1,8 +1,8 @@
 """T2 Priority Reorder: an emergency moves the clinic's deadline earlier, invalidating the planned run.
 
-- easy: reading the clinic's schedule reveals the session was pulled earlier for an outbreak
-  response; the user's van is still out on another run and would arrive too late, so the idle van
-  parked next to it takes the load.
+- easy: while the agent is still reading, the session is pulled earlier for an outbreak response; the
+  user's van is still out on another run and would arrive too late, so the idle van parked next to it
+  takes the load.
 - medium (the paper's worked example): once the van is on the road, an emergency order cuts the
   clinic's receiving hours (a guarded trigger, shown by the clinic's hours); the van can no longer
   arrive in time, so it is recalled, its shipment cancelled, and the doses sent from the city hub.
@@ -13,121 +13,75 @@
 
 from __future__ import annotations
 
-import numpy as np
-
-from sttgym.envs.arena.coldchain.generator import (Base, at, build_base, ceil5, deliver, floor5, hhmm, make_task,
-                                                   no_dangling, none_sent, plus, shipment, survey)
-from sttgym.task import Call, Task
-from sttgym.triggers import Mutation, Trigger
-
-_SESSION_READ = "list_clinic_immunization_schedule"
+from sttgym.authoring import Author
+from sttgym.envs.arena.coldchain.generator import (arrival, build_base, calls, ceil5, deliver, fields, floor5,
+                                                   from_city, gate, hhmm, ladder, loaded, maybe, nominal, plus, reacted,
+                                                   task, trigger, unwind)
+from sttgym.task import Task
 
 
-def _pull_session(base: Base, new_start: str) -> Trigger:
-    """Reading the clinic's schedule shows the session moved earlier for an outbreak response."""
-    schedule = ("clinics", base.clinic, "immunization_schedule", base.session)
-    original = base.session_start
-    return Trigger(
-        name="session_pulled_earlier",
-        description=f"session {base.session} moves from {hhmm(original)} to {hhmm(new_start)}",
-        activation=[_SESSION_READ],
-        condition=lambda s, ctx: ctx.arguments.get("site_id") == base.clinic,
-        mutations=[Mutation(schedule + ("start",), original, new_start),
-                   Mutation(schedule + ("note",), None, "moved earlier: outbreak response has priority")],
-        observable_via=_SESSION_READ)
+def build(author: Author, level: str) -> Task:
+    r = build_base(author)
+    call, pred = author.call, author.pred
+    plan = nominal(r)
+    schedule = call.list_clinic_immunization_schedule(site_id=r.clinic)
+    late = arrival(r.run(plan.calls), r.clinic)
+    r.settle(late)
+    milestones, blocking = [], []
 
-
-def _in_transit_to_clinic(base: Base, state: dict) -> bool:
-    return any(sh["status"] == "in_transit" and sh["product"] == base.product
-               and sh["destination_site_id"] == base.clinic for sh in state["shipments"].values())
-
-
-def _arrives_by(base: Base, state: dict, deadline: str) -> bool:
-    """Some vehicle loaded with the product is planned to reach the clinic by ``deadline``."""
-    loaded = {sh["vehicle_id"] for sh in state["shipments"].values()
-              if sh["product"] == base.product and sh["destination_site_id"] == base.clinic
-              and sh["status"] in ("assigned", "in_transit")}
-    return any(stop["vehicle_id"] in loaded and stop["site_id"] == base.clinic and stop["planned_arrival"] <= deadline
-               for stop in state["route_stops"].values())
-
-
-def _cut_hours(base: Base, close: str) -> Trigger:
-    """Once a van is on the road, an emergency order cuts the clinic's receiving hours until a fast enough run exists."""
-    clinic = base.state["clinics"][base.clinic]
-    deadline = base.start[:11] + close
-    return Trigger(
-        name="receiving_hours_cut", description=f"an emergency order closes {base.clinic}'s receiving at {close}",
-        activation=["list_operational_hours"], mode="conditional_guarded",
-        condition=lambda s, ctx: ctx.arguments.get("site_id") == base.clinic and _in_transit_to_clinic(base, s),
-        recovery=lambda s, ctx: _arrives_by(base, s, deadline),
-        mutations=[Mutation(("clinics", base.clinic, "hours", "close"), clinic["hours"]["close"], close),
-                   Mutation(("clinics", base.clinic, "notice"), None,
-                            f"Emergency order: receiving closes at {close} today")],
-        observable_via="list_operational_hours")
-
-
-def build(rng: np.random.Generator, level: str) -> Task:
-    base = build_base(rng)
-    reads = survey(base)
-    nominal = reads + deliver(base.lot, base.hub, base.clinic, base.qty, base.vehicle, [base.hub, base.clinic])
-    band = f"any van that holds {base.band[0]} to {base.band[1]} degrees C is fine"
-    vehicle_note = f"{base.vehicle} is our usual van; {band}."
+    def pull_session(new_start: str):
+        """An outbreak response takes the morning: the session moves earlier while the agent still reads."""
+        return trigger(r, "session_pulled_earlier", f"session {r.session} moves to {hhmm(new_start)}",
+                       when=pred.time_reached(moment=r.early()), seen_by=schedule.name, seen_with=schedule.arguments,
+                       effect=fields(r, r.session_path, start=new_start, note="moved earlier: outbreak response first"))
 
     if level == "easy":
-        spare = base.add_vehicle(base.hub)
-        oracle = reads + [Call(name="list_vehicles_at_site", arguments={"site_id": base.hub})] + deliver(
-            base.lot, base.hub, base.clinic, base.qty, spare, [base.hub, base.clinic])
-        busy_until = ceil5(plus(at(base, oracle[:-2]), int(rng.integers(8, 14)) * 5))
-        base.state["vehicles"][base.vehicle]["available_from"] = busy_until  # back from its morning run
-        late = base.eta(nominal)
-        base.set_session_start(ceil5(plus(late, int(rng.integers(6, 12)) * 5)))
-        triggers = [_pull_session(base, floor5(plus(late, -5)))]
-        vehicle_note = f"{base.vehicle} is ours and is back from its morning run at {hhmm(busy_until)}; {band}."
+        spare = r.add_vehicle(r.hub)
+        oracle = plan["read"] + [schedule, call.list_vehicles_at_site(site_id=r.hub)] + calls(
+            deliver(r, r.lot, r.hub, spare, [r.hub, r.clinic]))
+        # The user's van is back from its morning run only after the spare one has left.
+        r.state["vehicles"][r.vehicle]["available_from"] = ceil5(plus(r.run(oracle).end, author.integer(8, 13) * 5))
+        late = arrival(r.run(plan.calls), r.clinic)
+        r.settle(late)
+        triggers = [pull_session(floor5(plus(late, -5)))]
+        assert arrival(r.run(oracle), r.clinic) < floor5(plus(late, -5)), "the spare van must make the new start"
+        milestones = [reacted(r, "session_pulled_earlier", loaded(r, vehicle_id=spare),
+                              f"the doses were loaded on {spare}, the idle van that can still make it")]
     elif level in ("medium", "hard"):
-        nominal = nominal[:-1] + [Call(name="list_operational_hours", arguments={"site_id": base.clinic}), nominal[-1]]
-        stand_down = nominal[:-1] + [
-            Call(name="update_vehicle_status", arguments={"vehicle_id": base.vehicle, "status": "idle"}),
-            Call(name="cancel_shipment", arguments={"shipment_id": shipment()}),
-            Call(name="get_goods_inventory_at_site", arguments={"site_id": base.hub2})]
-        if level == "medium":
-            oracle = stand_down + deliver(base.lot2, base.hub2, base.clinic, base.qty, base.vehicle2,
-                                          [base.hub2, base.clinic], tag="city")
-        else:
-            depot_van = base.add_vehicle(base.depot2)
-            oracle = stand_down + [Call(name="list_vehicles_at_site", arguments={"site_id": base.hub2}),
-                                   Call(name="list_vehicles_at_site", arguments={"site_id": base.depot2})] + deliver(
-                base.lot2, base.hub2, base.clinic, base.qty, depot_van, [base.hub2, base.clinic], tag="city")
-        late = base.eta(nominal)
-        base.set_session_start(ceil5(plus(late, int(rng.integers(3, 9)) * 5)))
-        close = hhmm(floor5(plus(late, -5)))
-        triggers = [_cut_hours(base, close)]
-        if level == "hard":
-            van = ("vehicles", base.vehicle2)
-            triggers.append(Trigger(
-                name="city_van_requisitioned",
-                description=f"the emergency order requisitions {base.vehicle2} at {base.hub2}",
-                activation=[], condition=lambda s, ctx: s["clinics"][base.clinic]["hours"]["close"] == close,
-                mutations=[Mutation(van + ("status",), "idle", "reserved")],
-                observable_via="list_vehicles_at_site"))
-    else:
-        oracle = reads + [Call(name="get_travel_time", arguments={"origin_site_id": base.hub2,
-                                                                  "destination_site_id": base.clinic})]
-        base.set_session_start(ceil5(plus(base.eta(nominal), int(rng.integers(6, 12)) * 5)))
-        # Earlier than a van already loaded at the city hub could get there.
-        impossible = floor5(plus(at(base, reads[:2]), base.minutes(base.hub2, base.clinic) + 15))
-        triggers = [_pull_session(base, impossible)]
-
-    new_start = triggers[0].mutations[0].new
-    return make_task(
-        base, level, triggers=triggers, nominal=nominal, oracle=oracle,
-        query=f"Please ship {base.qty} doses of {base.product} from lot {base.lot} at {base.hub} to {base.clinic} for "
-              f"immunization session {base.session}, which starts on {base.session_start[:10]} at "
-              f"{hhmm(base.session_start)}. Use our van {base.vehicle}, and register the receipt at the clinic.",
-        vehicle_note=vehicle_note,
-        insist=f"The session cannot move: all {base.qty} doses must be at {base.clinic} before it starts. Please "
-               "don't send anything that arrives late.",
-        refusal=f"I cannot meet session {base.session}: it was moved earlier to {hhmm(new_start)}, and even the city "
-                f"hub {base.hub2}, the closest stock, cannot get {base.qty} doses to {base.clinic} before then.",
-        blocking=["earlier", hhmm(new_start)],
-        forbidden=[none_sent("no_late_delivery", "nothing was sent that could only arrive after the session", base,
-                             (base.clinic,)), no_dangling(set())])
+        # Receiving closes before the van could arrive even had it left without a single read.
+        close = hhmm(floor5(plus(arrival(r.run(plan.without("read").calls), r.clinic), -5)))
+        hours = call.list_operational_hours(site_id=r.clinic)
+        triggers = [trigger(
+            r, "receiving_hours_cut", f"an emergency order closes {r.clinic}'s receiving at {close}",
+            mode="conditional_guarded", timing="after", when=pred.on_road_to(site_id=r.clinic, product=r.product),
+            recovery=pred.planned_to_arrive_by(site_id=r.clinic, product=r.product, deadline=f"{r.start[:11]}{close}"),
+            effect=fields(r, ["clinics", r.clinic], notice=f"Emergency order: receiving closes at {close} today") +
+            fields(r, ["clinics", r.clinic, "hours"], close=close), seen_by=hours.name, seen_with=hours.arguments)]
+        van, find = r.vehicle2, []
+        if level == "hard":  # the same emergency takes the city hub's van
+            van = r.add_vehicle(r.depot2)
+            triggers.append(trigger(
+                r, "city_van_requisitioned", f"the emergency order requisitions {r.vehicle2} at {r.hub2}",
+                when=pred.field_equals(path=["clinics", r.clinic, "hours", "close"], value=close),
+                effect=fields(r, ["vehicles", r.vehicle2], status="reserved", note="requisitioned by emergency order"),
+                seen_by="list_vehicles_at_site", seen_with={"site_id": r.hub2}))
+            find = [call.list_sites(), call.list_vehicles_at_site(site_id=r.depot2)]
+        oracle = unwind(r, plan, "go", hours, recall=True, then=maybe(
+            r, call.get_travel_time(origin_site_id=r.hub, destination_site_id=r.clinic))) + from_city(r, van, find)
+        assert hhmm(arrival(r.run(oracle, triggers), r.clinic)) <= close, "the city run must beat the new closing"
+        milestones = ladder(r, level, "receiving_hours_cut", goods_id=r.lot2, vehicle_id=van,
+                            after="city_van_requisitioned" if level == "hard" else None)
+    else:  # earlier than the city hub's van could get there had it been loaded at the very start
+        fastest = arrival(r.run(calls(deliver(r, r.lot2, r.hub2, r.vehicle2, [r.hub2, r.clinic]))), r.clinic)
+        new_start = floor5(plus(fastest, -5))
+        triggers, blocking = [pull_session(new_start)], [hhmm(new_start)]
+        oracle = plan["read"] + [schedule, call.list_lots(product=r.product),
+                                 call.get_travel_time(origin_site_id=r.hub2, destination_site_id=r.clinic)]
+    return task(
+        r, level, triggers=triggers, plan=plan, oracle=oracle, milestones=milestones, blocking=blocking,
+        insist=f"The session cannot move: all {r.qty} doses must be at {r.clinic} before it starts. Please don't send "
+               "anything that arrives late.",
+        refusal=f"I can't meet session {r.session}: it was moved earlier to {(blocking or [''])[0]}, and even the "
+                f"closest stock, at {r.hub2}, cannot be loaded and driven to {r.clinic} before then.",
+        forbidden=[gate("no_late_delivery", "nothing was sent that could only arrive after the session",
+                        pred.none_sent(product=r.product, sites=[r.clinic]))])

@@ -4,11 +4,11 @@ Hubs release refrigerated loads against a per-shift quota, counted at the time a
 dock; the next shift's slots are already booked by standing orders, so a load that slips past the
 shift change has no slot.
 
-- easy: reading the regional hub's hours shows the shift change brought forward to minutes from now;
-  the doses leave from the city hub instead.
-- medium: the shift change is brought forward just after the agent read the hub's hours, and lands
-  after the shipment was created and routed but before the van leaves; the shipment is cancelled
-  and recreated at the city hub.
+- easy: while the agent is still reading, the regional hub's shift change is brought forward to
+  minutes from now; the doses leave from the city hub instead.
+- medium: the shift change is brought forward as the shipment is booked and lands after the shipment
+  was loaded and routed but before the van leaves; the shipment is cancelled and recreated at the
+  city hub.
 - hard: as medium, but the city hub's shift also ends soon and its own van is back only after it;
   the user's van cannot reach the city dock in time either, so the van from the city depot loads there.
 - impossible: the regional hub's shift change comes at once and the city hub has no slot left in
@@ -17,83 +17,63 @@ shift change has no slot.
 
 from __future__ import annotations
 
-import numpy as np
-
-from sttgym.envs.arena.coldchain.generator import (Base, at, build_base, ceil5, deliver, hhmm, make_task, no_dangling,
-                                                   plus, shipment)
-from sttgym.task import Call, Task
-from sttgym.triggers import Mutation, Trigger
+from sttgym.authoring import Author, Plan
+from sttgym.envs.arena.coldchain.generator import (build_base, ceil5, deliver, fields, from_city, hhmm, ladder, maybe,
+                                                   on_write, plus, survey, task, trigger, unwind)
+from sttgym.task import Task
 
 
-def _quota(base: Base, hub: str, ends: str, remaining: int, following: int) -> None:
-    base.state["distribution_hubs"][hub]["cold_dispatch"] = {"shift_ends": ends, "remaining": remaining,
-                                                             "next_shift_remaining": following}
+def build(author: Author, level: str) -> Task:
+    r = build_base(author)
+    call, pred, op = author.call, author.pred, author.op
+    hubs = r.state["distribution_hubs"]
+    hours = call.list_operational_hours(site_id=r.hub)
+    plan = Plan(read=survey(r) + [hours], **deliver(r, r.lot, r.hub, r.vehicle, [r.hub, r.clinic]))
+    loading = r.run(plan.upto("route")).end  # the van is parked at the dock: it loads when dispatched
+    hubs[r.hub]["cold_dispatch"] = {"shift_ends": ceil5(plus(loading, author.integer(12, 24) * 5)),
+                                    "remaining": author.integer(1, 2), "next_shift_remaining": 0}
+    hubs[r.hub2]["cold_dispatch"] = {"shift_ends": ceil5(plus(loading, author.integer(18, 29) * 5)),
+                                     "remaining": author.integer(2, 3), "next_shift_remaining": author.integer(1, 2)}
+    ends = ["distribution_hubs", r.hub, "cold_dispatch", "shift_ends"]
+    notice = fields(r, ["distribution_hubs", r.hub], notice="Staff shortage: shift change brought forward; the next "
+                    "shift's cold-dispatch slots are all booked.")
+    seen = {"seen_by": hours.name, "seen_with": hours.arguments}
+    if level in ("easy", "impossible"):  # posted while the agent still reads
+        moment = r.early()
+        new_end = plus(moment, author.integer(1, 3))
+        triggers = [trigger(r, "shift_change_forward", f"{r.hub}'s shift change moves to {hhmm(new_end)}",
+                            when=pred.time_reached(moment=moment), effect=[op.set_field(path=ends, value=new_end),
+                                                                          *notice], **seen)]
+    else:  # posted as the shipment is booked; it lands before the van can leave
+        new_end = ""
+        triggers = [trigger(r, "shift_change_forward", f"as the shipment is booked, {r.hub}'s shift change comes "
+                            "forward", **on_write(r, "create_new_shipment", origin_site_id=r.hub),
+                            effect=[op.set_time_from_now(path=ends, minutes=author.integer(1, 6)), *notice], **seen)]
 
-
-def _shift_moved(base: Base, new_end: str, timing: str) -> Trigger:
-    """Reading the regional hub's hours, the supervisor brings the shift change forward to ``new_end``."""
-    hub = ("distribution_hubs", base.hub)
-    original = base.state["distribution_hubs"][base.hub]["cold_dispatch"]["shift_ends"]
-    return Trigger(
-        name="shift_change_forward", description=f"{base.hub}'s shift change moves from {hhmm(original)} to {hhmm(new_end)}",
-        activation=["list_operational_hours"], timing=timing,
-        condition=lambda s, ctx: ctx.arguments.get("site_id") == base.hub
-        and s["distribution_hubs"][base.hub]["cold_dispatch"]["shift_ends"] == original,
-        mutations=[Mutation(hub + ("cold_dispatch", "shift_ends"), original, new_end),
-                   Mutation(hub + ("notice",), None, f"Staff shortage: shift change at {hhmm(new_end)}; "
-                                                    "the next shift's cold-dispatch slots are all booked.")],
-        observable_via="list_operational_hours")
-
-
-def build(rng: np.random.Generator, level: str) -> Task:
-    base = build_base(rng)
-    reads = [Call(name="get_goods_inventory_at_site", arguments={"site_id": base.hub}),
-             Call(name="list_operational_hours", arguments={"site_id": base.hub}),
-             Call(name="list_clinic_immunization_schedule", arguments={"site_id": base.clinic}),
-             Call(name="list_operational_hours", arguments={"site_id": base.clinic}),
-             Call(name="get_vehicle_status", arguments={"vehicle_id": base.vehicle})]
-    nominal = reads + deliver(base.lot, base.hub, base.clinic, base.qty, base.vehicle, [base.hub, base.clinic])
-    loading = at(base, nominal[:8])  # the van is parked at the dock: it loads when dispatched
-    _quota(base, base.hub, ceil5(plus(loading, int(rng.integers(12, 25)) * 5)), int(rng.integers(1, 3)), 0)
-    _quota(base, base.hub2, ceil5(plus(loading, int(rng.integers(18, 30)) * 5)), int(rng.integers(2, 4)),
-           int(rng.integers(1, 3)))
-    city = [base.hub2, base.clinic]
-    city_reads = [Call(name="get_goods_inventory_at_site", arguments={"site_id": base.hub2}),
-                  Call(name="list_operational_hours", arguments={"site_id": base.hub2})]
-    replan = nominal[:8] + [Call(name="list_operational_hours", arguments={"site_id": base.hub}),
-                            Call(name="cancel_shipment", arguments={"shipment_id": shipment()})] + city_reads
-
-    if level in ("easy", "impossible"):
-        triggers = [_shift_moved(base, plus(at(base, reads[:2]), int(rng.integers(3, 12))), "before")]
-    else:
-        triggers = [_shift_moved(base, plus(at(base, nominal[:6]), int(rng.integers(1, 7))), "after")]
+    city_hours = maybe(r, call.list_operational_hours(site_id=r.hub2))
+    van = r.add_vehicle(r.depot2) if level == "hard" else r.vehicle2
+    milestones = ladder(r, level, "shift_change_forward", f"the doses were booked out of {r.hub2}, which still has a "
+                        "slot", stale={"origin_site_id": r.hub}, origin_site_id=r.hub2, vehicle_id=van)
     if level == "easy":
-        oracle = reads + city_reads + deliver(base.lot2, base.hub2, base.clinic, base.qty, base.vehicle2, city)
+        oracle = plan["read"] + [hours] + from_city(r, find=city_hours)
     elif level == "medium":
-        oracle = replan + deliver(base.lot2, base.hub2, base.clinic, base.qty, base.vehicle2, city)
-    elif level == "hard":
-        depot_van = base.add_vehicle(base.depot2)
-        oracle = replan + [Call(name="list_vehicles_at_site", arguments={"site_id": base.hub2}),
-                           Call(name="list_vehicles_at_site", arguments={"site_id": base.depot2})] + deliver(
-            base.lot2, base.hub2, base.clinic, base.qty, depot_van, city)
-        dock = plus(at(base, oracle[:-2]), base.minutes(base.depot2, base.hub2))  # the depot van loads here
-        city_end = ceil5(plus(dock, int(rng.integers(3, 7)) * 5))
-        _quota(base, base.hub2, city_end, int(rng.integers(1, 3)), 0)
-        base.state["vehicles"][base.vehicle2]["available_from"] = ceil5(plus(city_end, int(rng.integers(2, 6)) * 5))
-    else:
-        oracle = reads + city_reads
-        base.state["distribution_hubs"][base.hub2]["cold_dispatch"].update(remaining=0, next_shift_remaining=0)
-
-    base.settle_session(base.eta(nominal), base.eta(oracle) if level != "impossible" else base.start)
-    return make_task(
-        base, level, triggers=triggers, nominal=nominal, oracle=oracle,
-        query=f"Please send {base.qty} doses of {base.product} from lot {base.lot} at {base.hub} to {base.clinic} for "
-              f"session {base.session} on {base.session_start[:10]} at {hhmm(base.session_start)}. Our van "
-              f"{base.vehicle} is at the hub; register the receipt at the clinic once it is delivered.",
-        vehicle_note=f"{base.vehicle} is at {base.hub}; any van holding {base.band[0]} to {base.band[1]} degrees C is "
-                     "fine.",
-        insist=f"It has to be today's session: {base.qty} doses at {base.clinic} before {hhmm(base.session_start)}, "
-               "nothing else.",
-        refusal=f"I cannot dispatch the doses today: {base.hub}'s shift change was brought forward and its next shift "
-                f"has no cold-dispatch slot, and {base.hub2} has no slot left this shift or the next.",
-        blocking=["slot", "shift", "quota"], forbidden=[no_dangling(set())])
+        oracle = unwind(r, plan, "route", hours) + from_city(r, find=city_hours)
+    elif level == "hard":  # the city shift ends soon after the depot van docks, and the city hub's van is back later
+        oracle = unwind(r, plan, "route", hours) + from_city(
+            r, van, city_hours + [call.list_sites(), call.list_vehicles_at_site(site_id=r.depot2)])
+        dock = next(s["planned_arrival"] for s in r.run(oracle, triggers).state["route_stops"].values()
+                    if s["vehicle_id"] == van and s["site_id"] == r.hub2)
+        city_end = ceil5(plus(dock, author.integer(3, 6) * 5))
+        hubs[r.hub2]["cold_dispatch"].update(shift_ends=city_end, next_shift_remaining=0)
+        r.state["vehicles"][r.vehicle2]["available_from"] = ceil5(plus(city_end, author.integer(2, 5) * 5))
+    elif level == "impossible":
+        hubs[r.hub2]["cold_dispatch"].update(remaining=0, next_shift_remaining=0)
+        oracle = plan["read"] + [hours, call.list_lots(product=r.product), call.list_operational_hours(site_id=r.hub2)]
+    start = r.settle_after(level, plan, oracle, triggers)
+    return task(
+        r, level, triggers=triggers, plan=plan, oracle=oracle, milestones=milestones,
+        insist=f"It has to be today's session: {r.qty} doses at {r.clinic} before {hhmm(start)}, nothing else.",
+        refusal=f"I can't dispatch the doses today: {r.hub} brought its shift change forward to "
+                f"{hhmm(new_end or start)} and its next shift has no cold-dispatch slot, and {r.hub2} has no slot left "
+                "this shift or the next.",
+        blocking=[hhmm(new_end)] if new_end else [])

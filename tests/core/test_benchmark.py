@@ -1,0 +1,84 @@
+"""The benchmark as data: the frozen manifest, exported tasks that replay exactly, the judge's calibration."""
+
+import json
+
+import gymnasium as gym
+import pytest
+from typer.testing import CliRunner
+
+import sttgym
+from sttgym.agents import OracleAgent
+from sttgym.cli import app
+from sttgym.evaluation.calibration import calibration_items, judge_rates
+from sttgym.evaluation.suites import BENCHMARK_SEEDS, arena_manifest, digest, export_rows, load_manifest, task_of
+from sttgym.judge import RuleJudge
+from sttgym.registry import DOMAINS
+
+LIBRARY_DOMAINS = sorted(d for d, dom in DOMAINS.items() if dom.world.__module__.startswith("sttgym.envs."))
+IDS = [i for d in LIBRARY_DOMAINS for i in sttgym.arena_ids(d)]
+
+
+def test_arena_v1_freezes_ten_seeds_of_every_library_id_and_its_instances_have_not_changed():
+    instances = load_manifest("arena-v1")["instances"]
+    assert {(i, s) for i, s, _ in instances} == {(i, s) for i in IDS for s in BENCHMARK_SEEDS}
+    changed = [(i, s) for i, s, d in instances if digest(task_of(i, s)) != d]
+    assert not changed, f"{len(changed)} arena-v1 instances changed (e.g. {changed[:3]}): freeze a new manifest version"
+
+
+def test_a_domain_outside_the_manifest_is_measured_live_and_an_unknown_manifest_is_a_clear_error(toy_ids):
+    assert arena_manifest("Toy") == [(i, s) for s in (0, 1, 2) for i in toy_ids]
+    with pytest.raises(ValueError, match="no benchmark manifest 'arena-v0'"):
+        arena_manifest(name="arena-v0")
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_an_exported_task_replays_the_oracle_exactly(env_id):
+    (row,) = export_rows([(env_id, 0)])
+    row = json.loads(json.dumps(row))  # as it comes back from the file
+    live = sttgym.rollout(gym.make(env_id), OracleAgent(), seed=0)
+    stored = sttgym.rollout(gym.make(env_id), OracleAgent(), seed=123, options={"task": row["task"]})
+    assert stored.messages == live.messages and stored.reward == live.reward == 1.0
+    assert stored.info["trigger_log"] == live.info["trigger_log"]
+
+
+def test_export_then_eval_from_the_file(tmp_path):
+    env_id = IDS[0]
+    runner = CliRunner()
+    result = runner.invoke(app, ["export", "--out", str(tmp_path / "x"), "--no-hf", "--train", "3"])
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in (tmp_path / "x" / "arena-v1.jsonl").read_text().splitlines()]
+    train = [json.loads(line) for line in (tmp_path / "x" / "train.jsonl").read_text().splitlines()]
+    assert len(rows) == len(IDS) * len(BENCHMARK_SEEDS) and {r["split"] for r in rows} == {"benchmark"}
+    assert len(train) == 3 and {r["split"] for r in train} == {"train"}
+    subset = tmp_path / "one.jsonl"
+    subset.write_text("\n".join(json.dumps(r) for r in rows if r["env_id"] == env_id))
+    result = runner.invoke(app, ["eval", "--agent", "oracle", "--tasks", str(subset), "--runs", "1",
+                                 "--out", str(tmp_path / "run")])
+    assert result.exit_code == 0, result.output
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["episodes"] == len(BENCHMARK_SEEDS) and summary["overall"] == 1.0
+
+
+@pytest.mark.parametrize("reply_set", ["test", "review", "dev"])
+def test_the_rule_judge_meets_its_calibration_targets(reply_set):
+    impossible = [i for i in IDS if i.endswith("-impossible")]
+    items = calibration_items(impossible, name=reply_set)
+    rates = judge_rates(RuleJudge(), items)
+    assert rates["tasks"] >= 10 and rates["items"] >= 150
+    assert {i.label for i in items} == {True, False} and len({i.kind for i in items}) >= 8
+    assert rates["false_positive_rate"] <= 0.05 and rates["false_negative_rate"] <= 0.10, rates["errors"][:5]
+
+
+def _names(task) -> set[str]:
+    """The digit-free entity keys of a task's world: drawn names, and any fixed vocabulary."""
+    return {key for container in task.initial_state.values() if isinstance(container, dict)
+            for key in container if isinstance(key, str) and not any(ch.isdigit() for ch in key)}
+
+
+def test_every_library_domain_draws_training_names_from_another_pool():
+    for domain in LIBRARY_DOMAINS:
+        instances = {split: [_names(task_of(env_id, seed)) for env_id in sttgym.arena_ids(domain)[::9] for seed in seeds]
+                     for split, seeds in (("benchmark", range(6)), ("train", range(1_000_000, 1_000_006)))}
+        fixed = set.intersection(*instances["benchmark"], *instances["train"])  # e.g. car classes, in every world
+        drawn = {split: set().union(*found) - fixed for split, found in instances.items()}
+        assert drawn["benchmark"] and not drawn["benchmark"] & drawn["train"], domain
