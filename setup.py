@@ -9,4 +9,5 @@ for package, folder in MAPPED.items():
     packages.append(package)
     packages += [f"{package}.{sub}" for sub in find_packages(folder)]
 
-setup(packages=packages, package_dir=MAPPED, package_data={"": ["*.yaml", "*.json", "*.jsonl", "*.txt"]})
+setup(packages=packages, package_dir=MAPPED,
+      package_data={"": ["*.yaml", "*.json", "*.txt"], "sttgym": ["data/*.jsonl", "data/manifests/*.json"]})
