@@ -8,7 +8,7 @@ from typing import Any
 
 from sttgym.tools import ToolSpec, fail, validate_arguments
 
-__all__ = ["ToolCall", "Reply", "parse_action", "render_result", "check_call"]
+__all__ = ["ToolCall", "Reply", "parse_action", "render_result", "check_call", "brief"]
 
 MAX_TEXT = 20_000  # longer replies or argument strings are cut before anything reads them
 
@@ -48,6 +48,9 @@ def parse_action(action: Any) -> ToolCall | Reply | dict:
                 return fail(f"the arguments of {name[:80]!r} are not valid JSON")
         if not isinstance(arguments, dict):
             return fail(f"the arguments of {name[:80]!r} must be a JSON object")
+        problem = _not_json(arguments)
+        if problem:
+            return fail(f"the arguments of {name[:80]!r} {problem}")
         return _unexpected_fields(action, {"name", "arguments"}) or ToolCall(name[:200], arguments)
     if "content" in action:
         if not isinstance(action["content"], str):
@@ -55,6 +58,39 @@ def parse_action(action: Any) -> ToolCall | Reply | dict:
         # A half-formed call that carries "content" is not a reply: it would end the episode.
         return _unexpected_fields(action, {"content"}) or Reply(action["content"][:MAX_TEXT])
     return fail('an action must be {"name": ..., "arguments": {...}} or {"content": ...}')
+
+
+MAX_DEPTH = 32  # nesting of argument values; no tool takes more than a few levels
+MAX_DIGITS = 100  # digits of an integer argument; longer ones cannot even be printed by default
+
+
+def _not_json(value: Any) -> str | None:
+    """Why ``value`` is not a plain JSON value of reasonable shape, or None. Iterative, so depth cannot overflow."""
+    stack = [(value, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            return f"nest deeper than {MAX_DEPTH} levels"
+        if isinstance(node, dict):
+            if not all(isinstance(k, str) for k in node):
+                return "have a key that is not a string"
+            stack.extend((v, depth + 1) for v in node.values())
+        elif isinstance(node, list):
+            stack.extend((v, depth + 1) for v in node)
+        elif isinstance(node, int) and not isinstance(node, bool):
+            if node.bit_length() > MAX_DIGITS * 3.33:
+                return f"hold an integer longer than {MAX_DIGITS} digits"
+        elif not (node is None or isinstance(node, (str, float, bool))):
+            return f"hold a {type(node).__name__}, which is not a JSON value"
+    return None
+
+
+def brief(value: Any, limit: int = 500) -> str:
+    """At most ``limit`` characters saying what ``value`` is, for transcripts; never raises."""
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str)[:limit]
+    except (TypeError, ValueError, RecursionError):
+        return f"<{type(value).__name__}>"
 
 
 def check_call(tools: dict[str, ToolSpec], call: ToolCall) -> dict | None:

@@ -10,7 +10,7 @@ from typing import Any, Callable
 import gymnasium as gym
 import numpy as np
 
-from sttgym.actions import Reply, ToolCall, check_call, parse_action, render_result
+from sttgym.actions import Reply, ToolCall, brief, check_call, parse_action, render_result
 from sttgym.authoring import Author, tool_specs
 from sttgym.checklist import EpisodeLog, evaluate
 from sttgym.clock import Clock
@@ -147,10 +147,10 @@ class ArenaEnv(gym.Env):
             if isinstance(parsed, ToolCall):
                 problem = check_call(self.tools, parsed)
                 obs = render_result(problem) if problem else self._run(parsed, events)
-                self.transcript.append(("call", f"{parsed.name}({json.dumps(parsed.arguments, default=str)[:500]})"))
+                self.transcript.append(("call", f"{parsed.name}({brief(parsed.arguments)})"))
             else:
                 obs = render_result(parsed)
-                self.transcript.append(("call", repr(action)[:500]))
+                self.transcript.append(("call", brief(action)))
             result = json.loads(obs)  # a copy: nothing the agent holds aliases the world
             self.transcript.append(("tool", obs))
             terminated = False

@@ -268,6 +268,10 @@ class Runner:
 
     def _append(self, record: dict) -> None:
         line = json.dumps(record, ensure_ascii=False, default=str) + "\n"
+        try:
+            line.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate from a model: escaped, it still reads back as sent
+            line = json.dumps(record, ensure_ascii=True, default=str) + "\n"
         with self.path.open("a", encoding="utf-8") as handle:
             handle.write(line)
             handle.flush()

@@ -46,6 +46,13 @@ def test_tool_call_advances_the_clock_and_reward_comes_at_the_end(env):
     assert reward == 0.0 and info["score"] == 0.0
 
 
+def _nested(depth: int) -> list:
+    value: list = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
 @pytest.mark.parametrize("action, fragment", [
     ({"name": "open_sesame", "arguments": {}}, "unknown tool"),
     ({"name": "__init__", "arguments": {}}, "unknown tool"),
@@ -58,6 +65,11 @@ def test_tool_call_advances_the_clock_and_reward_comes_at_the_end(env):
     ({"content": 12}, "must be a string"),
     ({"content": "", "arguments": None}, "unexpected action field(s): arguments"),
     ({"name": "get_locker", "arguments": {"locker_id": "L1"}, "content": "hi"}, "unexpected action field(s): content"),
+    ({"name": "get_locker", "arguments": {("locker", 1): "L1"}}, "key that is not a string"),
+    ({"name": "get_locker", "arguments": {"locker_id": 10 ** 5000}}, "integer longer than 100 digits"),
+    ({"name": "get_locker", "arguments": {"locker_id": _nested(100_000)}}, "nest deeper than 32 levels"),
+    ({"name": "get_locker", "arguments": {"locker_id": 1j}}, "not a JSON value"),
+    ({"deep": _nested(100_000)}, "an action must be"),
     ({"foo": "bar"}, "an action must be"),
     ("get_locker", "an action must be"),
     (None, "an action must be"),

@@ -183,3 +183,18 @@ def test_default_make_vec_is_async_without_shared_memory():
         vec.close()
     with pytest.raises(ValueError, match="shared_memory"):
         gym.make_vec(IDS[0], num_envs=2, vectorization_mode="async")
+
+
+@pytest.mark.parametrize("env_id", IDS[::5])
+def test_an_env_pickles_mid_episode_and_the_copy_goes_on_identically(env_id):
+    import pickle
+
+    env = gym.make(env_id)
+    env.reset(seed=4)
+    plan = env.unwrapped.task.oracle
+    first = {"name": plan[0].name, "arguments": plan[0].arguments}
+    env.step(first)
+    clone = pickle.loads(pickle.dumps(env))  # tasks are data: nothing in an episode needs a lambda
+    reply = {"content": "Task Completed"}
+    assert clone.step(reply)[1:4] == env.step(reply)[1:4]
+    assert clone.unwrapped.world.state == env.unwrapped.world.state

@@ -117,3 +117,11 @@ def test_llm_agent_on_the_scramble_suite_stops_through_end_episode_on_a_backend_
     assert summary["errors"] == 6 and summary["conditions"]["Base"]["completion_rate"] == 0.0
     with pytest.raises(ValueError, match="arena task plans"):
         EvalConfig(suite="scramble", agent="oracle")
+
+
+def test_a_lone_surrogate_in_a_record_is_saved_and_read_back(tmp_path):
+    config = EvalConfig(domain="EvalToy", agent="noop", runs=1, limit=1)
+    runner = Runner(config, tmp_path / "run")
+    runner.out.mkdir(parents=True)
+    runner._append({"key": "k", "reply": "half an emoji \ud83d and the rest"})  # as a broken model reply may be
+    assert load_records(runner.path)["k"]["reply"] == "half an emoji \ud83d and the rest"
