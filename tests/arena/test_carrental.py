@@ -12,6 +12,7 @@ import pytest
 import sttgym  # noqa: F401  (registers the ids)
 from sttgym.agents import NominalAgent, OracleAgent, PlanAgent
 from sttgym.agents.probes import BlindWriter
+from sttgym.checklist import evaluate
 from sttgym.clock import Clock
 from sttgym.envs.arena.carrental.world import FLIGHT_SLACK, CarRentalWorld
 from sttgym.rollout import rollout
@@ -410,3 +411,37 @@ def test_a_stored_task_replays_and_each_seed_draws_a_different_city():
     assert rollout(again, OracleAgent(), seed=11).reward == 1.0
     _, other = start("STTArena/CarRental-S2-hard", seed=12)
     assert other.task.initial_state != arena.task.initial_state
+
+
+def other_car_policy(env, seed: int) -> float:
+    """A cheap policy that ignores the change: the nominal plan, but each hold takes a car of the class other than
+    the one the plan names, whenever the depot lists one (so a change aimed at the planned car never meets it)."""
+    env.reset(seed=seed)
+    task, saved = env.unwrapped.task, {}
+    cls = next(c for c in task.nominal_plan if c.name == "search_available_vehicles").arguments["vehicle_class"]
+    for c in task.nominal_plan:
+        args = resolve(c.arguments, saved)
+        if c.name == "hold_vehicle":
+            listed, _ = call(env, "search_available_vehicles", depot_id=args["pickup_depot_id"], vehicle_class=cls,
+                             pickup_time=args["pickup_time"], return_time=args["return_time"])
+            others = [v["vehicle_id"] for v in listed["data"]["vehicles"] if v["vehicle_id"] != args["vehicle_id"]]
+            args = {**args, "vehicle_id": others[0]} if others else args
+        saved[c.save_as or ""] = call(env, c.name, **args)[0]
+    *_, info = env.step({"content": "Task Completed"})
+    return info["score"]
+
+
+@pytest.mark.parametrize("env_id", ["STTArena/CarRental-S1-easy", "STTArena/CarRental-S1-hard",
+                                    "STTArena/CarRental-ST1-easy", "STTArena/CarRental-S3-medium"])
+def test_booking_another_car_without_noticing_the_change_earns_nothing(env_id):
+    env = gym.make(env_id)
+    scores, goals = [], []
+    for seed in range(5):
+        scores.append(other_car_policy(env, seed))
+        arena = env.unwrapped
+        goals.append(evaluate(arena.task.static_checklist, arena.world, arena.log)[0])
+        assert not arena.log.noticed(arena.task.triggers[0].name)  # it never read what changed
+    # The booking it made meets the goal on some seeds (the unguarded milestones would have paid 2/3) ...
+    assert max(goals) == 1.0, goals
+    # ... but the recovery milestones count only once the change was noticed.
+    assert max(scores) <= 0.25, scores

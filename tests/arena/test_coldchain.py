@@ -19,7 +19,7 @@ from sttgym.authoring import Author
 from sttgym.envs.arena.coldchain.generator import build_base, plus
 from sttgym.envs.arena.coldchain.world import DWELL_MINUTES, ColdChainWorld
 from sttgym.geo import shortest_route
-from sttgym.task import Call
+from sttgym.task import Call, Ref
 from sttgym.validation import prefix_scores
 
 
@@ -596,3 +596,50 @@ def test_random_and_hostile_calls_never_break_a_tool(env_id):
             json.dumps(env.unwrapped.world.state)  # still plain JSON data
             if truncated:
                 env.reset(seed=3)
+
+
+def city_run(task, reread=()):
+    """Ship the city hub's stock in its own van whatever happened: read the listings, take the other lot of the
+    product (not at the user's hub) and a van beside it that holds its band, deliver where the nominal plan was
+    headed. ``reread``: calls made first (after the change, to see it)."""
+    state, create = task.initial_state, next(c for c in task.nominal_plan if c.name == "create_new_shipment")
+    product = state["goods_inventory"][create.arguments["goods_id"]]["product"]
+    lot = next(g for g, x in sorted(state["goods_inventory"].items()) if x["product"] == product
+               and x["site_id"] != create.arguments["origin_site_id"] and x["site_id"] in state["distribution_hubs"])
+    hub, lo = state["goods_inventory"][lot]["site_id"], state["goods_inventory"][lot]["temp_min_c"]
+    van = next(v for v, x in sorted(state["vehicles"].items()) if x["site_id"] == hub
+               and state["cooling_units"][x["cooling_unit_id"]]["min_temp_c"] <= lo
+               <= state["cooling_units"][x["cooling_unit_id"]]["max_temp_c"])
+    to, ref = create.arguments["destination_site_id"], Ref(step="city", path=("data", "shipment_id"))
+    return [*reread, Call(name="list_lots", arguments={"product": product}),
+            Call(name="list_vehicles_at_site", arguments={"site_id": hub}),
+            Call(name="create_new_shipment", save_as="city", arguments={
+                "goods_id": lot, "origin_site_id": hub, "destination_site_id": to,
+                "quantity": create.arguments["quantity"]}),
+            Call(name="assign_shipment_to_vehicle", arguments={"shipment_id": ref, "vehicle_id": van}),
+            Call(name="add_or_update_route_plan", arguments={"vehicle_id": van, "route_plan": [hub, to]}),
+            Call(name="update_vehicle_status", arguments={"vehicle_id": van, "status": "in_transit"}),
+            Call(name="register_goods_receipt", arguments={"shipment_id": ref, "site_id": to})]
+
+
+@pytest.mark.parametrize("env_id", ["STTArena/ColdChain-T3-easy", "STTArena/ColdChain-ST2-easy",
+                                    "STTArena/ColdChain-T3-medium", "STTArena/ColdChain-S2-medium",
+                                    "STTArena/ColdChain-ST2-medium", "STTArena/ColdChain-T2-medium"])
+def test_shipping_the_city_stock_without_looking_at_the_change_earns_at_most_the_goal(env_id):
+    """Where the city hub is the right answer, a policy that ships its stock regardless, never reading what changed,
+    delivers the doses but earns no recovery milestone: ``noticed`` is folded into every one of them. The same
+    writes by an agent that first read the change (in the easy levels, where it is posted before anything is
+    booked) earn them."""
+    for seed in (0, 1, 2):
+        env = gym.make(env_id)
+        env.reset(seed=seed)
+        task = env.unwrapped.task
+        traj, _ = play(env_id, city_run, seed=seed)
+        passed = {c["name"] for c in traj.info["checklist"] if c["passed"] and not c["gate"]}
+        assert traj.reward <= 0.25 and passed <= {"doses_delivered"}, (env_id, seed, passed)
+        assert "doses_delivered" in passed, (env_id, seed)  # the run itself works: the doses arrive in time
+        if env_id.endswith("easy"):
+            wait = [Call(name="list_sites", arguments={})] * 3  # the change is posted a few minutes in
+            seen = [Call(name=t.observable.tool, arguments=t.observable.args) for t in task.triggers]
+            looked, _ = play(env_id, lambda t: city_run(t, wait + seen), seed=seed)
+            assert looked.reward == 1.0, (env_id, seed)

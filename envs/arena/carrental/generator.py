@@ -7,7 +7,12 @@ background fleet never includes the scenario's *focus class*: a scenario places 
 that class itself, so it decides which alternatives exist (and, when impossible, that none does).
 
 :class:`Request` is the booking most stories revolve around; it writes the plan steps and the
-checklist every scenario shares. :func:`make_task` assembles the task.
+checklist every scenario shares. :class:`City` also writes the shapes the stories share: triggers
+set off by the user's hold (:meth:`City.on_hold`), by a dispatch (:meth:`City.on_dispatch`) or by an
+earlier change (:meth:`City.cascade`), field updates (:meth:`City.set`, :meth:`City.sets`), another
+customer's booking (:meth:`City.taken`) and dry-run arrivals (:meth:`City.arrival`).
+:meth:`Request.refuse` writes the oracle's apology and marks the request impossible;
+:func:`make_task` assembles the task.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from sttgym.authoring import Author
+from sttgym.authoring import Author, Plan
 from sttgym.checklist import Check
 from sttgym.clock import format_time
 from sttgym.envs.arena.carrental.world import LICENCE_FOR, HANDOVER_MIN_FUEL, price_of
@@ -25,7 +30,9 @@ from sttgym.task import Call, Ref, Task
 from sttgym.triggers import Observable, Trigger
 from sttgym.user import Answer, UserProfile
 
-__all__ = ["City", "Request", "new_city", "iso", "rid", "one", "car", "make_task", "CITIES"]
+# Author, Plan and Task are re-exported so that a scenario imports what it builds with from one place.
+__all__ = ["Author", "Plan", "Task", "City", "Request", "new_city", "iso", "shift", "rid", "one", "car", "make_task",
+           "CITIES"]
 
 CLASSES = ("economy", "compact", "suv", "van", "premium")
 _RATES = {"economy": (35, 45), "compact": (45, 60), "suv": (75, 100), "van": (85, 110), "premium": (130, 170)}
@@ -49,6 +56,11 @@ _LABEL = {"economy": "economy car", "compact": "compact car", "suv": "SUV", "van
 
 def iso(moment: datetime) -> str:
     return format_time(moment)
+
+
+def shift(moment: str, **delta) -> str:
+    """``moment`` moved by a ``timedelta(**delta)``: ``shift(pickup, hours=-2)``."""
+    return iso(datetime.fromisoformat(moment) + timedelta(**delta))
 
 
 def rid(step: str) -> Ref:
@@ -81,6 +93,15 @@ class City:
 
     def depots_in(self, kind: str) -> list[str]:
         return list(self.kinds[kind])
+
+    def depot(self, *kinds: str) -> str:
+        """A drawn depot of one of ``kinds`` (itself drawn)."""
+        return one(self.author, self.depots_in(one(self.author, list(kinds))))
+
+    def request(self, depot: str, pickup: str, ret: str, **kw) -> Request:
+        """The user's request for the focus class, their card covering it with a drawn margin."""
+        self.afford(depot, self.focus, pickup, ret)
+        return Request(self, depot, pickup, ret, **kw)
 
     def zone(self, depot: str) -> str:
         return self.state["depots"][depot]["zone"]
@@ -151,14 +172,80 @@ class City:
         self.state["customers"][self.user]["payment_limit"] = self.price(depot, cls, pickup, ret) + 50 * \
             self.author.integer(1, 4)
 
+    def code(self, words: list[str]) -> str:
+        """A promotion code: one of ``words`` (a name pool) and two digits."""
+        return f"{self.author.pick(words)}{self.author.serial(10, 99)}"
+
     def flight_number(self) -> str:
         return f"{self.author.pick(_AIRLINES)}{self.author.serial(100, 9999)}"
 
-    def trigger(self, name: str, description: str, when, effect: list, tool: str, args: dict,
+    def trigger(self, name: str, description: str, when, effect: list, shown: tuple,
                 activation: tuple = (), timing: str = "before") -> Trigger:
+        """A trigger; ``shown``: the read that reveals it (see :meth:`shown_by`)."""
+        tool, args = self.shown_by(shown)
         return self.author.check_trigger(Trigger(
             name=name, description=description, when=when, effect=effect, activation=list(activation),
             timing=timing, observable=Observable(tool=tool, args=args)))
+
+    # the shapes the stories share
+    def set(self, *path: str, value) -> object:
+        """The operation setting the state field at ``path`` to ``value``."""
+        return self.author.op.set_field(path=list(path), value=value)
+
+    def sets(self, container: str, ident: str, **fields) -> list:
+        """Operations setting several fields of one entry."""
+        return [self.set(container, ident, k, value=v) for k, v in fields.items()]
+
+    @staticmethod
+    def shown_by(shown: tuple) -> tuple[str, dict]:
+        """The read that reveals a change, ``(tool, args)``; ``(tool, id)`` fills the tool's one id argument."""
+        tool, args = shown
+        arg = {"get_vehicle_status": "vehicle_id", "get_depot_info": "depot_id",
+               "search_available_vehicles": "depot_id", "get_flight_arrival": "flight_number",
+               "list_customer_reservations": "customer_id"}.get(tool)
+        return tool, ({arg: args} if isinstance(args, str) else args)
+
+    def on_hold(self, name: str, description: str, effect: list, shown: tuple, when=None,
+                timing: str = "after", **booking) -> Trigger:
+        """A change the user's hold sets off (by default right after it is placed, once ``when`` holds: by
+        default the user has a live booking matching ``booking``, has_live_booking's filters)."""
+        when = when or self.author.pred.has_live_booking(customer=self.user, **booking)
+        return self.trigger(name, description, when, effect, shown, activation=["hold_vehicle"], timing=timing)
+
+    def on_dispatch(self, name: str, description: str, vehicle: str, site: str, effect: list,
+                    shown: tuple) -> Trigger:
+        """A change set off as ``vehicle`` is sent out of ``site``."""
+        pred = self.author.pred
+        return self.trigger(name, description, pred.all_of(preds=[
+            pred.call_argument(name="vehicle_id", value=vehicle),
+            pred.field_equals(path=["vehicles", vehicle, "depot"], value=site)]), effect, shown,
+            activation=["transfer_vehicle"])
+
+    def cascade(self, name: str, description: str, path: list, value, effect: list,
+                shown: tuple) -> Trigger:
+        """A change that follows once an earlier one left ``path`` at ``value`` (the hard levels' second wave)."""
+        return self.trigger(name, description, self.author.pred.field_equals(path=path, value=value), effect, shown)
+
+    def arrival(self, calls: list[Call], vehicle: str, triggers: list[Trigger] = ()) -> datetime:
+        """When ``vehicle`` arrives by the last successful transfer among ``calls``, run on a copy of the world
+        (``datetime.max`` if none succeeds)."""
+        run = self.author.dry_run(self.state, iso(self.start), calls, list(triggers))
+        return max([datetime.fromisoformat(r["data"]["arrives"]) for c, r in zip(calls, run.results)
+                    if c.name == "transfer_vehicle" and r.get("success") and c.arguments["vehicle_id"] == vehicle]
+                   or [datetime.max])
+
+    def roads_of(self, site: str) -> list[str]:
+        """Every road touching ``site``."""
+        return [r for r, x in sorted(self.state["roads"].items()) if site in (x["a"], x["b"])]
+
+    def cut_off(self, site: str) -> list:
+        """Operations closing every road touching ``site``."""
+        return [self.set("roads", r, "open", value=False) for r in self.roads_of(site)]
+
+    def taken(self, vehicle: str, depot: str, start: str, end: str, prefix: str = "WEB") -> tuple[str, object]:
+        """Another customer's booking of ``vehicle`` from ``start`` to ``end``: its id and the operation adding it."""
+        ident, record = self.booking_by_other(vehicle, depot, start, end, prefix)
+        return ident, self.set("reservations", ident, value=record)
 
 
 def new_city(author: Author, start: datetime | None = None) -> City:
@@ -234,6 +321,7 @@ class Request:
     flight: str = ""  # pickup at this flight's tracked arrival (as it is at the end) instead of ``pickup``
     min_fuel: int = HANDOVER_MIN_FUEL
     energy: str = ""
+    impossible: Impossibility | None = None  # set by :meth:`refuse`
 
     @property
     def customer(self) -> str:
@@ -294,6 +382,33 @@ class Request:
     def tell(self, message: str) -> Call:
         return self.city.author.call.chat_with_user(message=message)
 
+    def book(self, vehicle: str, step: str = "hold", pickup: str = "") -> list[Call]:
+        """Hold ``vehicle`` and confirm at once (under ``step``)."""
+        return [self.hold(vehicle, step, pickup), self.confirm(step)]
+
+    def take_over(self, vehicle: str, step: str = "hold") -> list[Call]:
+        """Put ``vehicle`` on the held booking and confirm it."""
+        return [self.swap(vehicle, step), self.confirm(step)]
+
+    def refuse(self, message: str, changed_by: list[str], facts: list[str]) -> list[Call]:
+        """The oracle's apology (``I'm sorry, `` + ``message``); marks the request impossible."""
+        self.impossible = self.refusal(changed_by, facts)
+        return [self.tell(f"I'm sorry, {message}")]
+
+    @property
+    def who(self) -> str:
+        """How the user introduces themself: ``Dana Whitfield, customer CUS-12345``."""
+        return f"{self.city.state['customers'][self.customer]['name']}, customer {self.customer}"
+
+    def delivery(self, source: str, vehicle: str, quote: bool = False) -> Plan:
+        """The plan to have ``vehicle`` driven over from ``source`` and booked (``quote``: priced before)."""
+        return Plan(look=[self.search(source), self.route(source)], move=[self.move(vehicle)],
+                    hold=[self.hold(vehicle)] + [self.quote()] * quote, confirm=[self.confirm()])
+
+    def booking(self, vehicle: str) -> Plan:
+        """The plain plan: search the depot, hold ``vehicle``, check the price, confirm."""
+        return Plan(look=[self.search()], hold=[self.hold(vehicle)], check=[self.quote()], confirm=[self.confirm()])
+
     # checks
     def goal(self) -> list[Check]:
         """The original goal: booked, every car fit to hand over, nothing else live, no car double-booked."""
@@ -310,9 +425,15 @@ class Request:
         ]
 
     def checklist(self, trigger: str) -> list[Check]:
-        saw = Check(name="noticed_change", description=f"the agent read what {trigger} changed, after it did",
-                    holds=self.city.author.pred.noticed(trigger=trigger))
-        return [saw, *self.goal()]
+        """The goal, its milestones counted only once the change was noticed: a policy that books some other
+        car without ever seeing the change (and so often never meeting it) earns nothing."""
+        pred = self.city.author.pred
+        saw = pred.noticed(trigger=trigger)
+        return [Check(name="noticed_change", description=f"the agent read what {trigger} changed, after it did",
+                      holds=saw),
+                *[c if c.gate else c.model_copy(update={"description": f"{c.description}, after noticing {trigger}",
+                                                        "holds": pred.all_of(preds=[saw, c.holds])})
+                  for c in self.goal()]]
 
     def refusal(self, changed_by: list[str], facts: list[str]) -> Impossibility:
         pred, existing = self.city.author.pred, sorted(self.city.state["reservations"])
@@ -324,16 +445,19 @@ class Request:
                   holds=pred.no_double_booking())])
 
 
-def make_task(req: Request, query: str, triggers: list[Trigger], nominal: list[Call], oracle: list[Call],
-              persona: str, answers: dict[tuple, str], impossible: Impossibility | None = None,
-              insist: str = "") -> Task:
-    """The task. The oracle double-checks a drawn few things at the end (before its refusal, when impossible),
-    so its tool sequence varies as real agents' do without moving any timing the story measured."""
-    city = req.city
+def make_task(req: Request, query: str, triggers: list[Trigger], nominal: Plan | list[Call], oracle: list[Call],
+              persona: str, answers: dict[tuple, str] | None = None, insist: str = "") -> Task:
+    """The task (impossible once the oracle went through :meth:`Request.refuse`). The oracle double-checks a
+    drawn few things at the end (before its refusal, when impossible), so its tool sequence varies as real
+    agents' do without moving any timing the story measured."""
+    city, impossible, answers = req.city, req.impossible, answers or {}
+    nominal = nominal.calls if isinstance(nominal, Plan) else nominal
     checks = [req.profile(), req.bookings(), city.author.call.get_depot_info(depot_id=req.depot), req.search()]
     extra = [checks[int(i)] for i in city.author.rng.permutation(len(checks))[:city.author.integer(1, 3)]]
     said = [c for c in oracle if c.name == "chat_with_user"]
     oracle = [c for c in oracle if c.name != "chat_with_user"] + extra + said
+    if not any("car" in keys for keys in answers):  # asked about the car, a user takes any of the class
+        answers = {**answers, ("car", "vehicle", "another", "other"): f"Any {req.cls} is fine."}
     profile = UserProfile(
         persona=f"{city.state['customers'][city.user]['name']}, {persona}",
         known_facts=[f"customer id {city.user}", f"class {req.cls}", f"pickup depot {req.depot}"],

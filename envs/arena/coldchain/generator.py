@@ -22,10 +22,10 @@ from sttgym.triggers import Observable, Trigger
 from sttgym.user import Answer, UserProfile
 from sttgym.world import Pred
 
-__all__ = ["Region", "build_base", "plus", "hhmm", "ceil5", "floor5", "minutes", "deliver", "shipment", "survey",
-           "nominal", "from_city", "maybe", "calls", "unwind", "arrival", "fields", "EARLY", "posted", "on_write",
-           "trigger", "goal", "gate", "left_waiting", "booked", "loaded", "cancelled", "routed", "reacted", "unwound",
-           "secured", "ladder", "dispatched", "unshipped", "task"]
+__all__ = ["Author", "Check", "Plan", "Task", "Region", "build_base", "plus", "hhmm", "ceil5", "floor5", "minutes",
+           "deliver", "shipment", "survey", "maybe", "calls", "arrival", "EARLY", "goal", "gate", "left_waiting",
+           "booked", "loaded", "cancelled", "routed", "reacted", "unwound", "secured", "seen", "ladder", "dispatched",
+           "unshipped", "task"]
 
 HUB_NAMES = ["NORTH", "SOUTH", "EAST", "WEST", "RIVERSIDE", "HARBOR", "CENTRAL", "VALLEY", "SUMMIT", "MIDLAND",
              "PORT", "MILLBROOK", "QUARRY", "GATEWAY", "LOWLAND", "UPLAND", "BEACON", "FOUNDRY", "ORCHARD", "CANAL"]
@@ -72,7 +72,8 @@ def floor5(moment: str) -> str:
 
 @dataclass
 class Region:
-    """The base world of one instance and the roles its entities play."""
+    """The base world of one instance, the roles its entities play, and the level being built: its methods are the
+    pieces scenarios assemble (the change and its cause, the oracle's plan, the milestones, the task)."""
 
     author: Author
     state: dict
@@ -95,6 +96,10 @@ class Region:
     vehicle3: str = ""  # a van of the right class at depot1
     session: str = ""  # the target session at clinic
     roads: dict[str, str] = field(default_factory=dict)  # "role-role" -> road id
+    level: str = ""
+    plan: Plan | None = None  # the nominal plan: look, then ship the lot in the van (a scenario may replace it)
+    posted_at: str = ""  # when a change comes while the agent still reads (drawn on first use)
+    settled: bool = False  # whether the session's start is final
 
     # ------------------------------------------------------------- entity builders
 
@@ -131,11 +136,24 @@ class Region:
             "product": product or self.product, "doses": int(doses), "start": start, "site_id": clinic, "note": None}
         return session_id
 
+    def add_shipment(self, destination: str, status: str, quantity: int | None = None, **extra) -> str:
+        """A shipment of the user's lot made before the episode (an allocation hold, another clinic's order)."""
+        shipment_id = f"SHP-{self.author.serial()}"
+        self.state["shipments"][shipment_id] = {
+            "goods_id": self.lot, "product": self.product, "quantity": quantity or self.qty, "origin_site_id": self.hub,
+            "destination_site_id": destination, "status": status, "vehicle_id": None, "hold_expires": None,
+            "created_at": plus(self.start, -900), "dispatched_at": None, "received_at": None, **extra}
+        return shipment_id
+
     def add_reset_window(self, depot: str, start: str, minutes: int) -> str:
         window_id = f"RST-{self.author.serial()}"
         self.state["cooling_unit_resets"][window_id] = {
             "depot_id": depot, "start": start, "end": plus(start, minutes), "status": "open", "cooling_unit_id": None}
         return window_id
+
+    def roles(self, *names: str) -> list[str]:
+        """The ids of the entities playing the roles ``names`` ("lot2", "hub", ...): tables name roles."""
+        return [getattr(self, name) for name in names]
 
     def unit_of(self, vehicle_id: str) -> str:
         return self.state["vehicles"][vehicle_id]["cooling_unit_id"]
@@ -154,22 +172,139 @@ class Region:
         """Start the target session a random while (in five-minute steps) after the latest of ``arrivals``."""
         start = ceil5(plus(max(arrivals), self.author.integer(*slack) * 5))
         self.state["clinics"][self.clinic]["immunization_schedule"][self.session]["start"] = start
+        self.settled = True
         return start
 
-    def settle_after(self, level: str, plan: Plan, oracle: list[Call], triggers: list[Trigger], **slack) -> str:
+    def settle_after(self, oracle: list[Call], triggers: list[Trigger], **slack) -> str:
         """Settle the session after the nominal plan's arrival without dynamics and, when the task is feasible,
         after the oracle's arrival with them."""
-        arrivals = [arrival(self.run(plan.calls), self.clinic)]
-        if level != "impossible":
-            arrivals.append(arrival(self.run(oracle, triggers), self.clinic))
+        arrivals = [self.arrival(self.plan.calls)]
+        if self.level != "impossible":
+            arrivals.append(self.arrival(oracle, triggers))
         return self.settle(*arrivals, **slack)
 
-    def early(self) -> str:
-        """A moment while the agent is still reading: the change is there before anything is booked."""
-        return plus(self.start, self.author.integer(1, 4))
+    def later(self, moment: str, lo: int, hi: int) -> str:
+        """``lo`` to ``hi`` five-minute steps after ``moment``, rounded up to a five-minute mark."""
+        return ceil5(plus(moment, 5 * self.author.integer(lo, hi)))
+
+    def earlier(self, moment: str, lo: int, hi: int) -> str:
+        """``lo`` to ``hi`` five-minute steps before ``moment``, rounded down to a five-minute mark."""
+        return floor5(plus(moment, -5 * self.author.integer(lo, hi)))
 
     def run(self, calls: list[Call], triggers: list[Trigger] = ()) -> DryRun:
         return self.author.dry_run(self.state, self.start, calls, triggers)
+
+    def arrival(self, calls: list[Call], triggers: list[Trigger] = (), site: str | None = None) -> str:
+        """When a dry run of ``calls`` last received a delivery at ``site`` (by default the clinic)."""
+        return arrival(self.run(calls, triggers), site or self.clinic)
+
+    # ----------------------------------------------------------- what causes a change
+
+    @property
+    def early(self) -> bool:
+        """Whether this level's change is posted while the agent still reads (easy, impossible)."""
+        return self.level in EARLY
+
+    @property
+    def moment(self) -> str:
+        """A moment while the agent is still reading: the change is there before anything is booked."""
+        self.posted_at = self.posted_at or plus(self.start, self.author.integer(1, 4))
+        return self.posted_at
+
+    def cause(self, **later) -> dict:
+        """At easy and impossible levels the clock, at :attr:`moment`; at medium and hard what ``later`` names (a
+        write of the plan)."""
+        return {"when": self.author.pred.time_reached(moment=self.moment)} if self.early else later
+
+    def on_write(self, tool: str, timing: str = "after", **arguments) -> dict:
+        """A trigger caused by the agent's call of the write ``tool`` with (at least) ``arguments``."""
+        return {"activation": [tool], "timing": timing, "when": self.author.pred.calling(tool=tool,
+                                                                                         arguments=arguments)}
+
+    def on_road(self) -> dict:
+        """A trigger caused by the doses leaving for the clinic."""
+        return {"activation": ["update_vehicle_status"], "timing": "after",
+                "when": self.author.pred.on_road_to(site_id=self.clinic, product=self.product)}
+
+    def change(self, name: str, what: str, seen: Call, effect: list, **cause) -> Trigger:
+        """A trigger whose change shows through the read ``seen``, checked against the kit's rules (activated by
+        writes only, observed by a read)."""
+        return self.author.check_trigger(Trigger(name=name, description=what, effect=effect, **cause,
+                                                 observable=Observable(tool=seen.name, args=seen.arguments)))
+
+    def set(self, path: list, **values) -> list:
+        """Operations setting the fields ``values`` of the entity at ``path``."""
+        return [self.author.op.set_field(path=[*path, key], value=value) for key, value in values.items()]
+
+    def set_all(self, container: str, ids: list[str], **values) -> list:
+        """Operations setting the same fields of each entity ``ids`` of ``container``."""
+        return [op for i in ids for op in self.set([container, i], **values)]
+
+    # ------------------------------------------------------------------- plans
+
+    def ship(self, lot: str, origin: str, van: str, to: str | None = None, tag: str = "ship",
+             booked: bool = False) -> list[Call]:
+        """One delivery of the doses from ``lot`` at ``origin`` in ``van`` to ``to`` (the clinic); ``booked``: of
+        the shipment already created under ``tag`` (it is loaded, routed, sent and received)."""
+        return calls(deliver(self, lot, origin, van, [origin, to or self.clinic], to, tag=tag))[1 if booked else 0:]
+
+    # Reads every story makes somewhere.
+
+    def lots(self) -> Call:
+        return self.author.call.list_lots(product=self.product)
+
+    def vans_at(self, site: str) -> Call:
+        return self.author.call.list_vehicles_at_site(site_id=site)
+
+    def stock_at(self, site: str) -> Call:
+        return self.author.call.get_goods_inventory_at_site(site_id=site)
+
+    def travel(self, origin: str, destination: str | None = None) -> Call:
+        return self.author.call.get_travel_time(origin_site_id=origin, destination_site_id=destination or self.clinic)
+
+    def look(self, *find: Call) -> list[Call]:
+        """The reads that find stock elsewhere: the lots of the product, the city hub's vans (and ``find``)."""
+        return [*maybe(self, self.author.call.list_sites()), self.lots(), self.vans_at(self.hub2), *find]
+
+    def source(self, van: str | None = None, *find: Call, lot: str | None = None, origin: str | None = None,
+               to: str | None = None) -> list[Call]:
+        """Source the doses elsewhere (by default the city hub's lot, in its van): :meth:`look`, then ship."""
+        return self.look(*find) + self.ship(lot or self.lot2, origin or self.hub2, van or self.vehicle2, to, tag="city")
+
+    def respond(self, *seen: Call, then: list[Call] = (), phase: str = "route", recall: bool = False,
+                cancel: str | Ref | None = None) -> list[Call]:
+        """The oracle: the change's ``seen`` reads, then ``then``. At easy and impossible levels after the plan's
+        reads; at medium and hard after the stale plan through ``phase``, the van recalled (``recall``) and the
+        stale shipment (or ``cancel``) cancelled."""
+        if self.early:
+            return self.plan["read"] + [*seen, *then]
+        back = [self.author.call.update_vehicle_status(vehicle_id=self.vehicle, status="idle")] if recall else []
+        return self.plan.upto(phase) + [*seen, *back, self.author.call.cancel_shipment(
+            shipment_id=cancel or shipment()), *then]
+
+    # ------------------------------------------------------------ checks, task
+
+    def ladder(self, trigger: str, what: str = "", stale: dict | Pred | None = None, after: str | None = None,
+               **alternative) -> list[Check]:
+        """This level's first milestones (see :func:`ladder`)."""
+        return ladder(self, self.level, trigger, what, stale, after, **alternative)
+
+    def reacted(self, trigger: str, reaction, what: str) -> list[Check]:
+        """The single milestone before dispatch where the fix is one reaction (see :func:`reacted`)."""
+        return [reacted(self, trigger, reaction, what)]
+
+    def none_sent(self, name: str, description: str, sites: list[str] | None = None) -> Check:
+        """A forbidden gate: no dose of the product left for (or reached) ``sites`` (the clinic)."""
+        return gate(name, description, self.author.pred.none_sent(product=self.product, sites=sites or [self.clinic]))
+
+    def unshipped(self, lots: list[str], name: str, why: str) -> Check:
+        return unshipped(self, lots, name, why)
+
+    def task(self, triggers: list[Trigger], oracle: list[Call], **parts) -> Task:
+        """The task (see :func:`task`), the session settled after the runs unless a scenario settled it itself."""
+        if not self.settled:
+            self.settle_after(oracle, triggers)
+        return task(self, self.level, triggers=triggers, oracle=oracle, **parts)
 
 
 def choose(author: Author, items: list, n: int) -> list:
@@ -177,7 +312,7 @@ def choose(author: Author, items: list, n: int) -> list:
     return [items[i] for i in author.rng.choice(len(items), size=n, replace=False)]
 
 
-def build_base(author: Author) -> Region:
+def build_base(author: Author, level: str = "") -> Region:
     """A fresh region with the mission's lot and van at ``hub``; the session time is provisional (settle it)."""
     pick, integer = author.pick, author.integer
     day = parse_time("2024-03-04T00:00") + timedelta(days=integer(0, 600))
@@ -189,7 +324,7 @@ def build_base(author: Author) -> Region:
     state: dict = {"distribution_hubs": {}, "depots": {}, "clinics": {}, "vehicles": {}, "cooling_units": {},
                    "cooling_unit_resets": {}, "goods_inventory": {}, "shipments": {}, "route_stops": {}, "roads": {}}
     r = Region(author=author, state=state, start=start, district=districts[0], product=product, band=(lo, hi),
-               qty=integer(4, 15) * 50)
+               qty=integer(4, 15) * 50, level=level)
     for i, name in enumerate(hub_names):
         state["distribution_hubs"][f"HUB-{name}"] = {
             "name": f"{name.title()} {'Regional' if i == 0 else 'City'} Hub", "district": districts[i],
@@ -240,6 +375,7 @@ def build_base(author: Author) -> Region:
             r.add_reset_window(depot, plus(start, offset * 10), 40)
     r.session = r.add_session(r.clinic, plus(start, 600), r.qty)
     r.add_session(r.clinic2, plus(start, integer(20, 39) * 10), integer(2, 9) * 50, pick(others))
+    r.plan = Plan(read=survey(r), **deliver(r, r.lot, r.hub, r.vehicle, [r.hub, r.clinic]))
     return r
 
 
@@ -264,15 +400,17 @@ def shipment(tag: str = "ship") -> Ref:
 
 
 def deliver(r: Region, lot: str, origin: str, vehicle: str, stops: list[str], destination: str | None = None,
-            quantity: int | None = None, tag: str = "ship") -> dict[str, list[Call]]:
-    """The phases of one delivery: create the shipment, load it and route the van, dispatch it, sign the receipt."""
-    call, destination = r.author.call, destination or r.clinic
-    return {"ship": [call.create_new_shipment(save_as=tag, goods_id=lot, origin_site_id=origin,
-                                              destination_site_id=destination, quantity=quantity or r.qty)],
-            "assign": [call.assign_shipment_to_vehicle(shipment_id=shipment(tag), vehicle_id=vehicle)],
+            quantity: int | None = None, tag: str = "ship", held: str | None = None) -> dict[str, list[Call]]:
+    """The phases of one delivery: create the shipment, load it and route the van, dispatch it, sign the receipt
+    (``held``: of that existing shipment, nothing created)."""
+    call, destination, ref = r.author.call, destination or r.clinic, held or shipment(tag)
+    create = {} if held else {"ship": [call.create_new_shipment(save_as=tag, goods_id=lot, origin_site_id=origin,
+                                                                destination_site_id=destination,
+                                                                quantity=quantity or r.qty)]}
+    return {**create, "assign": [call.assign_shipment_to_vehicle(shipment_id=ref, vehicle_id=vehicle)],
             "route": [call.add_or_update_route_plan(vehicle_id=vehicle, route_plan=stops)],
             "go": [call.update_vehicle_status(vehicle_id=vehicle, status="in_transit")],
-            "receive": [call.register_goods_receipt(shipment_id=shipment(tag), site_id=destination)]}
+            "receive": [call.register_goods_receipt(shipment_id=ref, site_id=destination)]}
 
 
 def maybe(r: Region, *optional: Call) -> list[Call]:
@@ -282,27 +420,6 @@ def maybe(r: Region, *optional: Call) -> list[Call]:
 
 def calls(phases: dict[str, list[Call]]) -> list[Call]:
     return [c for cs in phases.values() for c in cs]
-
-
-def nominal(r: Region) -> Plan:
-    """The plan a coordinator would follow if nothing changed: look, then ship the lot in the van."""
-    return Plan(read=survey(r), **deliver(r, r.lot, r.hub, r.vehicle, [r.hub, r.clinic]))
-
-
-def from_city(r: Region, van: str | None = None, find: list[Call] = (), tag: str = "city") -> list[Call]:
-    """Source the doses at the city hub: find its stock and its vans (and any ``find`` reads), then ship in ``van``."""
-    call = r.author.call
-    return [*maybe(r, call.list_sites()), call.list_lots(product=r.product), call.list_vehicles_at_site(site_id=r.hub2),
-            *find] + calls(deliver(r, r.lot2, r.hub2, van or r.vehicle2, [r.hub2, r.clinic], tag=tag))
-
-
-def unwind(r: Region, plan: Plan, phase: str, *reads: Call, recall: bool = False, then: list[Call] = ()
-           ) -> list[Call]:
-    """The stale plan through ``phase``, the ``reads`` that show the change, then (the van recalled first when
-    ``recall``) the stale shipment cancelled, and any ``then`` reads."""
-    call = r.author.call
-    back = [call.update_vehicle_status(vehicle_id=r.vehicle, status="idle")] if recall else []
-    return plan.upto(phase) + [*reads, *back, call.cancel_shipment(shipment_id=shipment()), *then]
 
 
 def arrival(run: DryRun, site: str) -> str:
@@ -316,30 +433,7 @@ def arrival(run: DryRun, site: str) -> str:
     return max(times)
 
 
-def fields(r: Region, path: list, **values) -> list:
-    """Operations setting the fields ``values`` of the entity at ``path``."""
-    return [r.author.op.set_field(path=[*path, key], value=value) for key, value in values.items()]
-
-
 EARLY = ("easy", "impossible")  # the levels whose change is posted while the agent still reads
-
-
-def posted(r: Region, level: str, moment: str | None = None, **later) -> dict:
-    """What causes a change: at easy and impossible levels the clock, at ``moment`` (by default a few minutes in,
-    while the agent still reads); at medium and hard the write of the plan that ``later`` names."""
-    return {"when": r.author.pred.time_reached(moment=moment or r.early())} if level in EARLY else later
-
-
-def on_write(r: Region, tool: str, timing: str = "after", **arguments) -> dict:
-    """A trigger caused by the agent's call of the write ``tool`` with (at least) ``arguments``."""
-    return {"activation": [tool], "timing": timing, "when": r.author.pred.calling(tool=tool, arguments=arguments)}
-
-
-def trigger(r: Region, name: str, description: str, when, effect: list, seen_by: str, seen_with: dict,
-            **rest) -> Trigger:
-    """A trigger, checked against the kit's rules (activation by writes only, observable a read)."""
-    return r.author.check_trigger(Trigger(name=name, description=description, when=when, effect=effect,
-                                          observable=Observable(tool=seen_by, args=seen_with), **rest))
 
 
 # -------------------------------------------------------------------------- checks
@@ -426,14 +520,19 @@ def unwound(r: Region, trigger: str, **match) -> Check:
                    name="stale_plan_unwound")
 
 
-def secured(r: Region, after: str | None = None, at_least: int | None = None, **match) -> Check:
-    """The alternative is in hand: the doses, as ``match`` says, loaded on a van that holds their band (and, with
-    ``after``, by an agent that read what that second trigger changed)."""
-    holds = loaded(r, at_least, **match)
-    if after:
-        holds = r.author.pred.all_of(preds=[r.author.pred.noticed(trigger=after), holds])
-    return Check(name="alternative_secured", holds=holds,
-                 description="the doses were loaded, as the alternative needs, on a van that holds their band")
+def secured(r: Region, trigger: str, after: str | None = None, at_least: int | None = None, **match) -> Check:
+    """The alternative is in hand: the doses, as ``match`` says, loaded on a van that holds their band, by an agent
+    that read what ``trigger`` (and, with ``after``, that second trigger) changed."""
+    return Check(name="alternative_secured", holds=seen(r, trigger, after, holds=loaded(r, at_least, **match)),
+                 description="after reading the change, the doses were loaded, as the alternative needs, on a van that "
+                             "holds their band")
+
+
+def seen(r: Region, *triggers: str | None, holds) -> Pred:
+    """``holds``, by an agent that read what each of ``triggers`` changed after it happened: no recovery milestone
+    is earned by a policy that never looked at the change (shipping the city hub's stock regardless, say)."""
+    pred = r.author.pred
+    return pred.all_of(preds=[*(pred.noticed(trigger=t) for t in triggers if t), holds])
 
 
 def ladder(r: Region, level: str, trigger: str, what: str = "", stale: dict | Pred | None = None,
@@ -445,17 +544,17 @@ def ladder(r: Region, level: str, trigger: str, what: str = "", stale: dict | Pr
     read what that second trigger changed)."""
     if level == "easy":
         stock = {k: v for k, v in alternative.items() if k != "vehicle_id"}  # a booking has no van yet
-        return [reacted(r, trigger, booked(r, **stock), what), secured(r, **alternative)]
+        return [reacted(r, trigger, booked(r, **stock), what), secured(r, trigger, **alternative)]
     stale = stale if stale is not None else {"goods_id": r.lot}
     unwinding = unwound(r, trigger, **stale) if isinstance(stale, dict) else reacted(
         r, trigger, stale, "the stale commitment was cancelled", name="stale_plan_unwound")
-    return [unwinding, secured(r, after, **alternative)]
+    return [unwinding, secured(r, trigger, after, **alternative)]
 
 
-def dispatched(r: Region, sites: list[str] | None = None, team: bool = False) -> Check:
-    return Check(name="dispatched_in_time", description="the doses left on a run that reaches the clinic (or the "
-                 "team) in time, over open roads, cold all the way",
-                 holds=routed(r, sites, team, statuses=("in_transit", "delivered")))
+def dispatched(r: Region, trigger: str, sites: list[str] | None = None, team: bool = False) -> Check:
+    return Check(name="dispatched_in_time", description="after reading the change, the doses left on a run that "
+                 "reaches the clinic (or the team) in time, over open roads, cold all the way",
+                 holds=seen(r, trigger, holds=routed(r, sites, team, statuses=("in_transit", "delivered"))))
 
 
 # --------------------------------------------------------------------------- tasks
@@ -478,14 +577,15 @@ def profile(r: Region, vehicle_note: str, facts: list[str] = (), insist: str | N
         insist=insist, fallback="I'm not sure what you mean. The details are in my request.")
 
 
-def task(r: Region, level: str, *, query: str = "", triggers: list[Trigger], plan: Plan, oracle: list[Call],
+def task(r: Region, level: str, *, query: str = "", triggers: list[Trigger], oracle: list[Call],
          milestones: list[Check] = (), sites: list[str] | None = None, team: bool = False, ignore: list[str] = (),
          vehicle_note: str = "", facts: list[str] = (), insist: str = "",
          refusal: str = "", blocking: list[str] = (), forbidden: list[Check] = ()) -> Task:
     """One instance as a task. A feasible task's checklist is the scenario's ``milestones`` (the reaction to the
     change, the alternative secured), then the doses dispatched in time and received, then the harm gates. At the
     impossible level the oracle ends by telling the user the ``refusal`` and the judge wants one of the
-    ``blocking`` facts and every ``forbidden`` check to hold (nothing left pending besides ``ignore``)."""
+    ``blocking`` facts and every ``forbidden`` check to hold (nothing left pending besides ``ignore``); at the
+    feasible levels those three are not used."""
     delivered, gates = goal(r, sites, team)
     feasible, start = level != "impossible", r.session_start
     query = query or (f"Please ship {r.qty} doses of {r.product} from lot {r.lot} at {r.hub} to {r.clinic} in our van "
@@ -494,10 +594,10 @@ def task(r: Region, level: str, *, query: str = "", triggers: list[Trigger], pla
     insist = insist or f"All {r.qty} doses, no fewer, have to reach {r.clinic} before {hhmm(start)} today."
     vehicle_note = vehicle_note or f"{r.vehicle} is ours; any van holding {r.band[0]} to {r.band[1]} degrees C is fine."
     common = dict(query=query, profile=profile(r, vehicle_note, list(facts), None if feasible else insist),
-                  start_time=r.start, initial_state=r.state, triggers=triggers, nominal_plan=plan.calls)
+                  start_time=r.start, initial_state=r.state, triggers=triggers, nominal_plan=r.plan.calls)
     if feasible:
         return Task(**common, static_checklist=[delivered, *gates], oracle=list(oracle),
-                    checklist=[*milestones, dispatched(r, sites, team), delivered, *gates])
+                    checklist=[*milestones, dispatched(r, triggers[0].name, sites, team), delivered, *gates])
     waiting = left_waiting(r, sites, ignore)
     return Task(**common, static_checklist=[delivered, *gates, *waiting], checklist=[], solvable=False,
                 oracle=[*oracle, r.author.call.chat_with_user(message=refusal)],

@@ -10,70 +10,55 @@ and the only other one is in the workshop.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
-
-from sttgym.authoring import Author, Plan
-from sttgym.envs.arena.carrental.generator import Request, car, iso, make_task, new_city, one, rid
-from sttgym.task import Task
+from sttgym.envs.arena.carrental.generator import Author, Task, car, make_task, new_city, one, rid, shift
 
 FUEL = 50  # percent the user wants in the tank at pickup
+SECOND = {"easy": "available", "hard": "available", "impossible": "maintenance"}  # the depot's other car, if any
 
 
 def build(author: Author, level: str) -> Task:
     city = new_city(author)
-    s, call, pred, op = city.state, author.call, author.pred, author.op
-    depot = one(author, city.depots_in(one(author, ["business", "residential"])))
-    near = city.nearest(depot, sorted(s["depots"]))
+    call, pred = author.call, author.pred
+    depot = city.depot("business", "residential")
+    near = city.nearest(depot, sorted(city.state["depots"]))
     elsewhere, far = near[0], near[-1]
     pickup, ret = city.trip()
     moved = city.add_vehicle(depot, city.focus)
-    city.afford(depot, city.focus, pickup, ret)
-    req = Request(city, depot, pickup, ret, min_fuel=FUEL)
-    plan = Plan(look=[req.search()], hold=[req.hold(moved)], check=[req.quote()], confirm=[req.confirm()])
-    effect = [op.set_field(path=["vehicles", moved, "depot"], value=elsewhere)]
-    if level == "impossible":  # a corporate booking from the new depot pins the car there
-        corp, record = city.booking_by_other(moved, elsewhere, iso(datetime.fromisoformat(ret) + timedelta(hours=2)),
-                                             iso(datetime.fromisoformat(ret) + timedelta(days=2)), prefix="CORP")
-        effect.append(op.set_field(path=["reservations", corp], value=record))
-    triggers = [city.trigger(
+    req = city.request(depot, pickup, ret, min_fuel=FUEL)
+    spare = city.add_vehicle(depot, city.focus, status=SECOND[level]) if level in SECOND else ""
+    # Impossible: a corporate booking from the new depot pins the car there.
+    corp, pin = city.taken(moved, elsewhere, shift(ret, hours=2), shift(ret, days=2), "CORP")
+    triggers = [city.on_hold(
         "vehicle_relocated", f"a rebalancing job moves {moved} from {depot} to {elsewhere}",
+        [city.set("vehicles", moved, "depot", value=elsewhere)] + [pin] * (level == "impossible"),
+        ("get_vehicle_status", moved),
         pred.all_of(preds=[pred.has_live_booking(customer=city.user, vehicle_id=moved),
-                           pred.field_equals(path=["vehicles", moved, "depot"], value=depot)]),
-        effect, "get_vehicle_status", {"vehicle_id": moved}, activation=["hold_vehicle"], timing="after")]
+                           pred.field_equals(path=["vehicles", moved, "depot"], value=depot)]))]
 
-    head = plan.upto("check") + [req.status(moved)]
-    impossible = None
-    if level == "easy":
-        spare = city.add_vehicle(depot, city.focus)
-        oracle = head + [req.swap(spare), req.confirm()]
-    elif level == "medium":
-        donor_depot = one(author, near[1:])
-        donor = city.add_vehicle(donor_depot, city.focus, fuel=author.integer(15, 45))
-        # Fuelling takes longer than a hold may last: release the stale hold, hold the donor once it is ready.
-        oracle = head + [call.cancel_reservation(reservation_id=rid("hold")), req.search(), req.depots(),
-                         req.search(donor_depot), call.refuel_vehicle(vehicle_id=donor), req.move(donor),
-                         req.hold(donor, "again"), req.confirm("again")]
-    elif level == "hard":
-        spare = city.add_vehicle(depot, city.focus)
-        triggers.append(city.trigger(
-            "second_relocated", f"the same job pulls {spare} from {depot} to {far}",
-            pred.field_equals(path=["vehicles", moved, "depot"], value=elsewhere),
-            [op.set_field(path=["vehicles", spare, "depot"], value=far)], "get_vehicle_status", {"vehicle_id": spare}))
-        oracle = head + [req.search(), req.status(spare), req.depots(), req.route(far), req.route(elsewhere),
-                         req.move(moved), req.confirm()]
-    else:
-        city.add_vehicle(depot, city.focus, status="maintenance")
-        oracle = head + [req.search(), req.tell(
-            f"I'm sorry, I can't confirm {car(city.focus)} at {depot}: {moved} was relocated to {elsewhere} and is "
-            f"booked there ({corp}), and the depot's only other one is in the workshop.")]
-        impossible = req.refusal(["vehicle_relocated"], [elsewhere, corp])
+    def medium() -> list:  # fuelling outlasts a hold: release the stale one, hold the donor once it is ready
+        donor = city.add_vehicle(donor_depot := one(author, near[1:]), city.focus, fuel=author.integer(15, 45))
+        return [call.cancel_reservation(reservation_id=rid("hold")), req.search(), req.depots(),
+                req.search(donor_depot), call.refuel_vehicle(vehicle_id=donor), req.move(donor),
+                *req.book(donor, "again")]
 
-    name = s["customers"][city.user]["name"]
-    query = (f"Hi, I'm {name}, customer {city.user}. Please book me {car(city.focus)} at {city.name(depot)} "
-             f"({depot}), pickup {pickup}, return there {ret}, with at least {FUEL}% fuel in the tank at pickup. "
-             f"Hold the car, check the price, and confirm.")
+    def hard() -> list:
+        triggers.append(city.cascade("second_relocated", f"the same job pulls {spare} from {depot} to {far}",
+                                     ["vehicles", moved, "depot"], elsewhere, city.sets("vehicles", spare, depot=far),
+                                     ("get_vehicle_status", spare)))
+        return [req.search(), req.status(spare), req.depots(), req.route(far), req.route(elsewhere), req.move(moved),
+                req.confirm()]
+
+    fixes = {"easy": lambda: req.take_over(spare), "medium": medium, "hard": hard, "impossible": lambda: [
+        req.search(), *req.refuse(f"I can't confirm {car(city.focus)} at {depot}: {moved} was relocated to "
+                                  f"{elsewhere} and is booked there ({corp}), and the depot's only other one is in "
+                                  f"the workshop.", ["vehicle_relocated"], [elsewhere, corp])]}
+    plan = req.booking(moved)
+    query = (f"Hi, I'm {req.who}. Please book me {car(city.focus)} at {city.name(depot)} ({depot}), pickup "
+             f"{pickup}, return there {ret}, with at least {FUEL}% fuel in the tank at pickup. Hold the car, check "
+             f"the price, and confirm.")
     answers = {("car", "vehicle", "another", "other", "different"):
                f"Any {city.focus} is fine, as long as it's waiting for me at {depot}.",
                ("depot", "location", "pickup"): f"I can only collect at {depot}."}
-    return make_task(req, query, triggers, plan.calls, oracle, "a customer with a rental to arrange", answers,
-                     impossible, insist=f"It has to be at {depot} at {pickup}; I can't go anywhere else.")
+    return make_task(req, query, triggers, plan, plan.upto("check") + [req.status(moved)] + fixes[level](),
+                     "a customer with a rental to arrange", answers,
+                     insist=f"It has to be at {depot} at {pickup}; I can't go anywhere else.")

@@ -14,20 +14,20 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from sttgym.authoring import Author, Plan
-from sttgym.envs.arena.carrental.generator import Request, car, iso, make_task, new_city, one
+from sttgym.envs.arena.carrental.generator import Author, Request, Task, car, iso, make_task, new_city, shift
 from sttgym.geo import shortest_route
-from sttgym.task import Task
+
+SOURCE = {"easy": "near", "medium": "near", "hard": "other", "impossible": None}  # where the car that makes it waits
 
 
 def build(author: Author, level: str) -> Task:
     city = new_city(author)
-    s, pred, op = city.state, author.pred, author.op
-    depot = one(author, city.depots_in("residential"))
+    on_road = level == "medium"  # the expressway closes with the car on it (and shows once it is booked)
+    s, pred = city.state, author.pred
+    depot = city.depot("residential")
     hub = max(city.depots_in("airport"), key=lambda d: (city.minutes(d, depot), d))
     expressway = f"RD-{author.serial(100, 999)}"
-    s["roads"][expressway] = {"a": hub, "b": depot, "minutes": author.integer(10, 14), "open": True,
-                              "name": "Airport Expressway"}
+    s["roads"][expressway] = dict(a=hub, b=depot, minutes=author.integer(10, 14), open=True, name="Airport Expressway")
     first = city.add_vehicle(hub, city.focus)
     ret = iso(city.at(author.integer(2, 3), author.integer(9, 17)))
     # The neighbour whose car would come, and (hard) another that still reaches the depot once its streets close.
@@ -38,85 +38,65 @@ def build(author: Author, level: str) -> Task:
     other = next(o for o in candidates if o != near and shortest_route(slow, o, depot, {near, hub}))
     if level != "hard" and shortest_route(slow, near, depot, {hub}) is None:
         near = other
-    source = other if level == "hard" else near
-    spare = city.add_vehicle(source, city.focus) if level != "impossible" else ""
-    if level == "hard":
-        city.add_vehicle(near, city.focus)
-    else:
-        city.add_vehicle(depot, city.focus, status="maintenance")
+    source = {"near": near, "other": other}.get(SOURCE[level])
+    spare = city.add_vehicle(source, city.focus) if source else ""
+    # Hard: the nearest neighbour has one too, but gets gridlocked; otherwise the depot's own is in the workshop.
+    city.add_vehicle(near, city.focus) if level == "hard" else city.add_vehicle(depot, city.focus, status="maintenance")
 
     def task_for(pickup: str):
         req = Request(city, depot, pickup, ret)
-        plan = Plan(look=[req.search(hub), req.route(hub)], move=[req.move(first)],
-                    hold=[req.hold(first)] + ([req.quote()] if level == "medium" else []), confirm=[req.confirm()])
-        if level == "medium":
-            slipped = iso(datetime.fromisoformat(pickup) + timedelta(minutes=5 * author.integer(6, 12)))
-            triggers = [city.trigger(
-                "expressway_closed", f"{expressway} closes while {first} is on it; it arrives late",
-                pred.in_transit(vehicle_id=first),
-                [op.set_field(path=["roads", expressway, "open"], value=False),
-                 op.set_field(path=["vehicles", first, "available_from"], value=slipped)],
-                "get_vehicle_status", {"vehicle_id": first}, activation=["hold_vehicle"], timing="after")]
-            oracle = plan.upto("hold") + [req.status(first), req.depots(), req.search(near), req.move(spare),
-                                          req.swap(spare), req.confirm()]
-            return req, plan, triggers, oracle
-        triggers = [city.trigger(
+        plan = req.delivery(hub, first, quote=on_road)
+        closed = city.set("roads", expressway, "open", value=False)
+        triggers = [city.on_hold(  # medium: it closes with the car on it
+            "expressway_closed", f"{expressway} closes while {first} is on it; it arrives late",
+            [closed, city.set("vehicles", first, "available_from", value=shift(pickup, minutes=5 * slip))],
+            ("get_vehicle_status", first), pred.in_transit(vehicle_id=first))
+            if on_road else city.on_dispatch(
             "expressway_closed", f"{expressway} (the Airport Expressway) closes as {first} is dispatched",
-            pred.all_of(preds=[pred.call_argument(name="vehicle_id", value=first),
-                               pred.field_equals(path=["vehicles", first, "depot"], value=hub)]),
-            [op.set_field(path=["roads", expressway, "open"], value=False)],
-            "plan_route", {"origin_id": hub, "destination_id": depot}, activation=["transfer_vehicle"])]
-        head = plan.upto("move") + [req.route(hub), req.depots()]
-        if level == "easy":
-            oracle = head + [req.search(near), req.move(spare), req.hold(spare), req.confirm()]
-        elif level == "hard":
-            gridlock = [op.set_field(path=["roads", r, "open"], value=False)
-                        for r, x in sorted(s["roads"].items()) if near in (x["a"], x["b"])]
-            triggers.append(city.trigger(
-                "gridlock", f"traffic diverted off the expressway gridlocks every street out of {near}",
-                pred.field_equals(path=["roads", expressway, "open"], value=False), gridlock,
-                "plan_route", {"origin_id": near, "destination_id": depot}))
-            oracle = head + [req.search(near), req.route(near), req.search(other), req.route(other),
-                             req.move(spare), req.hold(spare), req.confirm()]
-        else:
-            oracle = head + [req.search(), req.tell(
-                f"I'm sorry, I can't get {car(city.focus)} to {depot} by {pickup[11:]}: the Airport Expressway "
-                f"({expressway}) is now closed, the detour from {hub} arrives too late, and the depot's other one "
-                f"is in the workshop.")]
-        return req, plan, triggers, oracle
+            first, hub, [closed], ("plan_route", {"origin_id": hub, "destination_id": depot}))]
+        send = [req.move(spare), *req.book(spare)]
 
-    def arrival(calls, triggers, vehicle) -> datetime:
-        run = author.dry_run(s, iso(city.start), calls, triggers)
-        return max([datetime.fromisoformat(r["data"]["arrives"]) for c, r in zip(calls, run.results)
-                    if c.name == "transfer_vehicle" and r.get("success") and c.arguments["vehicle_id"] == vehicle]
-                   or [datetime.max])
+        def hard() -> list:
+            triggers.append(city.cascade(
+                "gridlock", f"traffic diverted off the expressway gridlocks every street out of {near}",
+                ["roads", expressway, "open"], False, city.cut_off(near),
+                ("plan_route", {"origin_id": near, "destination_id": depot})))
+            return [req.search(near), req.route(near), req.search(other), req.route(other), *send]
+
+        head = plan.upto("move") + [req.route(hub), req.depots()]
+        fixes = {
+            "easy": lambda: head + [req.search(near), *send],
+            "medium": lambda: plan.upto("hold") + [req.status(first), req.depots(), req.search(near),
+                                                   req.move(spare), *req.take_over(spare)],
+            "hard": lambda: head + hard(),
+            "impossible": lambda: head + [req.search(), *req.refuse(
+                f"I can't get {car(city.focus)} to {depot} by {pickup[11:]}: the Airport Expressway ({expressway}) "
+                f"is now closed, the detour from {hub} arrives too late, and the depot's other one is in the "
+                f"workshop.", ["expressway_closed"], [expressway])]}
+        return req, plan, triggers, fixes[level]()
 
     # The pickup is the first five-minute mark by which both the expressway run and the fix arrive; the
     # detour must miss it, with or without reads first. Where this city's detour is too short, it is slowed.
+    slip = author.integer(6, 12) if on_road else 0
     for _ in range(30):
         req, plan, triggers, oracle = task_for(iso(city.at(5, 12)))  # a far pickup only measures arrivals
-        ready = arrival(plan.calls, [], first)
-        if spare:
-            ready = max(ready, arrival(oracle, triggers, spare))
+        ready = max(city.arrival(plan.calls, first), city.arrival(oracle, spare, triggers) if spare else datetime.min)
         ready += timedelta(minutes=(-ready.minute) % 5)
         blind = [c for c in plan.calls if author.tools[c.name].mutates]
-        late = min(arrival(plan.calls, triggers, first), arrival(blind, triggers, first))
-        if level == "medium" or ready < late - timedelta(minutes=4):
+        late = min(city.arrival(plan.calls, first, triggers), city.arrival(blind, first, triggers))
+        if on_road or ready < late - timedelta(minutes=4):
             break
-        for road in s["roads"].values():
-            if hub in (road["a"], road["b"]) and road is not s["roads"][expressway]:
-                road["minutes"] += 15
+        for road in city.roads_of(hub):
+            if road != expressway:
+                s["roads"][road]["minutes"] += 15
     else:
         raise RuntimeError(f"{depot}: no pickup time fits this city")  # a layout bug, not a seed
     req, plan, triggers, oracle = task_for(iso(ready))
     city.afford(depot, city.focus, req.pickup, ret)
-    impossible = req.refusal(["expressway_closed"], [expressway]) if level == "impossible" else None
-    name = s["customers"][city.user]["name"]
-    query = (f"Hi, {name} here, customer {city.user}. I need {car(city.focus)} at {city.name(depot)} ({depot}) by "
-             f"{req.pickup}, returning it there {ret}. The depot has none on site, but the {city.name(hub)} desk "
-             f"({hub}) has one and the expressway makes it a short drive; please have it brought over and book it.")
-    answers = {("depot", "another", "other", "elsewhere", "different", "neighbour"):
-               f"Any depot can send the car; I only care that it is at {depot} by {req.pickup}.",
-               ("car", "vehicle"): f"Any {city.focus} is fine."}
-    return make_task(req, query, triggers, plan.calls, oracle, "a customer in a hurry", answers, impossible,
-                     insist=f"I have to leave {depot} at {req.pickup}; a later pickup is no use to me.")
+    query = (f"Hi, {req.who} here. I need {car(city.focus)} at {city.name(depot)} ({depot}) by {req.pickup}, "
+             f"returning it there {ret}. The depot has none on site, but the {city.name(hub)} desk ({hub}) has one "
+             f"and the expressway makes it a short drive; please have it brought over and book it.")
+    return make_task(req, query, triggers, plan, oracle, "a customer in a hurry", {
+        ("depot", "another", "other", "elsewhere", "different", "neighbour"): f"Any depot can send the car; I only "
+        f"care that it is at {depot} by {req.pickup}."}, insist=f"I have to leave {depot} at {req.pickup}; a later "
+        f"pickup is no use to me.")

@@ -12,74 +12,57 @@ Impossible: every car of the class is moved and booked where it went.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from sttgym.envs.arena.carrental.generator import Author, Plan, Task, car, make_task, new_city, one, shift
 
-from sttgym.authoring import Author, Plan
-from sttgym.envs.arena.carrental.generator import City, Request, car, iso, make_task, new_city, one
-from sttgym.task import Task
-
-_MOVES = {  # per car of the depot: where the peak sends it, and whether demand there books it at once
+MOVES = {  # per car of the depot: where the peak sends it, and whether demand there books it at once
     "easy": [("business", True)], "medium": [("business", True), ("airport", False)],
     "hard": [("business", True), ("airport", False)], "impossible": [("business", True), ("airport", True)]}
 
 
-def _absorbed(city: City, req: Request, vehicle: str, where: str) -> list:
-    """A peak-demand booking at ``where`` that takes ``vehicle`` for the user's whole trip."""
-    web, record = city.booking_by_other(vehicle, where, iso(datetime.fromisoformat(req.pickup) - timedelta(hours=4)),
-                                        iso(datetime.fromisoformat(req.ret) + timedelta(hours=6)))
-    return [city.author.op.set_field(path=["reservations", web], value=record)]
-
-
 def build(author: Author, level: str) -> Task:
     city = new_city(author)
-    s, call, pred, op = city.state, author.call, author.pred, author.op
-    depot = one(author, city.depots_in("residential"))
+    depot = city.depot("residential")
     sites = {kind: one(author, city.depots_in(kind)) for kind in ("business", "airport")}
     pickup, ret = city.trip()
-    city.afford(depot, city.focus, pickup, ret)
+    req = city.request(depot, pickup, ret)
     cars = [city.add_vehicle(depot, city.focus) for _ in range(2)]
-    req = Request(city, depot, pickup, ret)
-    home, work = city.zone(depot), city.zone(sites["business"])
-    effect = [op.set_field(path=["zones", home, "demand"], value="low"),
-              op.set_field(path=["zones", work, "demand"], value="peak")]
-    for vehicle, (kind, taken) in zip(cars, _MOVES[level]):
-        effect.append(op.set_field(path=["vehicles", vehicle, "depot"], value=sites[kind]))
-        effect += _absorbed(city, req, vehicle, sites[kind]) if taken else []
-    triggers = [city.trigger(
-        "commuter_peak_shift", f"the commuter peak starts: unreserved {city.focus} cars leave {depot}",
-        pred.call_argument(name="pickup_depot_id", value=depot), effect,
-        "search_available_vehicles", {"depot_id": depot}, activation=["hold_vehicle"])]
-    plan = Plan(look=[req.search(), req.profile(), req.quote()], book=[req.hold(cars[0])], confirm=[req.confirm()])
 
-    head = plan.upto("book") + [req.search()]
+    def absorbed(vehicle: str, kind: str):  # a peak-demand booking that takes the car for the user's whole trip
+        return city.taken(vehicle, sites[kind], shift(pickup, hours=-4), shift(ret, hours=6))[1]
+
+    effect = [city.set("zones", city.zone(depot), "demand", value="low"),
+              city.set("zones", city.zone(sites["business"]), "demand", value="peak")]
+    for vehicle, (kind, taken) in zip(cars, MOVES[level]):
+        effect += [city.set("vehicles", vehicle, "depot", value=sites[kind])] + [absorbed(vehicle, kind)] * taken
+    triggers = [city.on_hold(
+        "commuter_peak_shift", f"the commuter peak starts: unreserved {city.focus} cars leave {depot}", effect,
+        ("search_available_vehicles", depot),
+        author.pred.call_argument(name="pickup_depot_id", value=depot), timing="before")]
+    plan = Plan(look=[req.search(), req.profile(), req.quote()], book=[req.hold(cars[0])], confirm=[req.confirm()])
     sweep = [req.depots(), req.search(sites["business"]), req.search(sites["airport"])]
-    impossible = None
-    if level == "easy":
-        oracle = head + [req.hold(cars[1], "again"), req.confirm("again")]
-    elif level == "medium":
-        oracle = head + sweep + [req.move(cars[1]), req.hold(cars[1], "again"), req.confirm("again")]
-    elif level == "hard":
+
+    def hard() -> list:
         neighbour = city.nearest(depot, city.depots_in("residential"))[0]
         spare = city.add_vehicle(neighbour, city.focus, fuel=author.integer(8, 20))
-        triggers.append(city.trigger(
+        triggers.append(city.cascade(
             "airport_peak_absorbs", f"the airport peak books {cars[1]} once it waits at {sites['airport']}",
-            pred.field_equals(path=["vehicles", cars[1], "depot"], value=sites["airport"]),
-            _absorbed(city, req, cars[1], sites["airport"]), "search_available_vehicles",
-            {"depot_id": sites["airport"]}))
-        oracle = head + sweep + [req.search(neighbour), call.refuel_vehicle(vehicle_id=spare), req.move(spare),
-                                 req.hold(spare, "again"), req.confirm("again")]
-    else:
-        oracle = head + sweep + [req.tell(
-            f"I'm sorry, I can't book {car(city.focus)} at {depot}: with the commuter peak both of the depot's cars "
-            f"were moved, to {sites['business']} and {sites['airport']}, and booked there at once; no other one "
-            f"is free.")]
-        impossible = req.refusal(["commuter_peak_shift"], list(sites.values()))
+            ["vehicles", cars[1], "depot"], sites["airport"], [absorbed(cars[1], "airport")],
+            ("search_available_vehicles", sites["airport"])))
+        return [req.search(neighbour), author.call.refuel_vehicle(vehicle_id=spare), req.move(spare),
+                *req.book(spare, "again")]
 
-    name = s["customers"][city.user]["name"]
-    query = (f"Good morning, this is {name} (customer {city.user}). I'd like to rent {car(city.focus)} from my "
-             f"local depot, {city.name(depot)} ({depot}), from {pickup} to {ret}, returning it there. Please check "
-             f"my licence and the price first, then book it.")
-    answers = {("car", "vehicle", "another", "other"): f"Any {city.focus} is fine.",
-               ("depot", "collect", "elsewhere"): f"I collect at {depot}; I can't get anywhere else."}
-    return make_task(req, query, triggers, plan.calls, oracle, "a suburban customer", answers, impossible,
-                     insist=f"I can only collect it at {depot}; nothing else works for me.")
+    fixes = {
+        "easy": lambda: req.book(cars[1], "again"),
+        "medium": lambda: [*sweep, req.move(cars[1]), *req.book(cars[1], "again")],
+        "hard": lambda: sweep + hard(),
+        "impossible": lambda: sweep + req.refuse(
+            f"I can't book {car(city.focus)} at {depot}: with the commuter peak both of the depot's cars were moved, "
+            f"to {sites['business']} and {sites['airport']}, and booked there at once; no other one is free.",
+            ["commuter_peak_shift"], list(sites.values()))}
+    oracle = plan.upto("book") + [req.search()] + fixes[level]()
+    query = (f"Good morning, this is {req.who}. I'd like to rent {car(city.focus)} from my local depot, "
+             f"{city.name(depot)} ({depot}), from {pickup} to {ret}, returning it there. Please check my licence and "
+             f"the price first, then book it.")
+    return make_task(req, query, triggers, plan, oracle, "a suburban customer", {
+        ("depot", "collect", "elsewhere"): f"I collect at {depot}; I can't get anywhere else."},
+        insist=f"I can only collect it at {depot}; nothing else works for me.")

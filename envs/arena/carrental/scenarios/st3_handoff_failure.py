@@ -14,66 +14,56 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from sttgym.authoring import Author, Plan
-from sttgym.envs.arena.carrental.generator import Request, car, iso, make_task, new_city, one
-from sttgym.task import Task
+from sttgym.envs.arena.carrental.generator import Author, Request, Task, car, iso, make_task, new_city, one, shift
 
 RUSH = 35  # minutes the evening rush adds to every road out of the drop-off depot
-SLACK = {"easy": 10, "medium": -10, "hard": 10, "impossible": -10}  # minutes a transfer right after the drop-off
+SLACK = {"easy": 10, "medium": -10, "hard": 10, "impossible": -10}  # minutes between the pickup and the arrival
+# of a transfer sent right after the drop-off (negative: it arrives late)
 
 
-def build(author: Author, level: str) -> Task:  # arrives before the pickup
+def build(author: Author, level: str) -> Task:
     city = new_city(author)
-    s, pred, op = city.state, author.pred, author.op
-    depot = one(author, city.depots_in(one(author, ["business", "residential"])))
-    others = city.nearest(depot, sorted(s["depots"]))
+    depot = city.depot("business", "residential")
+    others = city.nearest(depot, sorted(city.state["depots"]))
     dropoff = one(author, others)
     donor_depot = one(author, [d for d in others if d != dropoff])
     pickup = city.start + timedelta(minutes=5 * author.integer(30, 39))
-    ret = iso(city.at(author.integer(2, 3), author.integer(9, 17)))
     first = city.add_vehicle(dropoff, city.focus)
-    req = Request(city, depot, iso(pickup), ret)
+    req = Request(city, depot, iso(pickup), iso(city.at(author.integer(2, 3), author.integer(9, 17))))
     # How long the drive from the drop-off takes, measured with the real transfer tool.
-    sent = author.dry_run(s, iso(city.start), [req.move(first)]).results[0]["data"]
-    late = pickup - (datetime.fromisoformat(sent["arrives"]) - datetime.fromisoformat(sent["departs"])) \
-        - timedelta(minutes=SLACK[level])
-    due = late - timedelta(minutes=5 * author.integer(6, 9))
-    s["vehicles"][first].update(depot=depot, available_from=iso(due))
-    city.afford(depot, city.focus, req.pickup, ret)
-    triggers = [city.trigger(
-        "late_dropoff", f"{first}'s renter will drop it at {dropoff} at {iso(late)}, not at {depot}",
-        pred.has_live_booking(customer=city.user, vehicle_id=first),
-        [op.set_field(path=["vehicles", first, "depot"], value=dropoff),
-         op.set_field(path=["vehicles", first, "available_from"], value=iso(late))],
-        "get_vehicle_status", {"vehicle_id": first}, activation=["hold_vehicle"], timing="after")]
-    plan = Plan(look=[req.search()], hold=[req.hold(first)], check=[req.quote()], confirm=[req.confirm()])
-    head = plan.upto("check") + [req.status(first), req.route(dropoff)]
-    donor = city.add_vehicle(donor_depot, city.focus) if level in ("medium", "hard") else ""
-    fetch = [req.depots(), req.search(donor_depot)] + ([req.route(donor_depot)] if level == "hard" else [])
-    impossible = None
-    if level == "easy":
-        oracle = head + [req.move(first), req.confirm()]
-    elif level in ("medium", "hard"):
-        oracle = head + fetch + [req.move(donor), req.swap(donor), req.confirm()]
-        if level == "hard":
-            triggers.append(city.trigger(
-                "evening_rush", f"the evening rush adds {RUSH} minutes to every road out of {dropoff}",
-                pred.field_equals(path=["vehicles", first, "depot"], value=dropoff),
-                [op.set_field(path=["roads", r, "minutes"], value=x["minutes"] + RUSH)
-                 for r, x in sorted(s["roads"].items()) if dropoff in (x["a"], x["b"])],
-                "plan_route", {"origin_id": dropoff, "destination_id": depot}))
-    else:
-        city.add_vehicle(depot, city.focus, status="maintenance")
-        oracle = head + [req.search(), req.tell(
-            f"I'm sorry, I can't have {car(city.focus)} ready at {depot} at {req.pickup[11:]}: {first} is now "
-            f"returned late, at {dropoff} at {iso(late)[11:]}, and the depot's other one is in the workshop.")]
-        impossible = req.refusal(["late_dropoff"], [iso(late)[11:], dropoff])
+    sent = author.dry_run(city.state, iso(city.start), [req.move(first)]).results[0]["data"]
+    late = iso(pickup - (datetime.fromisoformat(sent["arrives"]) - datetime.fromisoformat(sent["departs"]))
+               - timedelta(minutes=SLACK[level]))
+    city.state["vehicles"][first].update(depot=depot, available_from=shift(late, minutes=-5 * author.integer(6, 9)))
+    city.afford(depot, city.focus, req.pickup, req.ret)
+    triggers = [city.on_hold("late_dropoff", f"{first}'s renter will drop it at {dropoff} at {late}, not at {depot}",
+                             city.sets("vehicles", first, depot=dropoff, available_from=late),
+                             ("get_vehicle_status", first), vehicle_id=first)]
 
-    name = s["customers"][city.user]["name"]
-    query = (f"Hello, this is {name}, customer {city.user}. Please book me {car(city.focus)} at {city.name(depot)} "
-             f"({depot}) for this afternoon: pickup {req.pickup} sharp, return there {ret}. Hold a car, check the "
-             f"price and confirm it.")
-    answers = {("car", "vehicle", "another", "other"): f"Any {city.focus} is fine.",
-               ("time", "later", "pickup", "wait"): f"I have to leave at {req.pickup}; I can't wait for a car."}
-    return make_task(req, query, triggers, plan.calls, oracle, "a customer with an afternoon appointment", answers,
-                     impossible, insist=f"I must drive off from {depot} at {req.pickup}; a later car is no use.")
+    def donor(rush: bool) -> list:  # a free car from another depot takes over the booking
+        spare = city.add_vehicle(donor_depot, city.focus)
+        triggers.extend([city.cascade(
+            "evening_rush", f"the evening rush adds {RUSH} minutes to every road out of {dropoff}",
+            ["vehicles", first, "depot"], dropoff,
+            [city.set("roads", r, "minutes", value=city.state["roads"][r]["minutes"] + RUSH)
+             for r in city.roads_of(dropoff)], ("plan_route", {"origin_id": dropoff, "destination_id": depot}))] * rush)
+        return [req.depots(), req.search(donor_depot), *[req.route(donor_depot)] * rush, req.move(spare),
+                *req.take_over(spare)]
+
+    def impossible() -> list:
+        city.add_vehicle(depot, city.focus, status="maintenance")
+        return [req.search(), *req.refuse(
+            f"I can't have {car(city.focus)} ready at {depot} at {req.pickup[11:]}: {first} is now returned late, "
+            f"at {dropoff} at {late[11:]}, and the depot's other one is in the workshop.", ["late_dropoff"],
+            [late[11:], dropoff])]
+
+    fixes = {"easy": lambda: [req.move(first), req.confirm()], "medium": lambda: donor(False),
+             "hard": lambda: donor(True), "impossible": impossible}
+    plan = req.booking(first)
+    oracle = plan.upto("check") + [req.status(first), req.route(dropoff)] + fixes[level]()
+    query = (f"Hello, this is {req.who}. Please book me {car(city.focus)} at {city.name(depot)} ({depot}) for this "
+             f"afternoon: pickup {req.pickup} sharp, return there {req.ret}. Hold a car, check the price and confirm "
+             f"it.")
+    return make_task(req, query, triggers, plan, oracle, "a customer with an afternoon appointment", {
+        ("time", "later", "pickup", "wait"): f"I have to leave at {req.pickup}; I can't wait for a car."},
+        insist=f"I must drive off from {depot} at {req.pickup}; a later car is no use.")

@@ -14,15 +14,16 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from sttgym.authoring import Author, Plan
-from sttgym.envs.arena.carrental.generator import CITIES, Request, car, iso, make_task, new_city, one, rid
-from sttgym.task import Task
+from sttgym.envs.arena.carrental.generator import (
+    Author, CITIES, Plan, Request, Task, car, iso, make_task, new_city, one, rid, shift)
+
+SPARE = {"medium": "desk", "hard": "nearest depot"}  # where the class's other free car waits (easy, impossible: none)
 
 
 def build(author: Author, level: str) -> Task:
     city = new_city(author)
-    s, call, pred, op = city.state, author.call, author.pred, author.op
-    depot = one(author, city.depots_in("airport"))
+    s, call = city.state, author.call
+    depot = city.depot("airport")
     lands, ret = city.trip()
     landing = datetime.fromisoformat(lands)
     # The earlier arrival still falls within the desk's hours (trips start at 09:00, desks open by 07:00).
@@ -36,59 +37,46 @@ def build(author: Author, level: str) -> Task:
     req = Request(city, depot, lands, ret, flight=flight)
     read = call.get_flight_arrival(flight_number=flight)
     plan = Plan(look=[read, req.search()], hold=[req.hold(booked)], check=[req.quote()], confirm=[req.confirm()])
-    triggers = [city.trigger(
+    triggers = [city.on_hold(
         "flight_rescheduled", f"the airline moves {flight} earlier once a booking for its old arrival exists",
-        pred.has_live_booking(customer=city.user, depot_id=depot),
-        [op.set_field(path=["flights", flight, "arrives"], value=early),
-         op.set_field(path=["flights", flight, "status"], value="rescheduled earlier")],
-        "get_flight_arrival", {"flight_number": flight}, activation=["hold_vehicle"], timing="after")]
+        city.sets("flights", flight, arrives=early, status="rescheduled earlier"),
+        ("get_flight_arrival", flight), depot_id=depot)]
+    where = {"desk": depot, "nearest depot": city.nearest(depot, sorted(s["depots"]))[0]}
+    spare_depot = where.get(SPARE.get(level, ""))
+    spare = city.add_vehicle(spare_depot, city.focus) if spare_depot else ""
+    rebook = [req.search(pickup=early), call.cancel_reservation(reservation_id=rid("hold")),
+              req.hold(spare, "early", early)]
 
-    head = plan.upto("check") + [read]
-    cancel = call.cancel_reservation(reservation_id=rid("hold"))
-    impossible = None
-    if level == "easy":
-        oracle = head + [call.reschedule_reservation(reservation_id=rid("hold"),
-                                                     pickup_time=early, return_time=ret), req.confirm()]
-    elif level == "medium":
-        spare = city.add_vehicle(depot, city.focus)
-        oracle = head + [req.search(pickup=early), cancel, req.hold(spare, "early", early), req.confirm("early")]
-    elif level == "hard":
-        spare_depot = city.nearest(depot, sorted(s["depots"]))[0]
-        spare = city.add_vehicle(spare_depot, city.focus)
-        zone = city.zone(depot)
-        code = f"{author.pick(['FLYDRIVE', 'ARRIVALS', 'JETSET', 'SKYLINE'])}{author.serial(10, 99)}"
+    def hard() -> list:  # the rescheduled arrival bank sets off a surge that only a fly-and-drive fare offsets
+        zone, code = city.zone(depot), city.code(["FLYDRIVE", "ARRIVALS", "JETSET", "SKYLINE"])
         s["promotions"][code] = {"zone": zone, "vehicle_class": None, "energy": None, "discount_pct": 40,
                                  "quota": 25, "used": author.integer(3, 20), "note": "fly-and-drive fares"}
-        window = {"start": iso(datetime.fromisoformat(early) - timedelta(hours=1)),
-                  "end": iso(datetime.fromisoformat(early) + timedelta(hours=1)), "multiplier": 1.5}
-        triggers.append(city.trigger(
+        window = {"start": shift(early, hours=-1), "end": shift(early, hours=1), "multiplier": 1.5}
+        triggers.append(city.cascade(
             "airport_surge", f"the rescheduled arrival bank sets off a price surge in {zone}",
-            pred.field_equals(path=["flights", flight, "status"], value="rescheduled earlier"),
-            [op.set_field(path=["zones", zone, "surge"], value=[window]),
-             op.set_field(path=["zones", zone, "demand"], value="peak")],
-            "get_rental_quote", {"depot_id": depot}))
-        oracle = head + [req.search(pickup=early), req.depots(), req.search(spare_depot, early), req.move(spare),
-                         cancel, req.hold(spare, "early", early), req.quote(pickup=early),
-                         call.list_promotions(zone_id=zone), req.confirm("early", promo=code)]
-    else:
+            ["flights", flight, "status"], "rescheduled earlier",
+            city.sets("zones", zone, surge=[window], demand="peak"), ("get_rental_quote", {"depot_id": depot})))
+        return [rebook[0], req.depots(), req.search(spare_depot, early), req.move(spare), *rebook[1:],
+                req.quote(pickup=early), call.list_promotions(zone_id=zone), req.confirm("early", promo=code)]
+
+    def impossible() -> list:  # the desk's other car is in the workshop, the one elsewhere is booked by then
         city.add_vehicle(depot, city.focus, status="maintenance")
         elsewhere = one(author, sorted(d for d in s["depots"] if d != depot))
         taken = city.add_vehicle(elsewhere, city.focus)
-        ident = f"RSV-{author.serial(1000, 3999)}"
-        s["reservations"][ident] = city.reservation(city.other_customer(), taken, elsewhere,
-                                                    iso(datetime.fromisoformat(early) - timedelta(hours=3)),
-                                                    iso(datetime.fromisoformat(ret) + timedelta(days=1)))
-        oracle = head + [req.search(pickup=early), req.status(booked), req.tell(
-            f"I'm sorry, I can't get you a car in time: {flight} now lands earlier, at {early[11:]}, and no "
-            f"{city.focus} is free then; {booked} at {depot} is only back at {lands[11:]}.")]
-        impossible = req.refusal(["flight_rescheduled"], [early[11:]])
+        s["reservations"][f"RSV-{author.serial(1000, 3999)}"] = city.reservation(
+            city.other_customer(), taken, elsewhere, shift(early, hours=-3), shift(ret, days=1))
+        return [req.search(pickup=early), req.status(booked), *req.refuse(
+            f"I can't get you a car in time: {flight} now lands earlier, at {early[11:]}, and no {city.focus} is "
+            f"free then; {booked} at {depot} is only back at {lands[11:]}.", ["flight_rescheduled"], [early[11:]])]
 
-    name = s["customers"][city.user]["name"]
-    query = (f"Hi, {name} here (customer {city.user}). I'm flying in on {flight}, landing at {city.name(depot)}; "
-             f"please book me {car(city.focus)} at that desk ({depot}) for pickup when the flight lands (it is due "
-             f"at {lands}), returning it there at {ret}. Check the price against my card limit and confirm.")
-    answers = {("land", "landing", "arrival", "flight", "time"):
-               "Go by the airline's tracked arrival time; I'll be at the desk as soon as I land.",
-               ("car", "vehicle", "another", "other"): f"Any {city.focus} is fine."}
-    return make_task(req, query, triggers, plan.calls, oracle, "a business traveller", answers, impossible,
-                     insist=f"I need a car at {depot} when I land, there is no other way to get to my meeting.")
+    fixes = {"easy": lambda: [call.reschedule_reservation(reservation_id=rid("hold"), pickup_time=early,
+                                                          return_time=ret), req.confirm()],
+             "medium": lambda: [*rebook, req.confirm("early")], "hard": hard, "impossible": impossible}
+    oracle = plan.upto("check") + [read] + fixes[level]()
+    query = (f"Hi, {req.who} here. I'm flying in on {flight}, landing at {city.name(depot)}; please book me "
+             f"{car(city.focus)} at that desk ({depot}) for pickup when the flight lands (it is due at {lands}), "
+             f"returning it there at {ret}. Check the price against my card limit and confirm.")
+    return make_task(req, query, triggers, plan, oracle, "a business traveller", {
+        ("land", "landing", "arrival", "flight", "time"): "Go by the airline's tracked arrival time; I'll be at the "
+        "desk as soon as I land."}, insist=f"I need a car at {depot} when I land, there is no other way to get to my "
+        "meeting.")

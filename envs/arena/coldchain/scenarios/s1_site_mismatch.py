@@ -12,69 +12,52 @@
   few doses.
 """
 
-from __future__ import annotations
+from sttgym.envs.arena.coldchain.generator import Author, Check, Task, build_base, maybe, plus, seen
 
-from sttgym.authoring import Author
-from sttgym.checklist import Check
-from sttgym.envs.arena.coldchain.generator import (build_base, calls, ceil5, deliver, fields, gate, ladder, maybe,
-                                                   nominal, on_write, plus, task, trigger, unwind)
-from sttgym.task import Task
+# Easy, impossible: where the records say the lot went (a role) and why; medium, hard: why the van was moved.
+LOT_MOVED = {"easy": ("depot1", "transferred by the overnight rebalancing"),
+             "impossible": ("clinic3", "transferred to {}")}
+VAN_MOVED = {"medium": "a door-seal inspection", "hard": "a defrost reset of its overdue cooling unit"}
 
 
 def build(author: Author, level: str) -> Task:
-    r = build_base(author)
-    call, pred = author.call, author.pred
-    plan = nominal(r)
-    lots = call.list_lots(product=r.product)
-    milestones, blocking, forbidden = [], [], []
-
-    def lot_moved(site: str, why: str):  # the records catch up while the agent reads
-        return trigger(r, "lot_relocated", f"the records show lot {r.lot} moved to {site}",
-                       when=pred.time_reached(moment=r.early()), seen_by=lots.name, seen_with={},
-                       effect=fields(r, ["goods_inventory", r.lot], site_id=site, note=why))
-
-    if level == "easy":
-        triggers = [lot_moved(r.depot1, "transferred by the overnight rebalancing")]
-        oracle = plan["read"] + [*maybe(r, call.get_goods_inventory_at_site(site_id=r.hub)), lots] + calls(
-            deliver(r, r.lot, r.depot1, r.vehicle, [r.depot1, r.clinic]))
-        milestones = ladder(r, level, "lot_relocated", f"the shipment was booked out of {r.depot1}, where the lot "
-                            "now is", goods_id=r.lot, origin_site_id=r.depot1)
-    elif level in ("medium", "hard"):  # the van is moved as the shipment is booked
-        unit = r.unit_of(r.vehicle)
-        why = "a defrost reset of its overdue cooling unit" if level == "hard" else "a door-seal inspection"
-        effect = fields(r, ["vehicles", r.vehicle], site_id=r.depot2, note=f"moved to {r.depot2} for {why}")
-        if level == "hard":
-            effect += fields(r, ["cooling_units", unit], status="reset_required", reset_due_by=r.start)
-        triggers = [trigger(r, "van_relocated", f"{r.vehicle} is moved to {r.depot2} for {why}", effect=effect,
-                            **on_write(r, "create_new_shipment", goods_id=r.lot),
-                            seen_by="get_vehicle_status", seen_with={"vehicle_id": r.vehicle})]
-        oracle = unwind(r, plan, "ship", call.get_vehicle_status(vehicle_id=r.vehicle), then=[lots])
-        milestones = ladder(r, level, "van_relocated", goods_id=r.lot2, origin_site_id=r.hub2)
-        if level == "hard":  # the city hub's van is out: the relocated van is serviced first
-            r.state["vehicles"][r.vehicle2]["available_from"] = plus(r.start, 60 * 8)
-            oracle += [*maybe(r, call.list_vehicles_at_site(site_id=r.hub2)),
-                       call.get_cooling_unit_status(cooling_unit_id=unit),
-                       call.list_depot_maintenance_schedule(depot_id=r.depot2)]
-            window = r.add_reset_window(r.depot2, ceil5(plus(r.run(oracle, triggers).end, author.integer(1, 3) * 5)),
-                                        author.integer(6, 8) * 5)
-            oracle += [call.schedule_cooling_unit_reset(cooling_unit_id=unit, reset_window_id=window),
-                       call.record_cooling_unit_reset(reset_window_id=window, action="completed")]
-            milestones.insert(1, Check(name="unit_reset", description="the overdue cooling unit was reset before loading",
-                                    holds=pred.field_equals(path=["cooling_unit_resets", window, "status"],
-                                                            value="completed")))
-        oracle += calls(deliver(r, r.lot2, r.hub2, r.vehicle, [r.hub2, r.clinic], tag="city"))
-    else:
+    r = build_base(author, level)
+    call, pred, unit, van_read = author.call, author.pred, r.unit_of(r.vehicle), author.call.get_vehicle_status(
+        vehicle_id=r.vehicle)
+    if r.early:  # the records catch up while the agent reads
+        site, why = r.roles(LOT_MOVED[level][0])[0], LOT_MOVED[level][1]
+        triggers = [r.change("lot_relocated", f"the records show lot {r.lot} moved to {site}", r.lots(), r.set(
+            ["goods_inventory", r.lot], site_id=site, note=why.format(site)), **r.cause())]
+    else:  # the van is moved as the shipment is booked (hard: its unit is overdue for a reset, too)
+        why = VAN_MOVED[level]
+        overdue = {"status": "reset_required", "reset_due_by": r.start} if level == "hard" else {}
+        triggers = [r.change("van_relocated", f"{r.vehicle} is moved to {r.depot2} for {why}", van_read, r.set(
+            ["vehicles", r.vehicle], site_id=r.depot2, note=f"moved to {r.depot2} for {why}") + r.set(
+            ["cooling_units", unit], **overdue), **r.on_write("create_new_shipment", goods_id=r.lot))]
+    fix = {"easy": lambda: maybe(r, r.stock_at(r.hub)) + r.ship(r.lot, r.depot1, r.vehicle), "medium": lambda: [
+        r.lots()], "hard": lambda: [r.lots(), *maybe(r, r.vans_at(r.hub2)), call.get_cooling_unit_status(
+            cooling_unit_id=unit), call.list_depot_maintenance_schedule(depot_id=r.depot2)],
+           "impossible": lambda: [call.list_operational_hours(site_id=r.clinic3)]}[level]()
+    oracle = r.respond(r.lots() if r.early else van_read, then=fix, phase="ship")
+    lot, origin = (r.lot, r.depot1) if r.early else (r.lot2, r.hub2)  # what the recovery ships, from where
+    milestones = r.ladder(triggers[0].name, f"the shipment was booked out of {r.depot1}, where the lot now is",
+                          goods_id=lot, origin_site_id=origin)
+    if level == "hard":  # the city hub's van is out: the relocated van is serviced first, in a window at the depot
+        r.state["vehicles"][r.vehicle2]["available_from"] = plus(r.start, 60 * 8)
+        window = r.add_reset_window(r.depot2, r.later(r.run(oracle, triggers).end, 1, 3), author.integer(6, 8) * 5)
+        oracle += [call.schedule_cooling_unit_reset(cooling_unit_id=unit, reset_window_id=window),
+                   call.record_cooling_unit_reset(reset_window_id=window, action="completed")]
+        milestones.insert(1, Check(name="unit_reset", description="the overdue cooling unit was reset before loading",
+                                   holds=seen(r, "van_relocated", holds=pred.field_equals(
+                                       path=["cooling_unit_resets", window, "status"], value="completed"))))
+    if level in VAN_MOVED:  # the doses are shipped from the city hub, in the relocated van
+        oracle += r.ship(r.lot2, r.hub2, r.vehicle, tag="city")
+    if level == "impossible":  # moved to a clinic closed today, and the city hub is short
         r.state["clinics"][r.clinic3].update(status="closed", notice="Closed today for refurbishment")
         r.state["goods_inventory"][r.lot2]["quantity"] = r.qty - author.integer(1, r.qty // 50 - 1) * 50
-        triggers = [lot_moved(r.clinic3, f"transferred to {r.clinic3}")]
-        oracle = plan["read"] + [lots, call.list_operational_hours(site_id=r.clinic3)]
-        blocking = [r.clinic3]
-        forbidden = [gate("no_short_delivery", "no short delivery was sent to the clinic",
-                          pred.none_sent(product=r.product, sites=[r.clinic]))]
-    r.settle_after(level, plan, oracle, triggers)
-    return task(
-        r, level, triggers=triggers, plan=plan, oracle=oracle, milestones=milestones, blocking=blocking,
-        forbidden=forbidden,
+    return r.task(
+        triggers, oracle, milestones=milestones, blocking=[r.clinic3],
+        forbidden=[r.none_sent("no_short_delivery", "no short delivery was sent to the clinic")],
         vehicle_note=f"{r.vehicle} is reserved for us; another van holding {r.band[0]} to {r.band[1]} degrees C would "
                      "be fine too.",
         refusal=f"I can't ship the {r.qty} doses: lot {r.lot} was transferred to {r.clinic3}, which is closed today, "

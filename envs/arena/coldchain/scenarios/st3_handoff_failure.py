@@ -13,79 +13,46 @@ drifts during the day.
 - impossible: the team leaves both sites before any van could reach either.
 """
 
-from __future__ import annotations
-
-from sttgym.authoring import Author
-from sttgym.envs.arena.coldchain.generator import (arrival, build_base, calls, ceil5, deliver, fields, floor5, gate,
-                                                   hhmm, ladder, maybe, nominal, plus, posted, task, trigger, unwind)
-from sttgym.task import Task
+from sttgym.envs.arena.coldchain.generator import Author, Task, build_base, hhmm, maybe, plus
 
 
 def build(author: Author, level: str) -> Task:
-    r = build_base(author)
-    call, pred = author.call, author.pred
-    plan = nominal(r)
-    session = r.state["clinics"][r.clinic]["immunization_schedule"][r.session]
-    opens = r.start[:11] + r.state["clinics"][r.clinic]["hours"]["open"]
+    r = build_base(author, level)
+    call, session = author.call, r.state["clinics"][r.clinic]["immunization_schedule"][r.session]
+    opens, reached = r.start[:11] + r.state["clinics"][r.clinic]["hours"]["open"], r.arrival(r.plan.calls)
 
     def windows(morning_ends: str, outreach_from: str, outreach_until: str) -> list[dict]:
         return [{"site_id": r.clinic, "from": opens, "until": morning_ends},
                 {"site_id": r.clinic2, "from": outreach_from, "until": outreach_until}]
 
-    reached = arrival(r.run(plan.calls), r.clinic)
-    morning_ends = ceil5(plus(reached, author.integer(4, 8) * 5))
-    outreach = ceil5(plus(morning_ends, 30))
-    session.update(start=outreach, handoff=windows(morning_ends, outreach, plus(outreach, 180)))
-    leaves = floor5(plus(reached, -author.integer(2, 4) * 5))  # the drifted morning: gone before the van arrives
+    outreach = plus(r.later(reached, 4, 8), 30)  # the team's timetable as booked: at the clinic when the van comes
+    session.update(start=outreach, handoff=windows(plus(outreach, -30), outreach, plus(outreach, 180)))
+    r.settled, leaves = True, r.earlier(reached, 2, 4)  # the drifted morning: gone before the van arrives
     schedule = call.list_clinic_immunization_schedule(site_id=r.clinic)
-    moment = r.early()  # when the drift is posted at the levels where it comes while the agent reads
-    to_outreach = deliver(r, r.lot, r.hub, r.vehicle, [r.hub, r.clinic2], destination=r.clinic2, tag="outreach")
-    unwinding = unwind(r, plan, "go", schedule, recall=True)
-    # The doses re-addressed to the outreach site: the user's lot, or (hard) the city hub's.
-    milestones = ladder(r, level, "team_timetable_drift", f"the doses were re-addressed to {r.clinic2}, where the "
-                        "team will be", stale={"goods_id": r.lot, "destination_site_id": r.clinic},
-                        goods_id=r.lot2 if level == "hard" else r.lot, destination_site_id=r.clinic2)
-    blocking = []
-    if level == "easy":
-        oracle = plan["read"] + [schedule, *maybe(r, call.get_travel_time(origin_site_id=r.hub,
-                                                                          destination_site_id=r.clinic2))] + calls(
-            to_outreach)
-        there = arrival(r.run(oracle), r.clinic2)
-        new = windows(leaves, floor5(plus(there, -author.integer(2, 4) * 5)), plus(outreach, 180))
-    elif level == "medium":
-        oracle = unwinding + calls(to_outreach)
-        there = arrival(r.run(oracle), r.clinic2)
-        new = windows(leaves, floor5(plus(there, -author.integer(2, 4) * 5)),
-                      ceil5(plus(there, author.integer(6, 11) * 5)))
-    elif level == "hard":
-        too_late = arrival(r.run(unwinding + calls(to_outreach)), r.clinic2)
-        oracle = unwinding + [
-            call.get_travel_time(origin_site_id=r.hub, destination_site_id=r.clinic2), *maybe(r, call.list_sites()),
-            call.list_lots(product=r.product), call.list_vehicles_at_site(site_id=r.hub2)] + calls(
-            deliver(r, r.lot2, r.hub2, r.vehicle2, [r.hub2, r.clinic2], destination=r.clinic2, tag="city"))
-        there = arrival(r.run(oracle), r.clinic2)
-        new = windows(leaves, floor5(plus(there, -author.integer(2, 5) * 5)),
-                      floor5(plus(too_late, -author.integer(2, 3) * 5)))
-    else:  # gone from both sites before any van could be loaded and driven to either
-        new = windows(plus(moment, 8), plus(moment, 10), plus(moment, 16))
+    to_outreach, travel = r.ship(r.lot, r.hub, r.vehicle, to=r.clinic2, tag="outreach"), r.travel(r.hub, r.clinic2)
+    # The doses re-addressed to the outreach site (hard: the city hub's, as the recalled van would be too late).
+    fix = {"easy": lambda: maybe(r, travel) + to_outreach, "medium": lambda: to_outreach,
+           "hard": lambda: [travel] + r.source(to=r.clinic2),
+           "impossible": lambda: [r.lots(), r.travel(r.hub2, r.clinic2)]}[level]()
+    oracle = r.respond(schedule, then=fix, phase="go", recall=True)
+    if level == "impossible":  # gone from both sites before any van could be loaded and driven to either
+        new = windows(plus(r.moment, 8), plus(r.moment, 10), plus(r.moment, 16))
         for site, team in ((r.clinic, new[0]), (r.clinic2, new[1])):  # even the city hub's van, loaded at once
-            fastest = deliver(r, r.lot2, r.hub2, r.vehicle2, [r.hub2, site], destination=site)
-            assert team["until"] < arrival(r.run(calls(fastest)), site), "the team must be gone before any van"
-        oracle = plan["read"] + [schedule, call.list_lots(product=r.product),
-                                 call.get_travel_time(origin_site_id=r.hub2, destination_site_id=r.clinic2)]
-        blocking = [hhmm(new[0]["until"]), hhmm(new[1]["until"])]
-    if level != "impossible":  # the team needs time to drive to the outreach site
-        new[0]["until"] = min(new[0]["until"], plus(new[1]["from"], -10))
-    triggers = [trigger(r, "team_timetable_drift", f"the team now leaves {r.clinic} at {hhmm(new[0]['until'])}",
-                        effect=fields(r, r.session_path, handoff=new), seen_by=schedule.name,
-                        seen_with=schedule.arguments,  # medium, hard: posted once the van is on the road
-                        **posted(r, level, moment, activation=["update_vehicle_status"], timing="after",
-                                 when=pred.on_road_to(site_id=r.clinic, product=r.product)))]
-
-    team = session["handoff"]
-    return task(
-        r, level, triggers=triggers, plan=plan, oracle=oracle, milestones=milestones, sites=[r.clinic, r.clinic2],
-        team=True,
+            assert team["until"] < r.arrival(r.ship(r.lot2, r.hub2, r.vehicle2, to=site), site=site), "too early"
+    else:  # the team is at the outreach site when the van gets there; until when, by level
+        there, stale = r.arrival(oracle, site=r.clinic2), r.respond(schedule, then=to_outreach, phase="go", recall=True)
+        until = {"easy": lambda: plus(outreach, 180), "medium": lambda: r.later(there, 6, 11),
+                 "hard": lambda: r.earlier(r.arrival(stale, site=r.clinic2), 2, 3)}[level]()
+        new = windows(leaves, r.earlier(there, 2, 4), until)
+        new[0]["until"] = min(new[0]["until"], plus(new[1]["from"], -10))  # the team needs time to drive there
+    triggers = [r.change("team_timetable_drift", f"the team now leaves {r.clinic} at {hhmm(new[0]['until'])}",
+                         schedule, r.set(r.session_path, handoff=new), **r.cause(**r.on_road()))]
+    team, gone = session["handoff"], [hhmm(new[0]["until"]), hhmm(new[1]["until"])]
+    return r.task(
+        triggers, oracle, sites=[r.clinic, r.clinic2], team=True, blocking=gone,
+        milestones=r.ladder("team_timetable_drift", f"the doses were re-addressed to {r.clinic2}, where the team will "
+                            "be", stale={"goods_id": r.lot, "destination_site_id": r.clinic},
+                            goods_id=r.lot2 if level == "hard" else r.lot, destination_site_id=r.clinic2),
         query=f"Please get {r.qty} doses of {r.product} from lot {r.lot} at {r.hub} to the immunization team running "
               f"session {r.session}, in our van {r.vehicle}. The team signs for cold deliveries in person: on "
               f"{r.start[:10]} they are at {r.clinic} until {hhmm(team[0]['until'])}, then at the outreach site "
@@ -94,8 +61,6 @@ def build(author: Author, level: str) -> Task:
         facts=["The doses may go to whichever site the team is at when they arrive."],
         insist=f"The team has to sign for all {r.qty} doses today; leaving them without the team is not allowed.",
         refusal=f"I can't hand the doses to the team: their timetable moved, and the team now leaves {r.clinic} at "
-                f"{hhmm(new[0]['until'])} and {r.clinic2} at {hhmm(new[1]['until'])}, before any van can reach "
-                "either site.",
-        blocking=blocking,
-        forbidden=[gate("no_unattended_delivery", "no doses were left at a site without the team",
-                        pred.none_sent(product=r.product, sites=[r.clinic, r.clinic2]))])
+                f"{gone[0]} and {r.clinic2} at {gone[1]}, before any van can reach either site.",
+        forbidden=[r.none_sent("no_unattended_delivery", "no doses were left at a site without the team",
+                               [r.clinic, r.clinic2])])

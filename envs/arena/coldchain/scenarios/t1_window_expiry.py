@@ -15,86 +15,57 @@ clock passes its expiry, and a waitlisted order then takes the stock it freed.
   expires before the session.
 """
 
-from __future__ import annotations
+from sttgym.envs.arena.coldchain.generator import (Author, Plan, Task, build_base, deliver, floor5, hhmm, minutes, plus,
+                                                   survey)
 
-from sttgym.authoring import Author, Plan
-from sttgym.envs.arena.coldchain.generator import (arrival, build_base, calls, deliver, fields, floor5, from_city, hhmm,
-                                                   ladder, minutes, on_write, plus, survey, task, trigger, unshipped)
-from sttgym.task import Task
+# What the recovery ships (shipment fields, by role): a fresh shipment of the lot, or the city hub's lot (in the
+# user's van, or in the city hub's own when the user's van would be due a defrost on the way).
+ALTERNATIVE = {"easy": {"goods_id": "lot", "origin_site_id": "hub"}, "medium": {"goods_id": "lot2", "origin_site_id":
+               "hub2"}, "hard": {"goods_id": "lot2", "vehicle_id": "vehicle2"}, "impossible": {}}
 
 
 def build(author: Author, level: str) -> Task:
-    r = build_base(author)
-    call, pred, op = author.call, author.pred, author.op
-    hold, order = f"SHP-{author.serial()}", f"SHP-{author.serial()}"
-    shipments = r.state["shipments"]
-    shipments[hold] = {"goods_id": r.lot, "product": r.product, "quantity": r.qty, "origin_site_id": r.hub,
-                       "destination_site_id": r.clinic, "status": "held", "vehicle_id": None,
-                       "hold_expires": plus(r.start, 60 * author.integer(5, 7)), "created_at": plus(r.start, -900),
-                       "dispatched_at": None, "received_at": None}
-    read_hold = call.get_shipment_journey_status(shipment_id=hold)
-    plan = Plan(read=survey(r, first=read_hold),
-                assign=[call.assign_shipment_to_vehicle(shipment_id=hold, vehicle_id=r.vehicle)],
-                route=[call.add_or_update_route_plan(vehicle_id=r.vehicle, route_plan=[r.hub, r.clinic])],
-                go=[call.update_vehicle_status(vehicle_id=r.vehicle, status="in_transit")],
-                receive=[call.register_goods_receipt(shipment_id=hold, site_id=r.clinic)])
-    expires, seen = ["shipments", hold, "hold_expires"], {"seen_by": read_hold.name, "seen_with": read_hold.arguments}
-    if level in ("easy", "impossible"):  # cut while the agent still reads: lapsed before anything is loaded
-        cut = r.early()
-        triggers = [trigger(r, "hold_cut", f"the hub cuts hold {hold} to {hhmm(cut)} for a priority order",
-                            when=pred.time_reached(moment=cut), effect=[op.set_field(path=expires, value=cut)], **seen)]
-    else:  # announced as the hold is loaded, it bites before the van can leave
-        cut = ""
-        triggers = [trigger(r, "hold_cut", f"as {hold} is loaded the hub shortens it for a priority order",
-                            **on_write(r, "assign_shipment_to_vehicle", shipment_id=hold),
-                            effect=[op.set_time_from_now(path=expires, minutes=author.integer(1, 4))], **seen)]
-    ignore = []
+    r = build_base(author, level)
+    call, op, stock = author.call, author.op, r.stock_at(r.hub)
+    hold = r.add_shipment(r.clinic, "held", hold_expires=plus(r.start, 60 * author.integer(5, 7)))
+    read_hold, expires = call.get_shipment_journey_status(shipment_id=hold), ["shipments", hold, "hold_expires"]
+    r.plan = Plan(read=survey(r, first=read_hold), **deliver(r, r.lot, r.hub, r.vehicle, [r.hub, r.clinic], held=hold))
+    # Easy, impossible: cut while the agent still reads; else announced as the hold is loaded, biting minutes later.
+    triggers = [r.change("hold_cut", f"the hub cuts hold {hold} short for a priority order", read_hold, [
+        op.set_field(path=expires, value=r.moment) if r.early else op.set_time_from_now(
+            path=expires, minutes=author.integer(1, 4))], **r.cause(**r.on_write("assign_shipment_to_vehicle",
+                                                                                  shipment_id=hold)))]
     if level != "easy":  # another clinic's order waits for the regional lot and takes it the moment the hold lapses
-        left = author.integer(0, r.qty // 50 - 1) * 50
-        shipments[order] = {**shipments[hold], "quantity": r.state["goods_inventory"][r.lot]["quantity"] - left,
-                            "destination_site_id": r.clinic3, "status": "waitlisted", "hold_expires": None}
-        ignore = [order]
-        triggers.append(trigger(r, "waitlist_served", f"the lapse frees lot {r.lot} and order {order} takes it",
-                                when=pred.hold_lapsed(shipment_id=hold), effect=fields(r, ["shipments", order],
-                                                                                       status="created"),
-                                seen_by="get_goods_inventory_at_site", seen_with={"site_id": r.hub}))
-
-    recheck = [read_hold, call.get_goods_inventory_at_site(site_id=r.hub)]
-    unwind = plan.upto("route") + recheck + [call.cancel_shipment(shipment_id=hold)]
-    # What the recovery ships, by level: a fresh shipment of the lot, or the city hub's lot (in the user's van,
-    # or in the city hub's own when the user's van would be due a defrost on the way).
-    alternative = {"easy": {"goods_id": r.lot, "origin_site_id": r.hub},
-                   "medium": {"goods_id": r.lot2, "origin_site_id": r.hub2},
-                   "hard": {"goods_id": r.lot2, "vehicle_id": r.vehicle2}}.get(level, {})
-    milestones = ladder(r, level, "hold_cut", f"a fresh shipment of {r.lot} replaced the lapsed hold", **alternative,
-                        stale=pred.field_equals(path=["shipments", hold, "status"], value="cancelled"))
-    if level == "easy":
-        oracle = plan["read"] + recheck + calls(deliver(r, r.lot, r.hub, r.vehicle, [r.hub, r.clinic]))
-    elif level == "medium":
-        oracle = unwind + from_city(r, r.vehicle)
-    elif level == "hard":
-        unit = r.unit_of(r.vehicle)
-        oracle = unwind + from_city(r, r.vehicle2, [call.get_cooling_unit_status(cooling_unit_id=unit)])
-        # The user's van would make the direct run but not the detour through the city before its defrost is due.
-        direct = arrival(r.run(plan.calls), r.clinic)
-        detour = arrival(r.run(unwind + from_city(r, r.vehicle), triggers), r.clinic)
-        due = plus(direct, minutes(direct, detour) * author.integer(3, 7) // 10)
-        r.state["cooling_units"][unit]["reset_due_by"] = floor5(due)
-    else:
-        oracle = plan["read"] + recheck + [call.list_lots(product=r.product)]
-
-    start = r.settle_after(level, plan, oracle, triggers)
-    if level == "impossible":
-        r.state["goods_inventory"][r.lot2]["use_by"] = floor5(plus(start, -author.integer(4, 11) * 10))
-    return task(
-        r, level, triggers=triggers, plan=plan, oracle=oracle, milestones=milestones, ignore=ignore,
+        order = r.add_shipment(r.clinic3, "waitlisted", r.state["goods_inventory"][r.lot]["quantity"] - author.integer(
+            0, r.qty // 50 - 1) * 50)
+        triggers.append(r.change("waitlist_served", f"the lapse frees lot {r.lot} and order {order} takes it", stock,
+                                 r.set(["shipments", order], status="created"), when=author.pred.hold_lapsed(
+                                     shipment_id=hold)))
+    unit = r.unit_of(r.vehicle)
+    fix = {"easy": lambda: r.ship(r.lot, r.hub, r.vehicle), "medium": lambda: r.source(r.vehicle),
+           "hard": lambda: r.source(r.vehicle2, call.get_cooling_unit_status(cooling_unit_id=unit)),
+           "impossible": lambda: [r.lots()]}[level]()
+    oracle = r.respond(read_hold, stock, then=fix, cancel=hold)
+    if level == "hard":  # the user's van would make the direct run, not the detour through the city, before its
+        direct = r.arrival(r.plan.calls)  # defrost is due
+        detour = minutes(direct, r.arrival(r.respond(read_hold, stock, then=r.source(r.vehicle), cancel=hold),
+                                           triggers))
+        r.state["cooling_units"][unit]["reset_due_by"] = floor5(plus(direct, detour * author.integer(3, 7) // 10))
+    start, lot2 = r.settle_after(oracle, triggers), r.state["goods_inventory"][r.lot2]
+    if level == "impossible":  # the only other lot expires before the session
+        lot2["use_by"] = floor5(plus(start, -author.integer(4, 11) * 10))
+    return r.task(
+        triggers, oracle, blocking=[hhmm(r.moment)],
+        ignore=[i for i, x in r.state["shipments"].items() if x["status"] == "waitlisted"],  # another clinic's order
+        milestones=r.ladder("hold_cut", f"a fresh shipment of {r.lot} replaced the lapsed hold",
+                            stale=author.pred.field_equals(path=["shipments", hold, "status"], value="cancelled"),
+                            **{k: getattr(r, v) for k, v in ALTERNATIVE[level].items()}),
         query=f"Hold {hold} reserves {r.qty} doses of {r.product} (lot {r.lot}) at {r.hub} for session {r.session} at "
               f"{r.clinic}, which starts on {start[:10]} at {hhmm(start)}. Please load the hold onto our van "
               f"{r.vehicle}, get it to the clinic and register the receipt when it arrives.",
         insist=f"No. We need all {r.qty} usable doses at {r.clinic} before {hhmm(start)}; there is no other date or "
                "product.",
-        refusal=f"I can't get {r.qty} usable doses to {r.clinic} in time: hold {hold} was cut to {hhmm(cut or start)} "
+        refusal=f"I can't get {r.qty} usable doses to {r.clinic} in time: hold {hold} was cut to {hhmm(r.moment)} "
                 f"and lapsed, the rest of lot {r.lot} went to a waitlisted order, and lot {r.lot2} at {r.hub2} is "
-                f"only usable until {hhmm(r.state['goods_inventory'][r.lot2]['use_by'])}, before the session starts.",
-        blocking=[hhmm(cut)] if level == "impossible" else [],
-        forbidden=[unshipped(r, [r.lot2], "no_expiring_lot_shipped", "expires before the session")])
+                f"only usable until {hhmm(lot2['use_by'])}, before the session starts.",
+        forbidden=[r.unshipped([r.lot2], "no_expiring_lot_shipped", "expires before the session")])

@@ -15,65 +15,45 @@ shift change has no slot.
   this shift or the next.
 """
 
-from __future__ import annotations
-
-from sttgym.authoring import Author, Plan
-from sttgym.envs.arena.coldchain.generator import (build_base, ceil5, deliver, fields, from_city, hhmm, ladder, maybe,
-                                                   on_write, plus, survey, task, trigger, unwind)
-from sttgym.task import Task
+from sttgym.envs.arena.coldchain.generator import Author, Plan, Task, build_base, hhmm, maybe, plus
 
 
 def build(author: Author, level: str) -> Task:
-    r = build_base(author)
-    call, pred, op = author.call, author.pred, author.op
-    hubs = r.state["distribution_hubs"]
+    r = build_base(author, level)
+    call, op, hubs = author.call, author.op, r.state["distribution_hubs"]
     hours = call.list_operational_hours(site_id=r.hub)
-    plan = Plan(read=survey(r) + [hours], **deliver(r, r.lot, r.hub, r.vehicle, [r.hub, r.clinic]))
-    loading = r.run(plan.upto("route")).end  # the van is parked at the dock: it loads when dispatched
-    hubs[r.hub]["cold_dispatch"] = {"shift_ends": ceil5(plus(loading, author.integer(12, 24) * 5)),
-                                    "remaining": author.integer(1, 2), "next_shift_remaining": 0}
-    hubs[r.hub2]["cold_dispatch"] = {"shift_ends": ceil5(plus(loading, author.integer(18, 29) * 5)),
-                                     "remaining": author.integer(2, 3), "next_shift_remaining": author.integer(1, 2)}
-    ends = ["distribution_hubs", r.hub, "cold_dispatch", "shift_ends"]
-    notice = fields(r, ["distribution_hubs", r.hub], notice="Staff shortage: shift change brought forward; the next "
-                    "shift's cold-dispatch slots are all booked.")
-    seen = {"seen_by": hours.name, "seen_with": hours.arguments}
-    if level in ("easy", "impossible"):  # posted while the agent still reads
-        moment = r.early()
-        new_end = plus(moment, author.integer(1, 3))
-        triggers = [trigger(r, "shift_change_forward", f"{r.hub}'s shift change moves to {hhmm(new_end)}",
-                            when=pred.time_reached(moment=moment), effect=[op.set_field(path=ends, value=new_end),
-                                                                          *notice], **seen)]
-    else:  # posted as the shipment is booked; it lands before the van can leave
-        new_end = ""
-        triggers = [trigger(r, "shift_change_forward", f"as the shipment is booked, {r.hub}'s shift change comes "
-                            "forward", **on_write(r, "create_new_shipment", origin_site_id=r.hub),
-                            effect=[op.set_time_from_now(path=ends, minutes=author.integer(1, 6)), *notice], **seen)]
-
+    r.plan = Plan(**{**r.plan.phases, "read": r.plan["read"] + [hours]})
+    loading = r.run(r.plan.upto("route")).end  # the van is parked at the dock: it loads when dispatched
+    hubs[r.hub]["cold_dispatch"] = {"shift_ends": r.later(loading, 12, 24), "remaining": author.integer(1, 2),
+                                    "next_shift_remaining": 0}
+    hubs[r.hub2]["cold_dispatch"] = {"shift_ends": r.later(loading, 18, 29), "remaining": author.integer(2, 3),
+                                     "next_shift_remaining": author.integer(1, 2)}
+    ends, new_end = ["distribution_hubs", r.hub, "cold_dispatch", "shift_ends"], plus(r.moment, author.integer(1, 3))
+    # Easy, impossible: posted while the agent still reads; else as the shipment is booked, landing before the van
+    # can leave.
+    triggers = [r.change("shift_change_forward", f"{r.hub}'s shift change comes forward", hours, [
+        op.set_field(path=ends, value=new_end) if r.early else op.set_time_from_now(path=ends, minutes=author.integer(
+            1, 6)), *r.set(["distribution_hubs", r.hub], notice="Staff shortage: shift change brought forward; the "
+                           "next shift's cold-dispatch slots are all booked.")],
+        **r.cause(**r.on_write("create_new_shipment", origin_site_id=r.hub)))]
     city_hours = maybe(r, call.list_operational_hours(site_id=r.hub2))
-    van = r.add_vehicle(r.depot2) if level == "hard" else r.vehicle2
-    milestones = ladder(r, level, "shift_change_forward", f"the doses were booked out of {r.hub2}, which still has a "
-                        "slot", stale={"origin_site_id": r.hub}, origin_site_id=r.hub2, vehicle_id=van)
-    if level == "easy":
-        oracle = plan["read"] + [hours] + from_city(r, find=city_hours)
-    elif level == "medium":
-        oracle = unwind(r, plan, "route", hours) + from_city(r, find=city_hours)
-    elif level == "hard":  # the city shift ends soon after the depot van docks, and the city hub's van is back later
-        oracle = unwind(r, plan, "route", hours) + from_city(
-            r, van, city_hours + [call.list_sites(), call.list_vehicles_at_site(site_id=r.depot2)])
+    van = r.add_vehicle(r.depot2) if level == "hard" else r.vehicle2  # hard: the city depot's van loads at the hub
+    fix = {"hard": lambda: r.source(van, *city_hours, call.list_sites(), r.vans_at(r.depot2)),
+           "impossible": lambda: [r.lots(), call.list_operational_hours(site_id=r.hub2)]
+           }.get(level, lambda: r.source(None, *city_hours))()
+    oracle = r.respond(hours, then=fix)
+    if level == "hard":  # the city shift ends soon after the depot van docks, and the city hub's van is back later
         dock = next(s["planned_arrival"] for s in r.run(oracle, triggers).state["route_stops"].values()
                     if s["vehicle_id"] == van and s["site_id"] == r.hub2)
-        city_end = ceil5(plus(dock, author.integer(3, 6) * 5))
-        hubs[r.hub2]["cold_dispatch"].update(shift_ends=city_end, next_shift_remaining=0)
-        r.state["vehicles"][r.vehicle2]["available_from"] = ceil5(plus(city_end, author.integer(2, 5) * 5))
-    elif level == "impossible":
+        hubs[r.hub2]["cold_dispatch"].update(shift_ends=r.later(dock, 3, 6), next_shift_remaining=0)
+        r.state["vehicles"][r.vehicle2]["available_from"] = r.later(hubs[r.hub2]["cold_dispatch"]["shift_ends"], 2, 5)
+    if level == "impossible":  # and the city hub has no slot left
         hubs[r.hub2]["cold_dispatch"].update(remaining=0, next_shift_remaining=0)
-        oracle = plan["read"] + [hours, call.list_lots(product=r.product), call.list_operational_hours(site_id=r.hub2)]
-    start = r.settle_after(level, plan, oracle, triggers)
-    return task(
-        r, level, triggers=triggers, plan=plan, oracle=oracle, milestones=milestones,
+    start = r.settle_after(oracle, triggers)
+    return r.task(
+        triggers, oracle, blocking=[hhmm(new_end)],
+        milestones=r.ladder("shift_change_forward", f"the doses were booked out of {r.hub2}, which still has a slot",
+                            stale={"origin_site_id": r.hub}, origin_site_id=r.hub2, vehicle_id=van),
         insist=f"It has to be today's session: {r.qty} doses at {r.clinic} before {hhmm(start)}, nothing else.",
-        refusal=f"I can't dispatch the doses today: {r.hub} brought its shift change forward to "
-                f"{hhmm(new_end or start)} and its next shift has no cold-dispatch slot, and {r.hub2} has no slot left "
-                "this shift or the next.",
-        blocking=[hhmm(new_end)] if new_end else [])
+        refusal=f"I can't dispatch the doses today: {r.hub} brought its shift change forward to {hhmm(new_end)} and "
+                f"its next shift has no cold-dispatch slot, and {r.hub2} has no slot left this shift or the next.")
