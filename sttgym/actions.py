@@ -10,7 +10,7 @@ from sttgym.tools import ToolSpec, fail, validate_arguments
 
 __all__ = ["ToolCall", "Reply", "parse_action", "render_result", "check_call", "brief"]
 
-MAX_TEXT = 20_000  # longer replies or argument strings are cut before anything reads them
+MAX_TEXT = 20_000  # longer replies are cut, longer argument strings refused, before anything reads them
 
 
 @dataclass(frozen=True)
@@ -80,7 +80,10 @@ def _not_json(value: Any) -> str | None:
         elif isinstance(node, int) and not isinstance(node, bool):
             if node.bit_length() > MAX_DIGITS * 3.33:
                 return f"hold an integer longer than {MAX_DIGITS} digits"
-        elif not (node is None or isinstance(node, (str, float, bool))):
+        elif isinstance(node, str):
+            if len(node) > MAX_TEXT:
+                return f"hold a string longer than {MAX_TEXT:,} characters"
+        elif not (node is None or isinstance(node, (float, bool))):
             return f"hold a {type(node).__name__}, which is not a JSON value"
     return None
 

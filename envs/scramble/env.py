@@ -18,6 +18,7 @@ from sttgym.actions import Reply, ToolCall, check_call, parse_action, render_res
 from sttgym.clock import Clock
 from sttgym.spaces import AnyText, ToolCallSpace
 from sttgym.tools import collect_tools, fail, ok, tool
+from sttgym.world import json_copy
 
 from sttgym.envs.scramble.machine import Machine
 from sttgym.envs.scramble.templates import TEMPLATES, Template
@@ -140,7 +141,7 @@ class ScrambleEnv(gym.Env):
                        f"{self.budget} actions. Submit each answer, exactly, with submit_solution; skip_task defers "
                        f"a task and end_episode stops.{self._start(events=[])}")
         self.last = observation
-        return observation, {"tools": list(self.tool_schemas), "task": self._task_info(), "events": []}
+        return observation, {"tools": json_copy(self.tool_schemas), "task": self._task_info(), "events": []}
 
     @property
     def current(self) -> _Task:

@@ -58,6 +58,11 @@ class ToolWrapper(gym.Wrapper, RecordConstructorArgs):
             self.rng = np.random.default_rng([root, zlib.crc32(type(self).__name__.encode())])
         return self.on_reset(observation, info)
 
+    def require_reset(self) -> None:
+        """Raise gymnasium's ResetNeeded when stepped before the first reset (no episode draws exist yet)."""
+        if self.rng is None:
+            raise gym.error.ResetNeeded(f"call reset() before step() on {type(self).__name__}")
+
     def on_reset(self, observation: Any, info: dict) -> tuple[Any, dict]:
         """Set up the episode's draws from ``self.rng``; may rewrite the first observation and info."""
         return observation, info

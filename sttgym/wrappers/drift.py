@@ -65,6 +65,7 @@ class MappingDrift(ToolWrapper):
         return action
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict]:
+        self.require_reset()
         observation, reward, terminated, truncated, info = self.env.step(self.inward(action))
         if terminated or truncated:
             return observation, reward, terminated, truncated, {**info, "mappings": self._composed(info)}

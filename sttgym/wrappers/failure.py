@@ -19,8 +19,9 @@ class StochasticFailure(ToolWrapper):
     A call is valid when the base env would run it (known tool, arguments that fit, seen
     through every wrapper below). A timed-out call never reaches the env: nothing changes
     and no budget is spent. The agent reads a plaintext timeout result marked
-    ``retryable``; ``info["events"]`` holds ``{"type": "timeout"}``. Meta-commands, replies
-    and invalid calls never time out and draw nothing from the generator.
+    ``retryable``; ``info["events"]`` holds ``{"type": "timeout"}``. Meta-commands, replies,
+    invalid calls and calls after the episode ended never time out and draw nothing from the
+    generator.
 
     Args:
         p: the timeout probability, in [0, 1).
@@ -33,9 +34,11 @@ class StochasticFailure(ToolWrapper):
         self.p = p
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict]:
+        self.require_reset()
         call = valid_call(self.env, action)
-        if call is None or call.name in self.meta_commands or self.rng.random() >= self.p:
-            return self.env.step(action)
+        if call is None or call.name in self.meta_commands or getattr(self.unwrapped, "done", False) \
+                or self.rng.random() >= self.p:
+            return self.env.step(action)  # after the end, the env itself says the episode is over
         name = action["name"] if isinstance(action, dict) else call.name  # as the agent called it
         result = fail(f"Timeout: {name} did not respond in time; nothing was executed.", retryable=True)
         return render_result(result), 0.0, False, False, {"result": result, "events": [{"type": "timeout"}]}

@@ -80,6 +80,7 @@ class Obfuscate(ToolWrapper):
         return {"name": name, "arguments": {renamed[k]: v for k, v in call.arguments.items()}}
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict]:
+        self.require_reset()
         call = parse_action(action)
         route = self._route(call) if isinstance(call, ToolCall) and call.name not in self.meta_commands else None
         observation, reward, terminated, truncated, info = self.env.step(self.inward(action))

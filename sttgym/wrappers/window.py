@@ -57,6 +57,7 @@ class TemporalWindow(ToolWrapper):
         return observation, {**info, "window": self._status()}
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict]:
+        self.require_reset()
         call = valid_call(self.env, action)
         name = call.name if call else None
         refused = self.native and self.remaining is None and name == "submit_solution"

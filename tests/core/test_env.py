@@ -69,6 +69,7 @@ def _nested(depth: int) -> list:
     ({"name": "get_locker", "arguments": {"locker_id": 10 ** 5000}}, "integer longer than 100 digits"),
     ({"name": "get_locker", "arguments": {"locker_id": _nested(100_000)}}, "nest deeper than 32 levels"),
     ({"name": "get_locker", "arguments": {"locker_id": 1j}}, "not a JSON value"),
+    ({"name": "get_locker", "arguments": {"locker_id": "\\" * 100_000}}, "longer than 20,000 characters"),
     ({"deep": _nested(100_000)}, "an action must be"),
     ({"foo": "bar"}, "an action must be"),
     ("get_locker", "an action must be"),
