@@ -115,18 +115,26 @@ class Episode:
         return f"{self.condition}|{self.env_id}|{self.seed}|{self.run}"
 
 
+_RECORD_FIELDS = {"key": str, "condition": str, "env_id": str, "seed": int, "run": int, "reward": (int, float)}
+
+
 def load_records(path: Path) -> dict[str, dict]:
-    """The records of a trajectories file by key; a torn or unreadable line is skipped, the last record wins."""
+    """The records of a trajectories file by key; the last record wins.
+
+    A line that is torn, not UTF-8, not JSON, or lacks a field the runner always writes is
+    skipped, so its episode is played again on resume instead of breaking the summary.
+    """
     records: dict[str, dict] = {}
     if not path.exists():
         return records
-    with path.open(encoding="utf-8") as handle:
+    with path.open(encoding="utf-8", errors="replace") as handle:
         for line in handle:
             try:
                 record = json.loads(line)
-            except json.JSONDecodeError:
+            except (json.JSONDecodeError, RecursionError):
                 continue
-            if isinstance(record, dict) and "key" in record:
+            if isinstance(record, dict) and all(isinstance(record.get(f), t) and not isinstance(record.get(f), bool)
+                                                for f, t in _RECORD_FIELDS.items()):
                 records[record["key"]] = record
     return records
 

@@ -123,5 +123,20 @@ def test_a_lone_surrogate_in_a_record_is_saved_and_read_back(tmp_path):
     config = EvalConfig(domain="EvalToy", agent="noop", runs=1, limit=1)
     runner = Runner(config, tmp_path / "run")
     runner.out.mkdir(parents=True)
-    runner._append({"key": "k", "reply": "half an emoji \ud83d and the rest"})  # as a broken model reply may be
-    assert load_records(runner.path)["k"]["reply"] == "half an emoji \ud83d and the rest"
+    record = {"key": "k", "condition": "dynamic", "env_id": "x", "seed": 0, "run": 0, "reward": 0.0,
+              "reply": "half an emoji \ud83d and the rest"}  # as a broken model reply may be
+    runner._append(record)
+    assert load_records(runner.path)["k"] == record
+
+
+def test_corrupt_lines_are_skipped_and_their_episodes_played_again(tmp_path):
+    records, _ = evaluate(tmp_path, agent="oracle", runs=1, limit=3)
+    path = tmp_path / "run" / TRAJECTORIES
+    lines = path.read_bytes().splitlines(keepends=True)
+    broken = json.loads(lines[1])
+    del broken["reward"]  # the right key, a field missing
+    path.write_bytes(lines[0] + json.dumps(broken).encode() + b"\n" + b"\xff\xfe not utf-8 {\n" + lines[2])
+    assert set(load_records(path)) == {records[0]["key"], records[2]["key"]}
+    again, config = evaluate(tmp_path, agent="oracle", runs=1, limit=3)
+    assert [r["key"] for r in again] == [r["key"] for r in records] and all(r["reward"] == 1.0 for r in again)
+    assert summarise(again, "arena", label="oracle")["episodes"] == 3
