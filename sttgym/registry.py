@@ -19,7 +19,7 @@ from sttgym.world import World
 if TYPE_CHECKING:
     from sttgym.authoring import Author
 
-__all__ = ["Domain", "DOMAINS", "register_domain", "arena_id", "arena_ids", "parse_arena_id"]
+__all__ = ["Domain", "DOMAINS", "register_domain", "arena_id", "arena_ids", "parse_arena_id", "registered_arena_id"]
 
 ARENA_NAMESPACE = "STTArena"
 Scenario = Callable[["Author"], Task]  # see sttgym.authoring
@@ -48,6 +48,20 @@ def parse_arena_id(env_id: str) -> tuple[str, str, str]:
     if len(parts) != 3:
         raise ValueError(f"{env_id!r} does not read STTArena/<Domain>-<Conflict>-<difficulty>")
     return parts[0], parts[1], parts[2]
+
+
+def registered_arena_id(env_id: str) -> str:
+    """``env_id`` as registered, without a module prefix; refuses ids that would make gym.make import code.
+
+    Ids read from configs or dataset rows go through here: ``"mod:STTArena/..."`` would have
+    gymnasium import ``mod`` before making the env.
+    """
+    module, _, name = str(env_id).rpartition(":")
+    if module not in ("", "sttgym"):
+        raise ValueError(f"{env_id!r} names a module to import ({module!r}); give the bare id, e.g. {name!r}")
+    if not name.startswith(ARENA_NAMESPACE + "/") or name not in gym.registry:
+        raise ValueError(f"{env_id!r} is not a registered STTArena id (see `sttgym list`)")
+    return name
 
 
 def register_domain(world: type[World], scenarios: dict[tuple[str, str], Scenario]) -> Domain:

@@ -30,7 +30,7 @@ import numpy as np
 from sttgym.agents.base import Agent
 from sttgym.agents.llm import LLMAgent
 from sttgym.evaluation.suites import TRAINING_SEED_START, is_training_seed
-from sttgym.registry import arena_ids
+from sttgym.registry import arena_ids, registered_arena_id
 from sttgym.rollout import rollout
 from sttgym.training.noisy import NoisyExpert
 from sttgym.training.refine import Refiner, RuleRefiner
@@ -50,7 +50,7 @@ def training_instances(count: int, env_ids: list[str] | None = None,
 
 
 def _checked_ids(env_ids: list[str] | None, start: int) -> list[str]:
-    ids = list(env_ids) if env_ids else arena_ids()
+    ids = [registered_arena_id(i) for i in env_ids] if env_ids else arena_ids()
     if not ids:
         raise ValueError("no environment ids to draw instances from (no arena domain is registered)")
     if not is_training_seed(start):

@@ -30,6 +30,7 @@ import numpy as np
 import torch
 
 from sttgym.agents.llm import LLMAgent
+from sttgym.registry import registered_arena_id
 from sttgym.models.base import ChatResponse
 from sttgym.models.parsing import parse_assistant_text
 from sttgym.rewards import RewardTerm, ShapedReward, build_reward, well_formed
@@ -139,7 +140,7 @@ class RolloutEngine:
         return self.reward if isinstance(self.reward, RewardTerm) else build_reward(self.reward)
 
     def _start(self, env_id: str, seed: int) -> _Slot:
-        env = ShapedReward(gym.make(env_id, **self.env_kwargs), self._term())
+        env = ShapedReward(gym.make(registered_arena_id(env_id), **self.env_kwargs), self._term())  # ids from rows
         observation, info = env.reset(seed=seed)
         agent = LLMAgent(model=None)
         agent.reset(observation, info, env=env, seed=seed)

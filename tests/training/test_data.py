@@ -58,3 +58,11 @@ def test_llm_rollouts_feed_the_same_pipeline(toy_ids, tiny):
     for row in dataset:  # the untrained model's unreadable turns are not kept as actions
         assert [m["role"] for m in row["messages"]][:2] == ["system", "user"]
         assert row["tool_calls"] == sum(bool(m.get("tool_calls")) for m in row["messages"])
+
+
+@pytest.mark.parametrize("bad, problem", [("os:STTArena/Toy-T1-easy", "names a module to import"),
+                                          ("STTArena/Nope-T1-easy", "not a registered STTArena id")])
+def test_ids_from_configs_and_rows_never_import_code(toy_ids, bad, problem):
+    with pytest.raises(ValueError, match=problem):
+        training_instances(2, [bad])
+    assert training_instances(1, ["sttgym:" + toy_ids[0]]) == [(toy_ids[0], TRAINING_SEED_START)]

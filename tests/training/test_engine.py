@@ -72,3 +72,14 @@ def test_a_finished_process_keeps_generating_while_others_play(tiny, toy_ids):
                            any_running=lambda mine: mine or next(others))
     (episode,) = engine.run([(toy_ids[0], SEED)])
     assert calls == [1, 1, 1, 1] and len(episode.actions) == 1
+
+
+def test_an_instance_row_naming_a_module_is_refused_before_anything_is_imported(tiny, toy_ids):
+    import sys
+
+    import pytest
+
+    engine = RolloutEngine(tiny[0], _babbler(0), max_turns=1, max_turn_tokens=1)
+    with pytest.raises(ValueError, match="names a module to import"):
+        engine.run([("sttgym_no_such_module:" + toy_ids[0], SEED)])
+    assert "sttgym_no_such_module" not in sys.modules
