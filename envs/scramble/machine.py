@@ -60,11 +60,8 @@ def b64(text: str) -> str:
 
 
 def _keystream(key: str, length: int) -> bytes:
-    stream, counter = b"", 0
-    while len(stream) < length:
-        stream += hashlib.sha256(f"{key}:{counter}".encode()).digest()
-        counter += 1
-    return stream[:length]
+    blocks = -(-length // 32)  # joined once: growing a bytes object block by block is quadratic
+    return b"".join(hashlib.sha256(f"{key}:{counter}".encode()).digest() for counter in range(blocks))[:length]
 
 
 def encrypt(plaintext: str, key: str) -> str:
