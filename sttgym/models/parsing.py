@@ -20,7 +20,8 @@ __all__ = ["split_reasoning", "parse_tool_calls", "parse_assistant_text", "has_m
            "extract_json_object", "TOOL_CALL_OPEN"]
 
 TOOL_CALL_OPEN = "<tool_call>"
-_TOOL_CALL = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.DOTALL)
+TOOL_CALL_CLOSE = "</tool_call>"
+MAX_JSON_STARTS = 64  # candidate "{" positions extract_json_object tries; each try may scan to the end
 
 
 def split_reasoning(text: str) -> tuple[str, str]:
@@ -66,14 +67,19 @@ def parse_tool_calls(text: str) -> tuple[list[dict[str, Any]], str]:
     """
     calls: list[dict[str, Any]] = []
     kept: list[str] = []
-    position = 0
-    for match in _TOOL_CALL.finditer(text):
-        call = _as_call(match.group(1))
-        if call is None:
-            continue
-        calls.append(call)
-        kept.append(text[position:match.start()])
-        position = match.end()
+    position = start = 0
+    # Plain scanning, not a regex: a lazy pattern with whitespace on both sides backtracks
+    # quadratically on long runs of spaces, and one reply must not stall every worker.
+    while (start := text.find(TOOL_CALL_OPEN, start)) != -1:
+        body_start = start + len(TOOL_CALL_OPEN)
+        close = text.find(TOOL_CALL_CLOSE, body_start)
+        end = len(text) if close == -1 else close + len(TOOL_CALL_CLOSE)
+        call = _as_call(text[body_start:len(text) if close == -1 else close].strip())
+        if call is not None:
+            calls.append(call)
+            kept.append(text[position:start])
+            position = end
+        start = end
     kept.append(text[position:])
     return calls, "".join(kept).strip()
 
@@ -91,9 +97,13 @@ def has_malformed_call(content: str) -> bool:
 
 
 def extract_json_object(text: str) -> dict | None:
-    """The first top-level JSON object in ``text`` (fenced in a code block or bare), or None."""
+    """The first top-level JSON object in ``text`` (fenced in a code block or bare), or None.
+
+    Only the first ``MAX_JSON_STARTS`` opening braces are tried as starts.
+    """
     decoder = json.JSONDecoder()
-    for start in (m.start() for m in re.finditer(r"\{", text)):
+    starts = (m.start() for m in re.finditer(r"\{", text))
+    for _, start in zip(range(MAX_JSON_STARTS), starts):  # bounded: nested prefixes made this O(n x depth)
         try:
             value, _ = decoder.raw_decode(text, start)
         except (json.JSONDecodeError, RecursionError):

@@ -43,3 +43,14 @@ def test_json_object_is_found_in_prose_and_fences():
     assert extract_json_object('Sure:\n```json\n{"action": {"reply": "x"}}\n```') == {"action": {"reply": "x"}}
     assert extract_json_object("a {broken and then {\"ok\": 1}") == {"ok": 1}
     assert extract_json_object("[1, 2] no object") is None
+
+
+def test_pathological_replies_parse_to_nothing_and_keep_their_text():
+    # Inputs that once made parsing quadratic (a reply like these stalled every worker for a minute).
+    spaces = "<tool_call>" + " " * 32_000
+    calls, content = parse_tool_calls(spaces)
+    assert calls == [] and content == "<tool_call>"
+    nested = '{"a":' * 80_000
+    assert extract_json_object(nested) is None
+    late = "{" * 100 + ' {"verdict": "ok"}'
+    assert extract_json_object(late) is None  # only the first MAX_JSON_STARTS braces are tried as starts
