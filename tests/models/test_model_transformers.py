@@ -50,7 +50,7 @@ def test_loads_lazily_from_a_path_and_counts_tokens(backend):
 
 
 def test_prompt_holds_the_tools_and_the_earlier_call_as_an_object(backend):
-    prompt = backend._tokenizer.apply_chat_template(template_messages(HISTORY), tools=TOOLS,
+    prompt = backend._load()[1].apply_chat_template(template_messages(HISTORY), tools=TOOLS,
                                                     add_generation_prompt=True, tokenize=False)
     assert '"name": "get_locker"' in prompt and '"arguments": {"locker_id": "L1"}' in prompt
 
@@ -58,7 +58,7 @@ def test_prompt_holds_the_tools_and_the_earlier_call_as_an_object(backend):
 def test_generated_text_is_cut_at_the_end_of_turn_and_parsed(backend, monkeypatch):
     import torch
 
-    tokenizer, model = backend._tokenizer, backend._model
+    model, tokenizer = backend._load()  # loaded here too: under xdist this test may run before the others
     said = '<tool_call>{"name": "get_locker", "arguments": {"locker_id": "L4"}}</tool_call><|im_end|>junk'
     tail = tokenizer(said, add_special_tokens=False)["input_ids"]
 
