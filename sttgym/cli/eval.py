@@ -80,6 +80,8 @@ def evaluate(
     sim_model: Optional[str] = typer.Option(None, help="Model of the LLM user/judge (default: the tested model)."),
     sim_base_url: Optional[str] = typer.Option(None, help="Server of --sim-model."),
     retry_errors: bool = typer.Option(False, "--retry-errors", help="On resume, play again the episodes that ended on an error."),
+    request_timeout: float = typer.Option(120.0, help="Seconds to wait for one reply from a server (--base-url)."),
+    max_retries: int = typer.Option(6, help="Retries of one request on rate limits, timeouts and server errors."),
 ) -> None:
     """Evaluate an agent on a benchmark suite; writes trajectories, summary.json, report.md and figures to --out."""
     from sttgym.evaluation.runner import EvalConfig, Runner
@@ -93,6 +95,7 @@ def evaluate(
                             conditions=conditions, thinking=thinking, temperature=temperature,
                             max_new_tokens=max_new_tokens, workers=workers, user=user, judge=judge,
                             sim_model=sim_model, sim_base_url=sim_base_url, manifest=manifest,
+                            request_timeout=request_timeout, max_retries=max_retries,
                             tasks=str(tasks) if tasks else None)
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from exc

@@ -64,6 +64,8 @@ class EvalConfig:
     sim_model: str | None = None
     sim_base_url: str | None = None
     env_kwargs: dict = field(default_factory=dict)
+    request_timeout: float = 120.0  # seconds per request to a server
+    max_retries: int = 6  # per request, on rate limits, timeouts and server errors
     manifest: str = MANIFEST  # the frozen arena benchmark
     tasks: str | None = None  # or the instances of a file written by sttgym export
 
@@ -89,6 +91,8 @@ class EvalConfig:
             raise ValueError("the static and no-user conditions exist only for the arena suite")
         if self.runs < 1 or self.k < 1:
             raise ValueError("runs and k must be at least 1")
+        if self.request_timeout <= 0 or self.max_retries < 0:
+            raise ValueError("request_timeout must be positive and max_retries at least 0")
         self.runs = max(self.runs, self.k)  # pass@k needs k attempts per instance
 
     @property
@@ -336,7 +340,8 @@ class Runner:
         if self._model is None:
             options: dict[str, Any] = {"temperature": cfg.temperature}
             if cfg.base_url:
-                options.update(max_tokens=cfg.max_new_tokens, max_workers=cfg.workers)
+                options.update(max_tokens=cfg.max_new_tokens, max_workers=cfg.workers, timeout=cfg.request_timeout,
+                               max_retries=cfg.max_retries)
             else:
                 options.update(max_new_tokens=cfg.max_new_tokens, max_batch=cfg.workers)
             self._model = load_model(cfg.model, cfg.base_url, **options)
@@ -348,7 +353,8 @@ class Runner:
             from sttgym.models import load_model
 
             if not hasattr(self, "_sim"):
-                self._sim = load_model(cfg.sim_model, cfg.sim_base_url)
+                served = {"timeout": cfg.request_timeout, "max_retries": cfg.max_retries} if cfg.sim_base_url else {}
+                self._sim = load_model(cfg.sim_model, cfg.sim_base_url, **served)
             return BatchingModel(self._sim) if getattr(self._sim, "batched", False) else self._sim
         if model is None:
             raise ValueError("an LLM user or judge needs --sim-model when the agent is not a model")

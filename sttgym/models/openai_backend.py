@@ -9,8 +9,11 @@ else, and a reply that cannot be read, becomes ``ChatResponse(error=...)``.
 
 from __future__ import annotations
 
+import datetime
+import email.utils
 import json
 import os
+import re
 import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
@@ -119,10 +122,10 @@ class OpenAIModel:
             except Exception as exc:
                 if not _retryable(exc):
                     if isinstance(exc, openai.APIStatusError):  # the request itself is wrong
-                        return ChatResponse(error=f"request rejected: {_describe(exc)}")
+                        return ChatResponse(error=self._redacted(f"request rejected: {_describe(exc)}"))
                     # an unreadable body, a bug in a proxy: never fatal to a run
-                    return ChatResponse(error=f"malformed response: {type(exc).__name__}: {exc}"[:2000])
-                failures.append(_describe(exc))
+                    return ChatResponse(error=self._redacted(f"malformed response: {type(exc).__name__}: {exc}"[:2000]))
+                failures.append(self._redacted(_describe(exc)))
                 if attempt < self.max_retries:
                     self._sleep(self._delay(attempt, exc))
                 continue
@@ -130,14 +133,40 @@ class OpenAIModel:
         return ChatResponse(error=f"gave up after {len(failures)} attempts: " + "; ".join(failures[-3:]))
 
     def _delay(self, attempt: int, exc: Exception) -> float:
+        """Exponential backoff, or longer when the server asks (``retry-after-ms``, ``retry-after`` in
+        seconds or as an HTTP date), never past ``max_backoff``."""
         delay = self.backoff * 2 ** attempt
         response = getattr(exc, "response", None)
-        header = response.headers.get("retry-after") if response is not None else None
-        try:
-            delay = max(delay, float(header)) if header else delay
-        except ValueError:
-            pass
-        return min(delay, self.max_backoff)
+        headers = response.headers if response is not None else {}
+        asked = _seconds(headers.get("retry-after-ms"), 1000.0) or _seconds(headers.get("retry-after"), 1.0)
+        return min(max(delay, asked or 0.0), self.max_backoff)
+
+    def _redacted(self, text: str) -> str:
+        """``text`` without the API key: error bodies may echo request headers, and they end up in run outputs."""
+        key = os.environ.get(self.api_key_env) or ""
+        if len(key) >= 4:
+            text = text.replace(key, "[redacted]")
+        return _SECRET.sub(lambda m: m.group(1) + "[redacted]", text)
+
+
+_SECRET = re.compile(r"((?:Bearer|Basic|token)\s+|\bsk-)[A-Za-z0-9._~+/=-]{6,}", re.IGNORECASE)
+
+
+def _seconds(header: str | None, unit: float) -> float | None:
+    """A Retry-After value in seconds: a number of ``unit`` s, or an HTTP date from now; None if unreadable."""
+    if not header:
+        return None
+    try:
+        return max(0.0, float(header) / unit)
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(header)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=datetime.timezone.utc)
+    return max(0.0, (when - datetime.datetime.now(datetime.timezone.utc)).total_seconds())
 
 
 def _retryable(exc: Exception) -> bool:

@@ -35,7 +35,7 @@ class FakeServer:
     def __init__(self, policy: Callable[[list[dict]], ChatResponse], max_requests: int = 2000,
                  lifetime: float = 120.0):
         self.policy, self.max_requests = policy, max_requests
-        self.faults: deque = deque()  # each: ("status", code) | ("body", text) | ("delay", seconds)
+        self.faults: deque = deque()  # ("status", code[, headers[, message]]) | ("body", text) | ("delay", seconds)
         self.requests: list[dict] = []
         self._lock = threading.Lock()
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -66,9 +66,11 @@ class FakeServer:
             fault = self.faults.popleft() if self.faults else None
         if fault is None:
             return 200, json.dumps(completion(self.policy(body["messages"]))), {}
-        kind, value = fault
-        if kind == "status":
-            return value, json.dumps({"error": {"message": f"scripted {value}"}}), {"Retry-After": "0"}
+        kind, value, *extra = fault
+        if kind == "status":  # ("status", code[, headers[, message]])
+            headers = extra[0] if extra else {"Retry-After": "0"}
+            message = extra[1] if len(extra) > 1 else f"scripted {value}"
+            return value, json.dumps({"error": {"message": message}}), headers
         if kind == "body":
             return 200, value, {}
         time.sleep(value)  # "delay": longer than the client waits

@@ -129,3 +129,48 @@ def test_llm_user_and_judge_served_by_the_same_server(tmp_path):
     impossible = [r for r in records if r["difficulty"] == "impossible"]
     assert len(impossible) == 1 and judged == 1
     assert [c["judge"] for c in impossible[0]["info"]["checklist"]][:2] == ["llm", "llm"]
+
+
+@pytest.mark.parametrize("headers, wait", [({"Retry-After": "3"}, 3.0), ({"retry-after-ms": "2500"}, 2.5),
+                                           ({"Retry-After": "Wed, 21 Oct 2015 07:28:00 GMT"}, 0.01),  # past: backoff
+                                           ({"Retry-After": "soon"}, 0.01)])
+def test_the_server_s_retry_after_is_honoured_in_each_form(server, headers, wait):
+    server.faults.append(("status", 429, headers))
+    backend, sleeps = model(server)
+    (response,) = backend.chat([CONVERSATION])
+    assert response.error is None and sleeps == [pytest.approx(wait, abs=0.01)]
+
+
+def test_a_retry_after_date_in_the_future_is_waited_for(server):
+    import email.utils
+    import time
+
+    server.faults.append(("status", 503, {"Retry-After": email.utils.formatdate(time.time() + 30, usegmt=True)}))
+    backend, sleeps = model(server, max_backoff=60.0)
+    backend.chat([CONVERSATION])
+    assert 25 <= sleeps[0] <= 31
+
+
+def test_the_api_key_never_reaches_an_error(server, monkeypatch):
+    secret = "sk-live-0123456789abcdef"
+    monkeypatch.setenv("OPENAI_API_KEY", secret)
+    echo = f"bad request; headers were Authorization: Bearer {secret}, x-api-key: {secret}"
+    server.faults.extend([("status", 400, {}, echo), ("status", 500, {}, echo)])
+    backend = OpenAIModel("served", base_url=server.url, sleep=lambda s: None, max_retries=0)
+    for _ in range(2):
+        (response,) = backend.chat([CONVERSATION])
+        assert response.error and secret not in response.error and "0123456789" not in response.error
+
+
+def test_request_timeout_and_retries_reach_the_backend_and_bad_values_are_refused(tmp_path):
+    from sttgym.evaluation.runner import EvalConfig, Runner
+
+    config = EvalConfig(agent="llm", model="served", base_url="http://127.0.0.1:9/v1", request_timeout=7.5,
+                        max_retries=2)
+    backend = Runner(config, tmp_path)._chat_model()
+    assert (backend.timeout, backend.max_retries) == (7.5, 2)
+    with pytest.raises(ValueError, match="request_timeout"):
+        EvalConfig(agent="llm", model="served", base_url="http://x/v1", request_timeout=0)
+    result = CliRunner().invoke(app, ["eval", "--model", "m", "--base-url", "http://x/v1", "--max-retries", "-1",
+                                      "--out", str(tmp_path / "r")])
+    assert result.exit_code != 0 and "max_retries" in result.output
