@@ -115,6 +115,10 @@ def evaluate(
             runner.run()
         except ValueError as exc:
             raise typer.BadParameter(str(exc)) from exc
+        except OSError as exc:  # read-only or full disk: every finished episode is already on disk
+            console.print(f"[red]cannot write the run to {out}: {exc.strerror or exc}[/red] "
+                          "(finished episodes are saved; run again with the same --out to resume)")
+            raise typer.Exit(1) from exc
     if not runner.records():
         console.print("[red]no episodes: the suite's manifest is empty (are any domains installed?)[/red]")
         raise typer.Exit(1)

@@ -16,6 +16,7 @@ the threads into a lock-step rollout with one batched generation per step.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -27,6 +28,11 @@ from pathlib import Path
 from typing import Any, Callable
 
 import gymnasium as gym
+
+try:
+    import fcntl
+except ImportError:  # not POSIX: runs are not locked against each other
+    fcntl = None
 
 from sttgym.agents.base import Agent
 from sttgym.agents.llm import RULES, SCRAMBLE_RULES, LLMAgent, MemoryAgent
@@ -143,6 +149,26 @@ def load_records(path: Path) -> dict[str, dict]:
     return records
 
 
+@contextlib.contextmanager
+def _exclusive(out: Path):
+    """Hold ``out/.lock`` for the duration of a run (released by the OS if the process dies)."""
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {out} is a file; give a directory")
+    out.mkdir(parents=True, exist_ok=True)
+    if fcntl is None:
+        yield
+        return
+    with open(out / ".lock", "w") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise ValueError(f"another sttgym eval is writing to {out}; wait for it or use another --out") from None
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 def _stored_tasks(path: Path, domain: str | None) -> dict[tuple[str, int], dict]:
     """The tasks of a file written by ``sttgym export``, by (env id, seed)."""
     from sttgym.registry import parse_arena_id
@@ -217,16 +243,23 @@ class Runner:
         return [saved[e.key] for e in self.episodes() if e.key in saved]
 
     def _prepare(self) -> list[Episode]:
+        if self.out.exists() and not self.out.is_dir():
+            raise ValueError(f"--out {self.out} is a file; give a directory")
         self.out.mkdir(parents=True, exist_ok=True)
         config_path = self.out / CONFIG
         current = self.config.to_dict()
-        if config_path.exists():
-            previous = json.loads(config_path.read_text())
+        try:
+            previous = json.loads(config_path.read_text(encoding="utf-8")) if config_path.exists() else None
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            previous = None  # torn by a crash mid-write (before writes were atomic): the records still say what ran
+        if isinstance(previous, dict):
             differ = [f for f in EvalConfig.IDENTITY if previous.get(f) != current.get(f)]
             if differ:
                 raise ValueError(f"{self.out} holds another evaluation (differs in {', '.join(differ)}); "
                                  "use a new --out")
-        config_path.write_text(json.dumps(current, indent=1))
+        partial = config_path.with_name(CONFIG + ".partial")
+        partial.write_text(json.dumps(current, indent=1), encoding="utf-8")
+        os.replace(partial, config_path)  # atomic: a kill leaves the old file or the new one, never half of one
         _cut_torn_line(self.path)
         saved = load_records(self.path)
         done = {k for k, r in saved.items() if not (self.retry_errors and r.get("error"))}
@@ -235,10 +268,15 @@ class Runner:
     # ------------------------------------------------------------------ play
 
     def run(self) -> list[dict]:
-        """Play every missing episode; return all records of the evaluation."""
-        todo = self._prepare()
-        if todo:
-            self._play_all(todo)
+        """Play every missing episode; return all records of the evaluation.
+
+        One run at a time writes to a directory: a second one started on the same ``out``
+        is refused (a ``ValueError``) instead of playing every episode twice.
+        """
+        with _exclusive(self.out):
+            todo = self._prepare()
+            if todo:
+                self._play_all(todo)
         return self.records()
 
     def _play_all(self, todo: list[Episode]) -> None:

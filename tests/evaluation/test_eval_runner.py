@@ -140,3 +140,40 @@ def test_corrupt_lines_are_skipped_and_their_episodes_played_again(tmp_path):
     again, config = evaluate(tmp_path, agent="oracle", runs=1, limit=3)
     assert [r["key"] for r in again] == [r["key"] for r in records] and all(r["reward"] == 1.0 for r in again)
     assert summarise(again, "arena", label="oracle")["episodes"] == 3
+
+
+def test_a_second_run_on_the_same_directory_is_refused_while_the_first_holds_it(tmp_path):
+    from sttgym.evaluation.runner import _exclusive
+
+    with _exclusive(tmp_path / "run"):
+        with pytest.raises(ValueError, match="another sttgym eval is writing"):
+            evaluate(tmp_path, agent="oracle", runs=1, limit=2)
+    records, _ = evaluate(tmp_path, agent="oracle", runs=1, limit=2)  # free again once the first is done
+    assert len(records) == 2
+
+
+def test_a_torn_config_no_longer_bricks_the_directory(tmp_path):
+    evaluate(tmp_path, agent="oracle", runs=1, limit=2)
+    (tmp_path / "run" / "config.json").write_text('{"suite": "are')
+    records, _ = evaluate(tmp_path, agent="oracle", runs=1, limit=2)
+    assert len(records) == 2 and json.loads((tmp_path / "run" / "config.json").read_text())["agent"] == "oracle"
+
+
+def test_bad_out_directories_are_clear_errors_not_tracebacks(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from sttgym.cli import app
+
+    a_file = tmp_path / "file"
+    a_file.write_text("x")
+    result = CliRunner().invoke(app, ["eval", "--domain", "EvalToy", "--agent", "oracle", "--out", str(a_file)])
+    said = " ".join(result.output.replace("│", " ").split())  # rich wraps long messages in a box
+    assert result.exit_code != 0 and "is a file" in said and "Traceback" not in said
+
+    def full_disk(self, record):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(Runner, "_append", full_disk)
+    result = CliRunner().invoke(app, ["eval", "--domain", "EvalToy", "--agent", "oracle", "--out", str(tmp_path / "r")])
+    said = " ".join(result.output.split())
+    assert result.exit_code == 1 and "cannot write the run" in said and "No space left on device" in said
