@@ -102,7 +102,8 @@ def mount_of(state: dict, path: str) -> str:
 
 def _is_ip(text: str) -> bool:
     parts = text.split(".")
-    return len(parts) == 4 and all(p.isdigit() and 0 <= int(p) <= 255 for p in parts)
+    # ASCII digits only, at most three: str.isdigit also accepts "²", and int() of thousands of digits raises
+    return len(parts) == 4 and all(p.isascii() and p.isdigit() and len(p) <= 3 and int(p) <= 255 for p in parts)
 
 
 class Machine:

@@ -184,7 +184,11 @@ class Terminal(World):
         Args:
             text: The text to encode.
         """
-        return ok(base64.b64encode(text.encode()).decode())
+        try:
+            raw = text.encode()
+        except UnicodeEncodeError:  # a lone surrogate is not text that UTF-8 can carry
+            return fail("The text is not valid Unicode (it holds a lone surrogate)")
+        return ok(base64.b64encode(raw).decode())
 
     @tool
     def decrypt_payload(self, encrypted_text: str, secret_key: str) -> dict:
@@ -335,12 +339,16 @@ class Terminal(World):
         """
         if url in self.web:
             return ok(self.web[url])
-        parts = urlsplit(url) if url.startswith(("http://", "https://")) else None
-        if parts is None or not parts.hostname:
-            return fail(f"Invalid URL: {url}")
-        ip = resolve_host(self.state, parts.hostname)
+        try:
+            parts = urlsplit(url) if url.startswith(("http://", "https://")) else None
+            host = parts.hostname if parts else None
+        except ValueError:  # e.g. an unclosed IPv6 bracket
+            host = None
+        if not host:
+            return fail(f"Invalid URL: {url[:200]}")
+        ip = resolve_host(self.state, host)
         if ip is None or ip not in self.net:
-            return fail(f"Could not connect to {parts.hostname}: host unreachable")
+            return fail(f"Could not connect to {host}: host unreachable")
         return fail(f"HTTP 404 Not Found: {url}")
 
 

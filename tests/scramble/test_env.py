@@ -101,3 +101,20 @@ def test_one_seed_fixes_the_episode():
         return [observation] + [env.step(a)[0] for a in (NOISE, {"name": "list_cron_jobs", "arguments": {}}, SKIP)]
 
     assert transcript(7) == transcript(7) and transcript(7) != transcript(8)
+
+
+ODD = ["\ud800", "http://[", "https://[::1", "1" * 5000 + ".1.1.1", "1²7.0.0.1", "²", "", "../../", "\x00",
+       "http://a:99999999999/"]
+
+
+@pytest.mark.parametrize("odd", ODD)
+def test_odd_text_in_every_argument_never_breaks_a_terminal_tool(odd):
+    env = gym.make("ScrambleTool/Unscrambled")
+    _, info = env.reset(seed=0)
+    for schema in info["tools"]:
+        function = schema["function"]
+        kinds = {"string": odd, "integer": 10 ** 50, "boolean": True, "array": [odd]}
+        arguments = {p: kinds.get(s.get("type"), odd) for p, s in function["parameters"]["properties"].items()}
+        observation = env.step({"name": function["name"], "arguments": arguments})[0]
+        assert "internal error" not in observation, (function["name"], observation)
+        env.reset(seed=0)
