@@ -20,7 +20,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from sttgym.evaluation.suites import TRAINING_SEED_START
-from sttgym.registry import arena_ids, parse_arena_id
+from sttgym.registry import arena_ids, parse_arena_id, registered_arena_id
 
 __all__ = ["Instances", "SFTSettings", "KLSettings", "RLSettings", "load_settings", "resolve_model", "world_size",
            "CONFIG_DIR"]
@@ -47,7 +47,7 @@ class Instances(_Strict):
     def ids(self) -> list[str]:
         """The env ids these instances are drawn from, in registry order."""
         if self.env_ids:
-            return list(self.env_ids)
+            return [registered_arena_id(i) for i in self.env_ids]  # never "module:..." ids gym.make would import
         ids = [i for i in arena_ids()
                if (not self.domains or parse_arena_id(i)[0] in self.domains)
                and (not self.levels or parse_arena_id(i)[2] in self.levels)]
@@ -56,13 +56,32 @@ class Instances(_Strict):
         return ids
 
 
-class SFTSettings(_Strict):
+def _runs_remote_code(value: Any) -> bool:
+    """Whether a trainer section asks to execute code shipped with a model (at any depth)."""
+    if isinstance(value, dict):
+        return any(k == "trust_remote_code" and v not in (False, None) or _runs_remote_code(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_runs_remote_code(v) for v in value)
+    return False
+
+
+class _Trains(_Strict):
+    trainer: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _no_remote_code(self):
+        if _runs_remote_code(self.trainer):
+            raise ValueError("trainer: trust_remote_code would run code from the model's repository; the models "
+                             "sttgym trains need none, so a config may not turn it on")
+        return self
+
+
+class SFTSettings(_Trains):
     kind: Literal["sft"] = "sft"
     model: str
     tiny: dict[str, Any] = Field(default_factory=dict)
     data: Instances = Field(default_factory=lambda: Instances(count=2212))
     global_batch_size: int | None = None  # sets gradient_accumulation_steps over all processes
-    trainer: dict[str, Any] = Field(default_factory=dict)
 
 
 class KLSettings(_Strict):
@@ -83,7 +102,7 @@ DERIVED = ("beta", "num_generations", "generation_batch_size", "steps_per_genera
            "max_completion_length", "remove_unused_columns", "output_dir")
 
 
-class RLSettings(_Strict):
+class RLSettings(_Trains):
     kind: Literal["rl"] = "rl"
     model: str
     tiny: dict[str, Any] = Field(default_factory=dict)
@@ -97,7 +116,6 @@ class RLSettings(_Strict):
     max_turn_tokens: int = 4096
     max_episode_tokens: int = 32768
     reward: list[dict[str, Any]] | None = None  # reward terms (sttgym.rewards.build_reward); None: the env's reward
-    trainer: dict[str, Any] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _no_derived_trainer_keys(self) -> RLSettings:

@@ -129,6 +129,18 @@ def test_settings_refuse_typos_and_derived_keys():
         RLSettings(model="m", kl={"placement": "loss", "estimator": "k1"})
 
 
+@pytest.mark.parametrize("trainer", [{"trust_remote_code": True}, {"model_init_kwargs": {"trust_remote_code": True}},
+                                     {"model_init_kwargs": {"x": [{"trust_remote_code": "yes"}]}}])
+def test_a_config_cannot_make_training_run_code(trainer, toy_ids):
+    for settings in (SFTSettings, RLSettings):
+        with pytest.raises(ValueError, match="trust_remote_code"):
+            settings(model="m", trainer=trainer)
+    assert SFTSettings(model="m", trainer={"model_init_kwargs": {"trust_remote_code": False}})
+    instances = SFTSettings(model="m", data={"count": 1, "env_ids": ["os:" + toy_ids[0]]}).data
+    with pytest.raises(ValueError, match="names a module to import"):
+        instances.ids()
+
+
 def test_cli_trains_sft_from_a_config_file(tiny_path, toy_ids, tmp_path):
     config = tmp_path / "run.yaml"
     config.write_text(json.dumps({"kind": "sft", "model": "unused", "data": {"count": 4, "env_ids": list(toy_ids)},
