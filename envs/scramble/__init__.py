@@ -1,7 +1,7 @@
 """ScrambleTool: a simulated terminal with obfuscated tools and a five-task curriculum.
 
 Registers the paper's six conditions, each the plaintext curriculum env under a stack of
-:mod:`sttgym.wrappers` recorded in its spec:
+:mod:`sttgym.wrappers` (:func:`make_condition`):
 
 - ``ScrambleTool/Unscrambled``: the plaintext control;
 - ``ScrambleTool/Base``: obfuscated names, parameters, outputs and status;
@@ -13,22 +13,24 @@ Registers the paper's six conditions, each the plaintext curriculum env under a 
 It also registers the terminal's playbook for the cycle-tracing reference agent.
 """
 
+from functools import partial
+
 import gymnasium as gym
 
 from sttgym.agents.cycle_tracing import register_playbook
+from sttgym.vector import make_vector_env
 from sttgym.wrappers import MappingDrift, Obfuscate, StochasticFailure, TemporalWindow
 
 from sttgym.envs.scramble.playbook import playbook
 
-ENTRY_POINT = "sttgym.envs.scramble.env:ScrambleEnv"
 DRIFT_FRACTION = 0.25  # 7 of 28 identifiers, as in the paper
 FAILURE_P = 0.1  # see docs/scramble.md: frequent enough to hit most tasks, rare enough to cost little
 WINDOW_K = 10
 
-_OBFUSCATE = Obfuscate.wrapper_spec()
-_DRIFT = MappingDrift.wrapper_spec(fraction=DRIFT_FRACTION)
-_FAILURE = StochasticFailure.wrapper_spec(p=FAILURE_P)
-_WINDOW = TemporalWindow.wrapper_spec(k=WINDOW_K)
+_OBFUSCATE = (Obfuscate, {})
+_DRIFT = (MappingDrift, {"fraction": DRIFT_FRACTION})
+_FAILURE = (StochasticFailure, {"p": FAILURE_P})
+_WINDOW = (TemporalWindow, {"k": WINDOW_K})
 
 CONDITIONS = {
     "Unscrambled": (),
@@ -39,8 +41,25 @@ CONDITIONS = {
     "All": (_OBFUSCATE, _DRIFT, _FAILURE, _WINDOW),
 }
 
-for _condition, _wrappers in CONDITIONS.items():
-    if f"ScrambleTool/{_condition}" not in gym.registry:
-        gym.register(f"ScrambleTool/{_condition}", entry_point=ENTRY_POINT, additional_wrappers=_wrappers)
+
+def make_condition(condition: str, **kwargs) -> gym.Env:
+    """The terminal under one condition's wrapper stack (the registered entry point of ``ScrambleTool/<condition>``).
+
+    The stack is built here rather than by gymnasium's ``additional_wrappers``, which would
+    rule out the vector entry point that makes ``gym.make_vec`` asynchronous and divergence-safe.
+    """
+    from sttgym.envs.scramble.env import ScrambleEnv
+
+    env: gym.Env = ScrambleEnv(**kwargs)
+    for wrapper, options in CONDITIONS[condition]:
+        env = wrapper(env, **options)
+    return env
+
+
+for _condition in CONDITIONS:
+    _id = f"ScrambleTool/{_condition}"
+    if _id not in gym.registry:
+        gym.register(_id, entry_point=partial(make_condition, _condition),
+                     vector_entry_point=partial(make_vector_env, _id))
 
 register_playbook("ScrambleTool", playbook())

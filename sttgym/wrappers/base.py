@@ -88,6 +88,11 @@ def resolve(env: gym.Env, action: Any) -> Any:
     return action
 
 
+def schema_only() -> dict:
+    """The function of a ToolSpec that only carries a schema to validate against (a module function: it pickles)."""
+    return {}
+
+
 def valid_call(env: gym.Env, action: Any) -> ToolCall | None:
     """The base env's tool call ``action`` stands for, when the base env would run it; else None."""
     call = parse_action(resolve(env, action))
@@ -97,7 +102,7 @@ def valid_call(env: gym.Env, action: Any) -> ToolCall | None:
     schema = next((t for t in space.tools if t["name"] == call.name), None)
     if schema is None:
         return None
-    spec = ToolSpec(call.name, schema.get("description", ""), schema["parameters"], False, 0, func=lambda: {})
+    spec = ToolSpec(call.name, schema.get("description", ""), schema["parameters"], False, 0, func=schema_only)
     return None if validate_arguments(spec, call.arguments) else call
 
 

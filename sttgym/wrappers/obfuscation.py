@@ -10,7 +10,7 @@ import numpy as np
 from sttgym.actions import ToolCall, parse_action
 from sttgym.spaces import ToolCallSpace
 from sttgym.tools import ToolSpec, fail, validate_arguments
-from sttgym.wrappers.base import REJECTED, ToolWrapper, resolve, with_result
+from sttgym.wrappers.base import REJECTED, ToolWrapper, resolve, schema_only, with_result
 
 __all__ = ["Obfuscate", "MISMATCH"]
 
@@ -58,7 +58,7 @@ class Obfuscate(ToolWrapper):
             self.specs[name] = ToolSpec("", "", {
                 "type": "object", "properties": {k: renamed[k] for k in sorted(renamed)},
                 "required": sorted(self.keys[name][p] for p in params.get("required", []))}, False, 0,
-                func=lambda: {})
+                func=schema_only)
         names = _fresh(rng, "out_", 3, len(functions) * len(STANDARD_FIELDS))
         self.outputs = {(f, field): names.pop() for f in functions for field in STANDARD_FIELDS}
         self.tokens = dict(zip((True, False), _fresh(rng, "val_", 3, 2)))

@@ -41,3 +41,21 @@ def test_reset_info_is_the_caller_s_own_copy(env_id):
     _, again = env.reset(seed=0)
     assert again["tools"][0]["function"]["name"] == original
     assert "injected" not in again["tools"][0]["function"]["parameters"]["properties"]
+
+
+@pytest.mark.parametrize("env_id", ["ScrambleTool/All", "STTArena/ColdChain-T1-easy"])
+def test_make_vec_is_async_and_a_wrapped_env_pickles_mid_episode(env_id):
+    import pickle
+
+    vec = gym.make_vec(env_id, num_envs=2)
+    try:
+        assert isinstance(vec, gym.vector.AsyncVectorEnv)
+    finally:
+        vec.close()
+    env = gym.make(env_id)
+    if env_id.startswith("STTArena"):
+        env = TemporalWindow(StochasticFailure(MappingDrift(Obfuscate(env)), p=0.2), k=3)
+    env.reset(seed=2)
+    env.step({"name": "nothing", "arguments": {}})
+    clone = pickle.loads(pickle.dumps(env))
+    assert clone.step({"content": "done"})[0] == env.step({"content": "done"})[0]
