@@ -196,3 +196,37 @@ def freeze(name: str = typer.Argument(..., help="The new manifest's name, e.g. a
     rows = ",\n".join("  " + json.dumps(row) for row in manifest["instances"])  # one instance a line: diffs read well
     path.write_text(f'{{"name": {json.dumps(name)},\n "instances": [\n{rows}\n]}}\n')
     console.print(f"{name}: {len(manifest['instances'])} instances -> {path}")
+
+
+@app.command("fuzz")
+def fuzz_command(actions: int = typer.Option(100_000, help="Hostile actions in all, spread over ids and stacks."),
+                 env_id: list[str] = typer.Option(None, "--id", help="Only these ids (repeatable); default: every "
+                                                  "registered arena and ScrambleTool id."),
+                 stack: list[str] = typer.Option(None, help="Only these wrapper stacks (repeatable): plain, "
+                                                 "obfuscate, drift, failure, window, all."),
+                 seed: int = typer.Option(0, help="Seeds the actions and the instances."),
+                 out: Path = typer.Option(None, help="Write the report (every finding) as JSON here.")) -> None:
+    """Step every environment with hostile actions; fail if one raises, or a refused action changes the world."""
+    import gymnasium as gym
+
+    from sttgym.fuzz import STACKS, fuzz
+
+    ids = list(env_id) if env_id else arena_ids() + sorted(i for i in gym.registry if i.startswith("ScrambleTool/"))
+    stacks = list(stack) if stack else list(STACKS)
+    unknown = sorted(set(stacks) - set(STACKS)) + sorted(i for i in ids if i not in gym.registry)
+    if unknown:
+        raise typer.BadParameter(f"unknown stack(s) or id(s): {', '.join(unknown)}")
+    per_env = -(-actions // (len(ids) * len(stacks)))  # at least the actions asked for
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=console, transient=True) as progress:
+        bar = progress.add_task("hostile actions", total=per_env * len(ids) * len(stacks))
+        report = fuzz(ids, per_env, stacks, seed, progress=lambda n: progress.update(bar, advance=n))
+    summary = report.summary()
+    console.print(json.dumps(summary, indent=1))
+    for finding in (report.exceptions + report.state_changes + report.oversized)[:20]:
+        console.print(f"[red]FAIL[/red] {finding}")
+    if out:
+        out.write_text(json.dumps({**summary, "exceptions": report.exceptions, "state_changes": report.state_changes,
+                                   "oversized": report.oversized}, indent=1))
+    if not report.ok:
+        raise typer.Exit(1)

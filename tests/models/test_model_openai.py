@@ -8,7 +8,7 @@ import pytest
 
 pytest.importorskip("openai")
 from tests.evaluation.evaltoy import register
-from tests.models.fake_server import FakeServer
+from tests.models.fake_server import FakeServer, completion
 from tests.evaluation.scripted import call, nominal_policy, text
 from typer.testing import CliRunner
 
@@ -79,8 +79,6 @@ def test_text_calls_reasoning_and_malformed_native_arguments_are_read():
                                    '"arguments": {"locker_id": "L7"}}</tool_call>')) as plain:
         (response,) = model(plain)[0].chat([CONVERSATION])
     assert response.reasoning == "plan" and response.tool_calls[0]["arguments"] == {"locker_id": "L7"}
-    from tests.models.fake_server import completion
-
     with FakeServer(lambda m: call("x")) as broken:
         broken.faults.append(("body", json.dumps(completion(call("get_locker"), raw_arguments={0: "{locker: 1"}))))
         (response,) = model(broken)[0].chat([CONVERSATION])
@@ -174,3 +172,34 @@ def test_request_timeout_and_retries_reach_the_backend_and_bad_values_are_refuse
     result = CliRunner().invoke(app, ["eval", "--model", "m", "--base-url", "http://x/v1", "--max-retries", "-1",
                                       "--out", str(tmp_path / "r")])
     assert result.exit_code != 0 and "max_retries" in result.output
+
+
+def test_a_run_against_a_faulty_server_records_every_episode_once_and_no_secret(tmp_path, monkeypatch):
+    """Every kind of fault, mixed into one evaluation: the run completes and nothing leaks."""
+    from sttgym.evaluation.runner import TRAJECTORIES, load_records
+
+    register()
+    secret = "sk-proj-SECRET0123456789"
+    monkeypatch.setenv("OPENAI_API_KEY", secret)
+    huge = completion(text("Task Completed " + "x" * 1_000_000))
+    surrogate = completion(text("half an emoji \ud83d then Task Completed"))
+    echo = f"invalid request; Authorization: Bearer {secret}"
+    with FakeServer(nominal_policy) as served:
+        served.faults.extend([
+            ("status", 500), ("status", 429, {"retry-after-ms": "5"}), ("status", 503, {"Retry-After": "0"}),
+            ("status", 400, {}, echo), ("body", "not json"), ("body", json.dumps({"id": "x", "choices": []})),
+            ("body", json.dumps(completion(call("get_locker", locker_id="L1"), raw_arguments={0: "{locker: 1"}))),
+            ("body", json.dumps(huge)), ("body", json.dumps(surrogate)), ("delay", 0.6), ("status", 502),
+            ("status", 401, {}, echo)])
+        out = tmp_path / "run"
+        result = CliRunner().invoke(app, ["eval", "--model", "served", "--base-url", served.url, "--domain", "EvalToy",
+                                          "--runs", "1", "--workers", "3", "--request-timeout", "0.3",
+                                          "--max-retries", "1", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    lines = (out / TRAJECTORIES).read_text(encoding="utf-8").splitlines()
+    records = load_records(out / TRAJECTORIES)
+    assert len(lines) == len(records) == 15  # every episode exactly once
+    assert any(r["error"] for r in records.values()) and any(not r["error"] for r in records.values())
+    for path in out.rglob("*"):
+        if path.is_file():
+            assert secret not in path.read_text(encoding="utf-8", errors="replace"), path
