@@ -92,14 +92,38 @@ class Trigger(BaseModel):
             return None
         if not world.holds(self.when, ctx, log):
             return None
-        before = json_copy(world.state)
-        for op in self.effect:
-            world.apply(op)
-        changes = diff(before, world.state)
+        changes = self._apply(world)
         if fired and not changes:
             return None  # a guarded re-fire that finds the world still as it left it
         return {"trigger": self.name, "at": ctx.now, "during": ctx.tool, "mode": self.mode, "changes": changes,
                 "observable_via": self.observable.tool, "observable_args": dict(self.observable.args)}
+
+
+    def _apply(self, world: Any) -> list[dict]:
+        """Run the effect and return what it changed."""
+        if all(op.name == "set_field" for op in self.effect):  # the usual case: the paths say where to look
+            changes = []
+            for op in self.effect:
+                path = op.args["path"]
+                old = _at(world.state, path)
+                world.apply(op)
+                new = _at(world.state, path)
+                if old != new:
+                    changes.append({"path": ".".join(map(str, path)), "old": old, "new": json_copy(new)})
+            return changes
+        before = json_copy(world.state)  # a domain operation may touch anything: compare the whole state
+        for op in self.effect:
+            world.apply(op)
+        return diff(before, world.state)
+
+
+def _at(state: dict, path: list) -> Any:
+    node: Any = state
+    for key in path:
+        if not isinstance(node, dict) or key not in node:
+            return None
+        node = node[key]
+    return node
 
 
 _ABSENT = "<absent>"
@@ -107,13 +131,13 @@ _ABSENT = "<absent>"
 
 def diff(before: Any, after: Any, path: str = "") -> list[dict]:
     """Field-level changes from ``before`` to ``after``: ``{"path", "old", "new"}``, dict keys joined by dots."""
+    if before == after:  # compared in C: unchanged containers cost almost nothing
+        return []
     if isinstance(before, dict) and isinstance(after, dict):
         changes = []
         for key in sorted(set(before) | set(after), key=str):
             sub = f"{path}.{key}" if path else str(key)
             changes += diff(before.get(key, _ABSENT), after.get(key, _ABSENT), sub)
         return changes
-    if before == after:
-        return []
     return [{"path": path, "old": None if before == _ABSENT else before,
              "new": None if after == _ABSENT else after}]

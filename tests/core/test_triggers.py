@@ -147,3 +147,13 @@ def test_any_of_a_trigger_s_observable_reads_counts_as_noticing():
     log = EpisodeLog(observables={"close": t.observables}, events=[{"trigger": "close", "call_index": 0}])
     log.calls.append({"name": "list", "arguments": {"page": 2}, "result": {"success": True}})
     assert log.noticed("close") and [o.tool for o in t.observables] == ["read", "list"]
+
+
+def test_a_recorded_change_does_not_alias_the_live_state():
+    t = Trigger(name="note", description="", when=Pred(name="time_reached", args={"moment": "2024-01-01T00:00"}),
+                effect=[Op(name="set_field", args={"path": ["doors", "D1", "note"], "value": {"text": "wet"}})],
+                observable=Observable(tool="read"))
+    w = world()
+    event = t.fire(w, ctx(), "before", 0)
+    w.state["doors"]["D1"]["note"]["text"] = "dry"
+    assert event["changes"] == [{"path": "doors.D1.note", "old": None, "new": {"text": "wet"}}]
