@@ -106,6 +106,10 @@ class ArenaEnv(gym.Env):
         stored = (options or {}).get("task")
         if stored is not None:
             task = stored if isinstance(stored, Task) else Task.model_validate(stored)
+            made_for = (task.domain, task.conflict, task.difficulty)
+            if task.domain and made_for != (self.domain.name, self.conflict, self.difficulty):
+                raise ValueError(f"this task is an instance of {'-'.join(made_for)}; replay it in "
+                                 f"STTArena/{'-'.join(made_for)}, not {self.domain.name}-{self.conflict}-{self.difficulty}")
         else:
             if seed is not None:
                 self.split = "train" if is_training_seed(seed) else "benchmark"

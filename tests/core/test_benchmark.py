@@ -82,3 +82,10 @@ def test_every_library_domain_draws_training_names_from_another_pool():
         fixed = set.intersection(*instances["benchmark"], *instances["train"])  # e.g. car classes, in every world
         drawn = {split: set().union(*found) - fixed for split, found in instances.items()}
         assert drawn["benchmark"] and not drawn["benchmark"] & drawn["train"], domain
+
+
+def test_a_stored_task_replays_only_in_its_own_env():
+    (row,) = export_rows([(IDS[0], 0)])
+    other = gym.make(IDS[1])
+    with pytest.raises(ValueError, match="replay it in"):
+        other.reset(options={"task": row["task"]})
