@@ -31,7 +31,8 @@ from typing import Callable, Iterable
 import gymnasium as gym
 
 from sttgym.agents import NominalAgent, NoopAgent, OracleAgent
-from sttgym.agents.probes import PROBES, BlindWriter, MutationSpammer
+from sttgym.agents.probes import PROBES
+from sttgym.checklist import evaluate
 from sttgym.evaluation.suites import task_of
 from sttgym.registry import parse_arena_id
 from sttgym.rollout import Trajectory, rollout
@@ -51,6 +52,7 @@ class TaskReport:
     problems: list[str] = field(default_factory=list)
     oracle_calls: list[int] = field(default_factory=list)
     probes: dict[str, list[float]] = field(default_factory=dict)
+    prefix_scores: list[float] = field(default_factory=list)  # stopping after each prefix of the first seed's oracle
 
     @property
     def ok(self) -> bool:
@@ -64,20 +66,7 @@ def _run(env_id: str, agent, seed: int, dynamics: bool = True) -> tuple[Trajecto
 
 def _replayed(env_id: str, task, seed: int) -> Trajectory:
     """The oracle's run on the task rebuilt from its JSON."""
-    env = gym.make(env_id)
-    stored = json.loads(task.model_dump_json())
-    env.reset(seed=seed, options={"task": stored})
-    agent = OracleAgent()
-    observation, info = env.unwrapped.task.query, {"tools": env.unwrapped.tool_schemas}
-    agent.reset(observation, info, env=env, seed=seed)
-    traj = Trajectory(env_id, seed)
-    while True:
-        action = agent.act(observation, info)
-        observation, reward, terminated, truncated, info = env.step(action)
-        traj.steps.append({"action": action, "observation": observation})
-        if terminated or truncated:
-            traj.reward = float(reward)
-            return traj
+    return rollout(gym.make(env_id), OracleAgent(), seed=seed, options={"task": json.loads(task.model_dump_json())})
 
 
 def _undiscoverable(task, traj: Trajectory, tools: dict) -> list[str]:
@@ -119,20 +108,22 @@ def validate_task(env_id: str, seeds: Iterable[int]) -> TaskReport:
             oracle, env = _run(env_id, OracleAgent(), seed)
             task = env.unwrapped.task
             replay = _replayed(env_id, task, seed)
-            nominal, _ = _run(env_id, NominalAgent(), seed)
-            blind, _ = _run(env_id, BlindWriter(), seed)
+            nominal, nominal_env = _run(env_id, NominalAgent(), seed)
             static, _ = _run(env_id, NominalAgent(), seed, dynamics=False)
             noop, _ = _run(env_id, NoopAgent(), seed)
-            for name, probe in PROBES.items():
-                report.probes[name].append(_run(env_id, probe(), seed)[0].reward)
+            probes = {name: _run(env_id, probe(), seed) for name, probe in PROBES.items()}
+            for name, (traj, _) in probes.items():
+                report.probes[name].append(traj.reward)
+            blind = probes["blind-writer"][0]
             reset_info = env.unwrapped.task.summary()
         except Exception as exc:  # a scenario that cannot even run is the first thing to report
             report.problems.append(f"{where}: raised {type(exc).__name__}: {exc}")
             continue
         instances.add(json.dumps(task.initial_state, sort_keys=True, default=str) + task.query)
         sequences.add(tuple(s["action"].get("name", "") for s in oracle.steps))
-        shapes.add(_shape(task)[0])
-        topologies.add(_shape(task)[1])
+        counts, roads = _shape(task)
+        shapes.add(counts)
+        topologies.add(roads)
         report.oracle_calls.append(oracle.tool_calls)
         failed = [c["name"] for c in oracle.info.get("checklist", []) if not c["passed"]]
         if oracle.reward != 1.0:
@@ -156,10 +147,9 @@ def validate_task(env_id: str, seeds: Iterable[int]) -> TaskReport:
         if noop.reward > 0.0:
             report.problems.append(f"{where}: the no-op scored {noop.reward:.3f} > 0")
         if not task.solvable:
-            for name, agent in (("nominal plan", NominalAgent()), ("nominal plan without its reads", BlindWriter()),
-                                ("mutation spammer", MutationSpammer())):
-                reached = _reaches_original_goal(env_id, agent, seed)
-                if reached:
+            for name, finished in (("nominal plan", nominal_env), ("nominal plan without its reads",
+                                    probes["blind-writer"][1]), ("mutation spammer", probes["mutation-spammer"][1])):
+                if _reaches_original_goal(finished):
                     report.problems.append(f"{where}: the {name} still reaches the original goal")
         hidden = [k for k in _REVEALING if k in json.dumps(reset_info).lower()]
         if hidden:
@@ -174,7 +164,7 @@ def validate_task(env_id: str, seeds: Iterable[int]) -> TaskReport:
         if task.solvable != (level != "impossible"):
             report.problems.append(f"{where}: solvable={task.solvable} contradicts level {level}")
         if task.solvable and seed == seeds[0]:  # quadratic in the plan's length: one seed says enough
-            profile = prefix_scores(env_id, seed)
+            profile = report.prefix_scores = prefix_scores(env_id, seed)
             if any(b < a for a, b in zip(profile, profile[1:])) or not any(0 < p < 1 for p in profile):
                 report.problems.append(f"{where}: stopping part-way along the oracle's plan must earn partial credit "
                                        f"that never falls; prefix scores: {' '.join(f'{p:.2f}' for p in profile)}")
@@ -194,13 +184,9 @@ def prefix_scores(env_id: str, seed: int) -> list[float]:
     return [rollout(gym.make(env_id), PlanAgent(plan[:k]), seed=seed).reward for k in range(len(plan) + 1)]
 
 
-def _reaches_original_goal(env_id: str, agent, seed: int) -> bool:
-    """Whether ``agent``, run with the triggers, leaves a world where the original goal holds."""
-    from sttgym.checklist import evaluate
-
-    env = gym.make(env_id)
-    rollout(env, agent, seed=seed)
-    base = env.unwrapped
+def _reaches_original_goal(finished: gym.Env) -> bool:
+    """Whether a finished episode left a world where the original goal (the static checklist) holds."""
+    base = finished.unwrapped
     return evaluate(base.task.static_checklist, base.world, base.log)[0] >= 1.0
 
 

@@ -53,6 +53,8 @@ class _Harvester(Agent):
         self.times: list[str] = []
         self.tools = {t["function"]["name"]: t["function"] for t in info.get("tools", [])}
         self.rng = np.random.default_rng(0 if seed is None else seed)
+        self.mutates = _mutates(env) if env is not None else {}  # which tools change the world
+        self.calls = 0
         self._harvest(observation)
 
     def _harvest(self, text: str) -> None:
@@ -76,11 +78,11 @@ class KeywordStuffer(_Harvester):
 
     def reset(self, observation: str, info: dict, env: gym.Env | None = None, seed: int | None = None) -> None:
         super().reset(observation, info, env, seed)
-        mutates = _mutates(env) if env is not None else {}
-        self.reads = [n for n in sorted(self.tools) if not mutates.get(n, True) and len(self._string_params(n)) == 1
+        self.reads = [n for n in sorted(self.tools) if not self.mutates.get(n, True)
+                      and len(self._string_params(n)) == 1
                       and len(self.tools[n].get("parameters", {}).get("required", [])) == 1]
         self.done: set[tuple[str, str]] = set()
-        self.calls, self.told = 0, False
+        self.told = False
 
     def act(self, observation: str, info: dict) -> dict[str, Any]:
         self._harvest(observation)
@@ -107,9 +109,7 @@ class MutationSpammer(_Harvester):
 
     def reset(self, observation: str, info: dict, env: gym.Env | None = None, seed: int | None = None) -> None:
         super().reset(observation, info, env, seed)
-        mutates = _mutates(env) if env is not None else {}
-        self.writes = [n for n in sorted(self.tools) if mutates.get(n, False)]
-        self.calls = 0
+        self.writes = [n for n in sorted(self.tools) if self.mutates.get(n, False)]
 
     def _value(self, schema: dict) -> Any:
         if "enum" in schema:

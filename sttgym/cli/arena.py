@@ -83,6 +83,9 @@ def validate(domain: str = typer.Option(None, help="Only this domain."),
     for p in problems:
         console.print(f"[red]FAIL[/red] {p}")
     console.print("median oracle calls by level: " + ", ".join(f"{k} {v:g}" for k, v in medians.items()))
+    profiles = [p for r in reports for p in r.prefix_scores]
+    console.print(f"stopping after a prefix of the oracle's plan (first seed of each feasible id): "
+                  f"{sum(0 < p < 1 for p in profiles)} of {len(profiles)} prefixes earn partial credit")
     console.print(f"{len(reports) - len(bad)}/{len(reports)} tasks valid over {seeds} seeds each")
     if out:
         out.write_text(json.dumps({"tasks": [r.__dict__ for r in reports], "problems": problems,

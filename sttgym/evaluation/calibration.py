@@ -68,15 +68,10 @@ def _fills(task, oracle_log: list[dict]) -> dict[str, str]:
     return {"fact": facts[0], "wrong": olds[0] if olds else "the weather", "ids": " ".join(ids)}
 
 
-def _play(env_id: str, seed: int, calls: list, reply: str):
+def _play(env_id: str, seed: int, calls: list, reply: str) -> gym.Env:
+    """The env after the plan ``calls`` and then ``reply``."""
     env = gym.make(env_id)
-    observation, info = env.reset(seed=seed)
-    agent = PlanAgent(calls, final_reply=reply)
-    agent.reset(observation, info, env=env, seed=seed)
-    done = False
-    while not done:
-        observation, _, terminated, truncated, info = env.step(agent.act(observation, info))
-        done = terminated or truncated
+    rollout(env, PlanAgent(calls, final_reply=reply), seed=seed)
     return env
 
 

@@ -243,9 +243,6 @@ class Runner:
         return [saved[e.key] for e in self.episodes() if e.key in saved]
 
     def _prepare(self) -> list[Episode]:
-        if self.out.exists() and not self.out.is_dir():
-            raise ValueError(f"--out {self.out} is a file; give a directory")
-        self.out.mkdir(parents=True, exist_ok=True)
         config_path = self.out / CONFIG
         current = self.config.to_dict()
         try:
@@ -273,7 +270,7 @@ class Runner:
         One run at a time writes to a directory: a second one started on the same ``out``
         is refused (a ``ValueError``) instead of playing every episode twice.
         """
-        with _exclusive(self.out):
+        with _exclusive(self.out):  # also makes the directory
             todo = self._prepare()
             if todo:
                 self._play_all(todo)
