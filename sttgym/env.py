@@ -22,7 +22,7 @@ from sttgym.task import Task
 from sttgym.tools import collect_tools, ok, tool
 from sttgym.triggers import Context
 from sttgym.user import RuleUser, UserProfile
-from sttgym.world import json_copy
+from sttgym.world import json_copy, named_problems
 
 __all__ = ["ArenaEnv"]
 
@@ -110,6 +110,10 @@ class ArenaEnv(gym.Env):
             if task.domain and made_for != (self.domain.name, self.conflict, self.difficulty):
                 raise ValueError(f"this task is an instance of {'-'.join(made_for)}; replay it in "
                                  f"STTArena/{'-'.join(made_for)}, not {self.domain.name}-{self.conflict}-{self.difficulty}")
+            # A stored task names predicates and operations; a wrong one would otherwise just never hold.
+            problems = named_problems(self.domain.world, *task.named())
+            if problems:
+                raise ValueError(f"the stored task does not fit {self.domain.world.__name__}: {'; '.join(problems[:5])}")
         else:
             if seed is not None:
                 self.split = "train" if is_training_seed(seed) else "benchmark"

@@ -112,6 +112,12 @@ class Task(BaseModel):
     def scenario_id(self) -> str:
         return f"{self.domain}__{self.conflict}__{self.difficulty}"
 
+    def named(self) -> tuple[list, list]:
+        """Every predicate and operation the task names: ``(preds, ops)``."""
+        checks = [*self.checklist, *self.static_checklist, *(self.impossibility.forbidden if self.impossibility else [])]
+        preds = [c.holds for c in checks] + [p for t in self.triggers for p in (t.when, t.recovery) if p is not None]
+        return preds, [op for t in self.triggers for op in t.effect]
+
     def summary(self) -> dict:
         """What an agent may know about the task (``info["task"]``): never the level, so never whether it is solvable."""
         return {"domain": self.domain, "conflict": self.conflict, "conflict_name": CONFLICTS.get(self.conflict, ""),

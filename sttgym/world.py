@@ -22,7 +22,8 @@ from pydantic import BaseModel, Field
 
 from sttgym.clock import Clock, parse_time
 
-__all__ = ["World", "Pred", "Op", "predicate", "operation", "predicates_of", "operations_of", "json_copy"]
+__all__ = ["World", "Pred", "Op", "predicate", "operation", "predicates_of", "operations_of", "json_copy",
+           "named_problems"]
 
 
 class Pred(BaseModel):
@@ -84,6 +85,22 @@ def signature_problem(signature: inspect.Signature, args: dict) -> str | None:
     if unknown or missing:
         return f"unknown {unknown} / missing {missing}; expects ({', '.join(params)})"
     return None
+
+
+def named_problems(world: type, preds: list, ops: list) -> list[str]:
+    """What in ``preds`` and ``ops`` (nested ``preds`` of all_of/any_of/none_of included) the world class lacks or
+    cannot be called with: what a task loaded from JSON is checked against before it runs."""
+    problems, stack = [], [("predicate", p) for p in preds] + [("operation", o) for o in ops]
+    while stack:
+        kind, named = stack.pop()
+        named = (Pred if kind == "predicate" else Op).model_validate(named)
+        signature = (predicates_of if kind == "predicate" else operations_of)(world).get(named.name)
+        problem = f"no {kind} {named.name!r}" if signature is None else signature_problem(signature, named.args)
+        if problem:
+            problems.append(f"{named.name}: {problem}")
+        elif kind == "predicate" and isinstance(named.args.get("preds"), list):
+            stack += [("predicate", p) for p in named.args["preds"]]
+    return problems
 
 
 class World:

@@ -89,3 +89,13 @@ def test_a_stored_task_replays_only_in_its_own_env():
     other = gym.make(IDS[1])
     with pytest.raises(ValueError, match="replay it in"):
         other.reset(options={"task": row["task"]})
+
+
+def test_a_stored_task_naming_what_its_world_lacks_is_refused_before_it_runs():
+    (row,) = export_rows([(IDS[0], 0)])
+    task = row["task"]
+    task["checklist"][0]["holds"] = {"name": "all_of", "args": {"preds": [{"name": "no_such_check", "args": {}}]}}
+    task["triggers"][0]["effect"][0]["args"]["unexpected"] = 1
+    with pytest.raises(ValueError, match="no predicate 'no_such_check'") as caught:
+        gym.make(IDS[0]).reset(options={"task": task})
+    assert "unknown ['unexpected']" in str(caught.value)
