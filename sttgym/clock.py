@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-__all__ = ["Clock", "parse_time", "format_time"]
+__all__ = ["Clock", "parse_time", "format_time", "shift", "minutes_between", "hhmm", "floor_to", "ceil_to"]
 
 
 def parse_time(text: str) -> datetime | None:
@@ -20,6 +20,32 @@ def parse_time(text: str) -> datetime | None:
 def format_time(moment: datetime) -> str:
     """The project's one timestamp format, minute precision: ``2024-08-15T08:00``."""
     return moment.strftime("%Y-%m-%dT%H:%M")
+
+
+def shift(moment: str, minutes: int = 0, **delta) -> str:
+    """``moment`` (ISO) moved by ``minutes`` and any other ``timedelta`` fields: ``shift(t, 30)``,
+    ``shift(t, hours=-2)``."""
+    return format_time(datetime.fromisoformat(moment) + timedelta(minutes=int(minutes), **delta))
+
+
+def minutes_between(a: str, b: str) -> int:
+    """Whole minutes from ``a`` to ``b`` (ISO; negative when ``b`` is earlier)."""
+    return int((datetime.fromisoformat(b) - datetime.fromisoformat(a)).total_seconds() // 60)
+
+
+def hhmm(moment: str) -> str:
+    """The clock time of an ISO timestamp, as a user would write it: ``08:05``."""
+    return moment[11:16]
+
+
+def floor_to(moment: str, step: int = 5) -> str:
+    """``moment`` rounded down to a multiple of ``step`` minutes past the hour (times users quote are round)."""
+    return shift(moment, -(int(moment[14:16]) % step))
+
+
+def ceil_to(moment: str, step: int = 5) -> str:
+    """``moment`` rounded up to a multiple of ``step`` minutes past the hour."""
+    return shift(moment, -int(moment[14:16]) % step)
 
 
 class Clock:

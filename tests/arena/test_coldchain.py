@@ -14,9 +14,9 @@ import pytest
 import sttgym
 from sttgym.agents import NominalAgent, OracleAgent, PlanAgent, RandomAgent
 from sttgym.agents.probes import BlindWriter
-from sttgym.clock import Clock
 from sttgym.authoring import Author
-from sttgym.envs.arena.coldchain.generator import build_base, plus
+from sttgym.clock import Clock, shift
+from sttgym.envs.arena.coldchain.generator import build_base
 from sttgym.envs.arena.coldchain.world import DWELL_MINUTES, ColdChainWorld
 from sttgym.geo import shortest_route
 from sttgym.task import Call, Ref
@@ -104,7 +104,7 @@ def test_create_rejects_bad_requests_and_changes_nothing(region, change):
     elif change == "held_lot":
         lot["status"] = "on_hold"
     elif change == "expired_lot":
-        lot["use_by"] = plus(base.start, -1)
+        lot["use_by"] = shift(base.start, -1)
     else:
         destination = base.hub
     before = copy.deepcopy(world.state)
@@ -115,7 +115,7 @@ def test_create_rejects_bad_requests_and_changes_nothing(region, change):
 def test_a_lapsed_hold_cannot_be_loaded_nor_reserves_stock(region):
     base, world = region
     shipment = ship(world, base)
-    world.shipments[shipment]["hold_expires"] = plus(base.start, 10)
+    world.shipments[shipment]["hold_expires"] = shift(base.start, 10)
     reserved = free(world, base, base.lot)
     world.clock.advance(10)
     assert world.get_shipment_journey_status(shipment)["data"]["status"] == "lapsed"
@@ -149,7 +149,7 @@ def test_route_times_come_from_the_road_graph_and_dwell(region):
     stops = world.get_route_stop_details(base.vehicle)["data"]["stops"]
     drive = shortest_route(base.state["roads"], base.hub, base.clinic)[0]
     assert stops[0]["planned_arrival"] == base.start  # parked at the first stop: loads at once
-    assert stops[1]["planned_arrival"] == plus(base.start, DWELL_MINUTES + drive)
+    assert stops[1]["planned_arrival"] == shift(base.start, DWELL_MINUTES + drive)
 
 
 def test_dispatch_retimes_the_route_from_the_moment_the_van_leaves(region):
@@ -157,9 +157,9 @@ def test_dispatch_retimes_the_route_from_the_moment_the_van_leaves(region):
     shipment = loaded(world, base)
     world.clock.advance(37)
     result = world.update_vehicle_status(base.vehicle, "in_transit")
-    assert result["data"]["departs"] == plus(base.start, 37)
+    assert result["data"]["departs"] == shift(base.start, 37)
     arrival = world.get_shipment_journey_status(shipment)["data"]["stops"][-1]["planned_arrival"]
-    assert arrival == plus(base.start, 37 + DWELL_MINUTES + world.get_travel_time(base.hub, base.clinic)["data"]["minutes"])
+    assert arrival == shift(base.start, 37 + DWELL_MINUTES + world.get_travel_time(base.hub, base.clinic)["data"]["minutes"])
     assert world.goods_inventory[base.lot]["quantity"] == base.state["goods_inventory"][base.lot]["quantity"] - base.qty
 
 
@@ -169,10 +169,10 @@ def test_a_departure_time_delays_the_van_and_must_not_be_in_the_past(region):
     world.assign_shipment_to_vehicle(ship_id, base.vehicle)
     world.clock.advance(5)
     before = copy.deepcopy(world.state)
-    for bad in (base.start, "tomorrow", plus(base.start, 60 * 30)):
+    for bad in (base.start, "tomorrow", shift(base.start, 60 * 30)):
         assert world.add_or_update_route_plan(base.vehicle, [base.hub, base.clinic], bad)["success"] is False
     assert world.state == before
-    later = plus(base.start, 90)
+    later = shift(base.start, 90)
     assert world.add_or_update_route_plan(base.vehicle, [base.hub, base.clinic], later)["success"]
     assert world.update_vehicle_status(base.vehicle, "in_transit")["data"]["departs"] == later
 
@@ -210,14 +210,14 @@ def test_cold_dispatch_slots_are_counted_in_the_shift_the_van_loads_in(region):
     base, world = region
     loaded(world, base)
     hub = world.distribution_hubs[base.hub]
-    hub["cold_dispatch"] = {"shift_ends": plus(base.start, 30), "remaining": 1, "next_shift_remaining": 0}
+    hub["cold_dispatch"] = {"shift_ends": shift(base.start, 30), "remaining": 1, "next_shift_remaining": 0}
     world.clock.advance(30)  # the van now loads after the shift change
     before = copy.deepcopy(world.state)
     assert "no cold-dispatch slot" in world.update_vehicle_status(base.vehicle, "in_transit")["error"]
     assert world.state == before
     hub["cold_dispatch"]["next_shift_remaining"] = 1
     assert world.update_vehicle_status(base.vehicle, "in_transit")["success"]
-    assert hub["cold_dispatch"] == {"shift_ends": plus(base.start, 30), "remaining": 1, "next_shift_remaining": 0}
+    assert hub["cold_dispatch"] == {"shift_ends": shift(base.start, 30), "remaining": 1, "next_shift_remaining": 0}
 
 
 # ----------------------------------------------------------- receipts and recalls

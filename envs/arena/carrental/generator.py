@@ -31,7 +31,7 @@ from sttgym.triggers import Observable, Trigger
 from sttgym.user import Answer, UserProfile
 
 # Author, Plan and Task are re-exported so that a scenario imports what it builds with from one place.
-__all__ = ["Author", "Plan", "Task", "City", "Request", "new_city", "iso", "shift", "rid", "one", "car", "make_task",
+__all__ = ["Author", "Plan", "Task", "City", "Request", "new_city", "rid", "one", "car", "make_task",
            "CITIES"]
 
 CLASSES = ("economy", "compact", "suv", "van", "premium")
@@ -52,15 +52,6 @@ _PEOPLE = ["Dana Whitfield", "Omar Haddad", "Lena Fischer", "Kenji Watanabe", "P
 CITIES = ["Lisbon", "Oslo", "Vienna", "Madrid", "Dublin", "Prague", "Athens", "Helsinki", "Riga", "Porto"]
 _AIRLINES = ["LX", "OS", "AF", "KL", "IB", "SK", "TP", "AY"]
 _LABEL = {"economy": "economy car", "compact": "compact car", "suv": "SUV", "van": "van", "premium": "premium car"}
-
-
-def iso(moment: datetime) -> str:
-    return format_time(moment)
-
-
-def shift(moment: str, **delta) -> str:
-    """``moment`` moved by a ``timedelta(**delta)``: ``shift(pickup, hours=-2)``."""
-    return iso(datetime.fromisoformat(moment) + timedelta(**delta))
 
 
 def rid(step: str) -> Ref:
@@ -124,7 +115,7 @@ class City:
     def trip(self, day: int = 1) -> tuple[str, str]:
         a = self.author
         pickup = self.at(day, a.integer(9, 14), 30 * a.integer(0, 1))
-        return iso(pickup), iso(self.at(day + a.integer(1, 3), a.integer(9, 17)))
+        return format_time(pickup), format_time(self.at(day + a.integer(1, 3), a.integer(9, 17)))
 
     def add_vehicle(self, depot: str, cls: str, energy: str = "petrol", fuel: int | None = None,
                     available_from: str | None = None, status: str = "available") -> str:
@@ -139,7 +130,7 @@ class City:
         a = self.author
         cid = f"CUS-{a.serial(10000, 99999)}"
         self.state["customers"][cid] = {
-            "name": a.pick(_PEOPLE), "licence": ["B"], "licence_expires": iso(self.at(a.integer(400, 2500), 0))[:10],
+            "name": a.pick(_PEOPLE), "licence": ["B"], "licence_expires": format_time(self.at(a.integer(400, 2500), 0))[:10],
             "tier": one(a, ["standard", "silver", "gold"]),
             "payment_limit": 50 * a.integer(8, 30), **fields}
         return cid
@@ -152,7 +143,7 @@ class City:
         cls, tier = self.state["vehicles"][vehicle]["class"], self.state["customers"][customer]["tier"]
         return {"customer": customer, "vehicle": vehicle, "class": cls, "pickup_depot": depot, "return_depot": depot,
                 "pickup_time": pickup, "return_time": ret, "status": "confirmed",
-                "held_at": iso(self.start - timedelta(days=2)), "promo": None, "promo_discount": 0,
+                "held_at": format_time(self.start - timedelta(days=2)), "promo": None, "promo_discount": 0,
                 "price": price_of(self.state, depot, cls, datetime.fromisoformat(pickup),
                                   datetime.fromisoformat(ret), tier)["total"]}
 
@@ -229,7 +220,7 @@ class City:
     def arrival(self, calls: list[Call], vehicle: str, triggers: list[Trigger] = ()) -> datetime:
         """When ``vehicle`` arrives by the last successful transfer among ``calls``, run on a copy of the world
         (``datetime.max`` if none succeeds)."""
-        run = self.author.dry_run(self.state, iso(self.start), calls, list(triggers))
+        run = self.author.dry_run(self.state, format_time(self.start), calls, list(triggers))
         return max([datetime.fromisoformat(r["data"]["arrives"]) for c, r in zip(calls, run.results)
                     if c.name == "transfer_vehicle" and r.get("success") and c.arguments["vehicle_id"] == vehicle]
                    or [datetime.max])
@@ -299,13 +290,13 @@ def new_city(author: Author, start: datetime | None = None) -> City:
                                  "discount_pct": 10, "quota": 40, "used": a.integer(5, 30), "note": "city breaks"}
     for depot in air:
         state["flights"][city.flight_number()] = {"depot": depot, "origin": a.pick(CITIES), "status": "on time",
-                                                  "arrives": iso(start + timedelta(minutes=a.integer(60, 600)))}
+                                                  "arrives": format_time(start + timedelta(minutes=a.integer(60, 600)))}
     fleet = sorted(state["vehicles"])
     for vid in [fleet[int(i)] for i in a.rng.choice(len(fleet), 2, replace=False)]:  # the books are never empty
         pickup = city.at(a.integer(1, 3), a.integer(9, 16))
         ident = f"RSV-{a.serial(1000, 3999)}"
         state["reservations"][ident] = city.reservation(city.other_customer(), vid, state["vehicles"][vid]["depot"],
-                                                        iso(pickup), iso(pickup + timedelta(days=2)))
+                                                        format_time(pickup), format_time(pickup + timedelta(days=2)))
     return city
 
 
@@ -464,7 +455,7 @@ def make_task(req: Request, query: str, triggers: list[Trigger], nominal: Plan |
         clarifications=[Answer(keywords=list(k), text=t) for k, t in answers.items()],
         insist=(insist or None) if impossible else None,
         fallback="Everything I know is in my request; please handle the booking as asked.")
-    return Task(query=query, profile=profile, start_time=iso(city.start), initial_state=city.state,
+    return Task(query=query, profile=profile, start_time=format_time(city.start), initial_state=city.state,
                 triggers=triggers, checklist=[] if impossible else req.checklist(triggers[0].name),
                 static_checklist=req.goal(), nominal_plan=nominal, oracle=oracle, solvable=impossible is None,
                 impossibility=impossible)

@@ -15,17 +15,16 @@ from datetime import timedelta
 
 from sttgym.authoring import Author, DryRun, Plan
 from sttgym.checklist import Check
-from sttgym.clock import format_time, parse_time
+from sttgym.clock import ceil_to, floor_to, format_time, hhmm, parse_time, shift
 from sttgym.judge import Impossibility
 from sttgym.task import Call, Ref, Task
 from sttgym.triggers import Observable, Trigger
 from sttgym.user import Answer, UserProfile
 from sttgym.world import Pred
 
-__all__ = ["Author", "Check", "Plan", "Task", "Region", "build_base", "plus", "hhmm", "ceil5", "floor5", "minutes",
-           "deliver", "shipment", "survey", "maybe", "calls", "arrival", "EARLY", "goal", "gate", "left_waiting",
-           "booked", "loaded", "cancelled", "routed", "reacted", "unwound", "secured", "seen", "ladder", "dispatched",
-           "unshipped", "task"]
+__all__ = ["Author", "Check", "Plan", "Task", "Region", "build_base", "deliver", "shipment", "survey", "maybe",
+           "calls", "arrival", "EARLY", "goal", "gate", "left_waiting", "booked", "loaded", "cancelled", "routed",
+           "reacted", "unwound", "secured", "seen", "ladder", "dispatched", "unshipped", "task"]
 
 HUB_NAMES = ["NORTH", "SOUTH", "EAST", "WEST", "RIVERSIDE", "HARBOR", "CENTRAL", "VALLEY", "SUMMIT", "MIDLAND",
              "PORT", "MILLBROOK", "QUARRY", "GATEWAY", "LOWLAND", "UPLAND", "BEACON", "FOUNDRY", "ORCHARD", "CANAL"]
@@ -46,28 +45,6 @@ ROADS = [("hub", "depot1", 45, 55), ("depot1", "clinic", 50, 60), ("depot1", "cl
          ("clinic", "hub2", 10, 18), ("hub2", "depot2", 10, 15), ("depot2", "clinic3", 15, 25)]
 OPTIONAL_ROADS = [("hub2", "clinic2", 12, 20), ("depot2", "clinic2", 15, 25)]  # city streets some regions have
 SPARE_ROAD = (60, 80)  # roads to the extra sites: too long to shorten any trip between the core sites
-
-
-def plus(moment: str, minutes: int) -> str:
-    """``moment`` (ISO) shifted by ``minutes``."""
-    return format_time(parse_time(moment) + timedelta(minutes=int(minutes)))
-
-
-def hhmm(moment: str) -> str:
-    return moment[11:16]
-
-
-def minutes(a: str, b: str) -> int:
-    """Minutes from ``a`` to ``b`` (ISO)."""
-    return int((parse_time(b) - parse_time(a)).total_seconds() // 60)
-
-
-def ceil5(moment: str) -> str:
-    return plus(moment, -int(moment[-2:]) % 5)
-
-
-def floor5(moment: str) -> str:
-    return plus(moment, -(int(moment[-2:]) % 5))
 
 
 @dataclass
@@ -111,7 +88,7 @@ class Region:
         self.state["goods_inventory"][lot_id] = {
             "product": name, "batch": f"B{self.author.serial(10000, 99999)}", "site_id": site,
             "quantity": int(quantity),
-            "temp_min_c": lo, "temp_max_c": hi, "use_by": plus(self.start, 60 * 24 * self.author.integer(20, 200)),
+            "temp_min_c": lo, "temp_max_c": hi, "use_by": shift(self.start, 60 * 24 * self.author.integer(20, 200)),
             "status": "available", "note": None, **extra}
         return lot_id
 
@@ -127,7 +104,7 @@ class Region:
             **extra}
         self.state["cooling_units"][unit_id] = {
             "vehicle_id": vehicle_id, "min_temp_c": band[0], "max_temp_c": band[1], "status": "operational",
-            "reset_due_by": plus(self.start, 60 * self.author.integer(9, 11))}
+            "reset_due_by": shift(self.start, 60 * self.author.integer(9, 11))}
         return vehicle_id
 
     def add_session(self, clinic: str, start: str, doses: int, product: str | None = None) -> str:
@@ -142,13 +119,13 @@ class Region:
         self.state["shipments"][shipment_id] = {
             "goods_id": self.lot, "product": self.product, "quantity": quantity or self.qty, "origin_site_id": self.hub,
             "destination_site_id": destination, "status": status, "vehicle_id": None, "hold_expires": None,
-            "created_at": plus(self.start, -900), "dispatched_at": None, "received_at": None, **extra}
+            "created_at": shift(self.start, -900), "dispatched_at": None, "received_at": None, **extra}
         return shipment_id
 
     def add_reset_window(self, depot: str, start: str, minutes: int) -> str:
         window_id = f"RST-{self.author.serial()}"
         self.state["cooling_unit_resets"][window_id] = {
-            "depot_id": depot, "start": start, "end": plus(start, minutes), "status": "open", "cooling_unit_id": None}
+            "depot_id": depot, "start": start, "end": shift(start, minutes), "status": "open", "cooling_unit_id": None}
         return window_id
 
     def roles(self, *names: str) -> list[str]:
@@ -170,7 +147,7 @@ class Region:
 
     def settle(self, *arrivals: str, slack: tuple[int, int] = (6, 15)) -> str:
         """Start the target session a random while (in five-minute steps) after the latest of ``arrivals``."""
-        start = ceil5(plus(max(arrivals), self.author.integer(*slack) * 5))
+        start = ceil_to(shift(max(arrivals), self.author.integer(*slack) * 5))
         self.state["clinics"][self.clinic]["immunization_schedule"][self.session]["start"] = start
         self.settled = True
         return start
@@ -185,11 +162,11 @@ class Region:
 
     def later(self, moment: str, lo: int, hi: int) -> str:
         """``lo`` to ``hi`` five-minute steps after ``moment``, rounded up to a five-minute mark."""
-        return ceil5(plus(moment, 5 * self.author.integer(lo, hi)))
+        return ceil_to(shift(moment, 5 * self.author.integer(lo, hi)))
 
     def earlier(self, moment: str, lo: int, hi: int) -> str:
         """``lo`` to ``hi`` five-minute steps before ``moment``, rounded down to a five-minute mark."""
-        return floor5(plus(moment, -5 * self.author.integer(lo, hi)))
+        return floor_to(shift(moment, -5 * self.author.integer(lo, hi)))
 
     def run(self, calls: list[Call], triggers: list[Trigger] = ()) -> DryRun:
         return self.author.dry_run(self.state, self.start, calls, triggers)
@@ -208,7 +185,7 @@ class Region:
     @property
     def moment(self) -> str:
         """A moment while the agent is still reading: the change is there before anything is booked."""
-        self.posted_at = self.posted_at or plus(self.start, self.author.integer(1, 4))
+        self.posted_at = self.posted_at or shift(self.start, self.author.integer(1, 4))
         return self.posted_at
 
     def cause(self, **later) -> dict:
@@ -372,9 +349,9 @@ def build_base(author: Author, level: str = "") -> Region:
         r.add_lot(site, integer(4, 19) * 50, product=pick(others))
     for depot in depots[:2]:
         for offset in sorted({integer(6, 29) for _ in range(2)}):
-            r.add_reset_window(depot, plus(start, offset * 10), 40)
-    r.session = r.add_session(r.clinic, plus(start, 600), r.qty)
-    r.add_session(r.clinic2, plus(start, integer(20, 39) * 10), integer(2, 9) * 50, pick(others))
+            r.add_reset_window(depot, shift(start, offset * 10), 40)
+    r.session = r.add_session(r.clinic, shift(start, 600), r.qty)
+    r.add_session(r.clinic2, shift(start, integer(20, 39) * 10), integer(2, 9) * 50, pick(others))
     r.plan = Plan(read=survey(r), **deliver(r, r.lot, r.hub, r.vehicle, [r.hub, r.clinic]))
     return r
 

@@ -10,7 +10,8 @@ and the only other one is in the workshop.
 
 from __future__ import annotations
 
-from sttgym.envs.arena.carrental.generator import Author, Task, car, make_task, new_city, one, rid, shift
+from sttgym.clock import shift
+from sttgym.envs.arena.carrental.generator import Author, Task, car, make_task, new_city, one, rid
 
 FUEL = 50  # percent the user wants in the tank at pickup
 SECOND = {"easy": "available", "hard": "available", "impossible": "maintenance"}  # the depot's other car, if any

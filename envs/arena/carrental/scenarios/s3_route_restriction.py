@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from sttgym.envs.arena.carrental.generator import Author, Request, Task, car, iso, make_task, new_city, shift
+from sttgym.clock import format_time, shift
+from sttgym.envs.arena.carrental.generator import Author, Request, Task, car, make_task, new_city
 from sttgym.geo import shortest_route
 
 SOURCE = {"easy": "near", "medium": "near", "hard": "other", "impossible": None}  # where the car that makes it waits
@@ -29,7 +30,7 @@ def build(author: Author, level: str) -> Task:
     expressway = f"RD-{author.serial(100, 999)}"
     s["roads"][expressway] = dict(a=hub, b=depot, minutes=author.integer(10, 14), open=True, name="Airport Expressway")
     first = city.add_vehicle(hub, city.focus)
-    ret = iso(city.at(author.integer(2, 3), author.integer(9, 17)))
+    ret = format_time(city.at(author.integer(2, 3), author.integer(9, 17)))
     # The neighbour whose car would come, and (hard) another that still reaches the depot once its streets close.
     slow = {r: x for r, x in s["roads"].items() if r != expressway}
     candidates = [d for d in city.nearest(depot, sorted(s["depots"])) if d != hub]
@@ -79,7 +80,7 @@ def build(author: Author, level: str) -> Task:
     # detour must miss it, with or without reads first. Where this city's detour is too short, it is slowed.
     slip = author.integer(6, 12) if on_road else 0
     for _ in range(30):
-        req, plan, triggers, oracle = task_for(iso(city.at(5, 12)))  # a far pickup only measures arrivals
+        req, plan, triggers, oracle = task_for(format_time(city.at(5, 12)))  # a far pickup only measures arrivals
         ready = max(city.arrival(plan.calls, first), city.arrival(oracle, spare, triggers) if spare else datetime.min)
         ready += timedelta(minutes=(-ready.minute) % 5)
         blind = [c for c in plan.calls if author.tools[c.name].mutates]
@@ -91,7 +92,7 @@ def build(author: Author, level: str) -> Task:
                 s["roads"][road]["minutes"] += 15
     else:
         raise RuntimeError(f"{depot}: no pickup time fits this city")  # a layout bug, not a seed
-    req, plan, triggers, oracle = task_for(iso(ready))
+    req, plan, triggers, oracle = task_for(format_time(ready))
     city.afford(depot, city.focus, req.pickup, ret)
     query = (f"Hi, {req.who} here. I need {car(city.focus)} at {city.name(depot)} ({depot}) by {req.pickup}, "
              f"returning it there {ret}. The depot has none on site, but the {city.name(hub)} desk ({hub}) has one "

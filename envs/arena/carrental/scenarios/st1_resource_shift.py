@@ -12,7 +12,8 @@ Impossible: every car of the class is moved and booked where it went.
 
 from __future__ import annotations
 
-from sttgym.envs.arena.carrental.generator import Author, Plan, Task, car, make_task, new_city, one, shift
+from sttgym.clock import shift
+from sttgym.envs.arena.carrental.generator import Author, Plan, Task, car, make_task, new_city, one
 
 MOVES = {  # per car of the depot: where the peak sends it, and whether demand there books it at once
     "easy": [("business", True)], "medium": [("business", True), ("airport", False)],

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from sttgym.envs.arena.carrental.generator import Author, Request, Task, car, iso, make_task, new_city, one, shift
+from sttgym.clock import format_time, shift
+from sttgym.envs.arena.carrental.generator import Author, Request, Task, car, make_task, new_city, one
 
 RUSH = 35  # minutes the evening rush adds to every road out of the drop-off depot
 SLACK = {"easy": 10, "medium": -10, "hard": 10, "impossible": -10}  # minutes between the pickup and the arrival
@@ -29,10 +30,10 @@ def build(author: Author, level: str) -> Task:
     donor_depot = one(author, [d for d in others if d != dropoff])
     pickup = city.start + timedelta(minutes=5 * author.integer(30, 39))
     first = city.add_vehicle(dropoff, city.focus)
-    req = Request(city, depot, iso(pickup), iso(city.at(author.integer(2, 3), author.integer(9, 17))))
+    req = Request(city, depot, format_time(pickup), format_time(city.at(author.integer(2, 3), author.integer(9, 17))))
     # How long the drive from the drop-off takes, measured with the real transfer tool.
-    sent = author.dry_run(city.state, iso(city.start), [req.move(first)]).results[0]["data"]
-    late = iso(pickup - (datetime.fromisoformat(sent["arrives"]) - datetime.fromisoformat(sent["departs"]))
+    sent = author.dry_run(city.state, format_time(city.start), [req.move(first)]).results[0]["data"]
+    late = format_time(pickup - (datetime.fromisoformat(sent["arrives"]) - datetime.fromisoformat(sent["departs"]))
                - timedelta(minutes=SLACK[level]))
     city.state["vehicles"][first].update(depot=depot, available_from=shift(late, minutes=-5 * author.integer(6, 9)))
     city.afford(depot, city.focus, req.pickup, req.ret)

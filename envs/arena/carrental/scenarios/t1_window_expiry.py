@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from sttgym.envs.arena.carrental.generator import Author, Plan, Request, Task, car, iso, make_task, new_city, shift
+from sttgym.clock import format_time, shift
+from sttgym.envs.arena.carrental.generator import Author, Plan, Request, Task, car, make_task, new_city
 
 SHORT_HOLD = 5  # minutes: longer than one hold call, shorter than two holds or a hold plus the checks
 LEVELS = {"easy": (1, None), "medium": (1, "nearest"), "hard": (2, "nearest"), "impossible": (1, "farthest")}
@@ -40,7 +41,7 @@ def build(author: Author, level: str) -> Task:
     req, plan = booking(pickup)
     if where == "farthest":  # the pickup is so near that even sent at the release, the spare arrives after it
         soon = city.arrival(plan.upto("hold") + [req.move(spare)], spare) - timedelta(minutes=5 * author.integer(1, 3))
-        req, plan = booking(pickup := iso(soon - timedelta(minutes=soon.minute % 5)))
+        req, plan = booking(pickup := format_time(soon - timedelta(minutes=soon.minute % 5)))
     city.afford(depot, city.focus, pickup, ret)
     triggers = [city.on_hold(
         "peak_hold_policy", f"demand peaks at {depot} once a hold is open there: open holds are released and new "

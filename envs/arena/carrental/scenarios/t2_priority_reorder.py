@@ -14,8 +14,9 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from sttgym.envs.arena.carrental.generator import (
-    Author, CITIES, Plan, Request, Task, car, iso, make_task, new_city, one, rid, shift)
+from sttgym.clock import format_time, shift
+from sttgym.envs.arena.carrental.generator import (CITIES, Author, Plan, Request, Task, car, make_task, new_city, one,
+                                                   rid)
 
 SPARE = {"medium": "desk", "hard": "nearest depot"}  # where the class's other free car waits (easy, impossible: none)
 
@@ -28,7 +29,7 @@ def build(author: Author, level: str) -> Task:
     landing = datetime.fromisoformat(lands)
     # The earlier arrival still falls within the desk's hours (trips start at 09:00, desks open by 07:00).
     opens = landing.replace(hour=int(s["depots"][depot]["opens"][:2]), minute=0)
-    early = iso(max(landing - timedelta(minutes=30 * author.integer(3, 6)), opens))
+    early = format_time(max(landing - timedelta(minutes=30 * author.integer(3, 6)), opens))
     flight = city.flight_number()
     s["flights"][flight] = {"depot": depot, "origin": author.pick(CITIES), "arrives": lands, "status": "on time"}
     booked = city.add_vehicle(depot, city.focus, available_from=None if level == "easy" else lands)

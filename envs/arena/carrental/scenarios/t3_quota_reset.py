@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from sttgym.envs.arena.carrental.generator import Author, Plan, Request, Task, car, iso, make_task, new_city, rid
+from sttgym.clock import format_time
+from sttgym.envs.arena.carrental.generator import Author, Plan, Request, Task, car, make_task, new_city, rid
 
 LEVELS = {  # cars booked, the daily fare's discount and quota, whether it is for electric cars only
     "easy": (1, 20, None, None), "medium": (1, 20, None, "electric"), "hard": (2, 20, 1, None),
@@ -48,12 +49,12 @@ def build(author: Author, level: str) -> Task:
                                                                     enumerate(cars)])
     # Midnight falls right after the agent has seen tonight's fares: by the first confirmation, even
     # without a single read before it.
-    looked = datetime.fromisoformat(author.dry_run(s, iso(city.start), plan["look"]).end) - city.start
+    looked = datetime.fromisoformat(author.dry_run(s, format_time(city.start), plan["look"]).end) - city.start
     midnight = city.at(1, 0)
     city.start = midnight - looked - timedelta(minutes=author.integer(0, 1))
     reset = city.trigger(
-        "midnight_quota_reset", f"at {iso(midnight)} promotional quotas reset: {flash} ends, {daily} starts afresh",
-        author.pred.time_reached(moment=iso(midnight)),
+        "midnight_quota_reset", f"at {format_time(midnight)} promotional quotas reset: {flash} ends, {daily} starts afresh",
+        author.pred.time_reached(moment=format_time(midnight)),
         city.sets("promotions", flash, quota=0, used=0, status="expired")
         + [city.set("promotions", daily, "used", value=0)], ("list_promotions", {}))
 

@@ -12,7 +12,8 @@
   few doses.
 """
 
-from sttgym.envs.arena.coldchain.generator import Author, Check, Task, build_base, maybe, plus, seen
+from sttgym.clock import shift
+from sttgym.envs.arena.coldchain.generator import Author, Check, Task, build_base, maybe, seen
 
 # Easy, impossible: where the records say the lot went (a role) and why; medium, hard: why the van was moved.
 LOT_MOVED = {"easy": ("depot1", "transferred by the overnight rebalancing"),
@@ -43,7 +44,7 @@ def build(author: Author, level: str) -> Task:
     milestones = r.ladder(triggers[0].name, f"the shipment was booked out of {r.depot1}, where the lot now is",
                           goods_id=lot, origin_site_id=origin)
     if level == "hard":  # the city hub's van is out: the relocated van is serviced first, in a window at the depot
-        r.state["vehicles"][r.vehicle2]["available_from"] = plus(r.start, 60 * 8)
+        r.state["vehicles"][r.vehicle2]["available_from"] = shift(r.start, 60 * 8)
         window = r.add_reset_window(r.depot2, r.later(r.run(oracle, triggers).end, 1, 3), author.integer(6, 8) * 5)
         oracle += [call.schedule_cooling_unit_reset(cooling_unit_id=unit, reset_window_id=window),
                    call.record_cooling_unit_reset(reset_window_id=window, action="completed")]

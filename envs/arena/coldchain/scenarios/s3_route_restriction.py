@@ -12,7 +12,8 @@ the other clinics. Routes keep the roads they were planned on, so a closure inva
 - impossible: a flood closes every road into the clinic.
 """
 
-from sttgym.envs.arena.coldchain.generator import Author, Task, build_base, maybe, minutes, routed
+from sttgym.clock import minutes_between
+from sttgym.envs.arena.coldchain.generator import Author, Task, build_base, maybe, routed
 
 # What closes the corridor under a route over it (the write, the van's status then), and the phase of the stale
 # plan that write ends.
@@ -46,7 +47,7 @@ def build(author: Author, level: str) -> Task:
         oracle = r.respond(details, phase="go", recall=True, then=[r.travel(r.hub)] + r.source())
         milestones = r.ladder("road_closed", goods_id=r.lot2, vehicle_id=r.vehicle2)
         fast = max(r.arrival(r.plan.calls), r.arrival(oracle, triggers))
-        assert r.settle_after(oracle, triggers, slack=(1, max(1, min(6, minutes(fast, detour) // 5 - 1)))) < detour, \
+        assert r.settle_after(oracle, triggers, slack=(1, max(1, min(6, minutes_between(fast, detour) // 5 - 1)))) < detour, \
             "the re-routed van must miss the session"
     everywhere = [s for c in ("distribution_hubs", "depots", "clinics") for s in r.state[c]]
     return r.task(

@@ -13,7 +13,8 @@ drifts during the day.
 - impossible: the team leaves both sites before any van could reach either.
 """
 
-from sttgym.envs.arena.coldchain.generator import Author, Task, build_base, hhmm, maybe, plus
+from sttgym.clock import hhmm, shift
+from sttgym.envs.arena.coldchain.generator import Author, Task, build_base, maybe
 
 
 def build(author: Author, level: str) -> Task:
@@ -25,8 +26,8 @@ def build(author: Author, level: str) -> Task:
         return [{"site_id": r.clinic, "from": opens, "until": morning_ends},
                 {"site_id": r.clinic2, "from": outreach_from, "until": outreach_until}]
 
-    outreach = plus(r.later(reached, 4, 8), 30)  # the team's timetable as booked: at the clinic when the van comes
-    session.update(start=outreach, handoff=windows(plus(outreach, -30), outreach, plus(outreach, 180)))
+    outreach = shift(r.later(reached, 4, 8), 30)  # the team's timetable as booked: at the clinic when the van comes
+    session.update(start=outreach, handoff=windows(shift(outreach, -30), outreach, shift(outreach, 180)))
     r.settled, leaves = True, r.earlier(reached, 2, 4)  # the drifted morning: gone before the van arrives
     schedule = call.list_clinic_immunization_schedule(site_id=r.clinic)
     to_outreach, travel = r.ship(r.lot, r.hub, r.vehicle, to=r.clinic2, tag="outreach"), r.travel(r.hub, r.clinic2)
@@ -36,15 +37,15 @@ def build(author: Author, level: str) -> Task:
            "impossible": lambda: [r.lots(), r.travel(r.hub2, r.clinic2)]}[level]()
     oracle = r.respond(schedule, then=fix, phase="go", recall=True)
     if level == "impossible":  # gone from both sites before any van could be loaded and driven to either
-        new = windows(plus(r.moment, 8), plus(r.moment, 10), plus(r.moment, 16))
+        new = windows(shift(r.moment, 8), shift(r.moment, 10), shift(r.moment, 16))
         for site, team in ((r.clinic, new[0]), (r.clinic2, new[1])):  # even the city hub's van, loaded at once
             assert team["until"] < r.arrival(r.ship(r.lot2, r.hub2, r.vehicle2, to=site), site=site), "too early"
     else:  # the team is at the outreach site when the van gets there; until when, by level
         there, stale = r.arrival(oracle, site=r.clinic2), r.respond(schedule, then=to_outreach, phase="go", recall=True)
-        until = {"easy": lambda: plus(outreach, 180), "medium": lambda: r.later(there, 6, 11),
+        until = {"easy": lambda: shift(outreach, 180), "medium": lambda: r.later(there, 6, 11),
                  "hard": lambda: r.earlier(r.arrival(stale, site=r.clinic2), 2, 3)}[level]()
         new = windows(leaves, r.earlier(there, 2, 4), until)
-        new[0]["until"] = min(new[0]["until"], plus(new[1]["from"], -10))  # the team needs time to drive there
+        new[0]["until"] = min(new[0]["until"], shift(new[1]["from"], -10))  # the team needs time to drive there
     triggers = [r.change("team_timetable_drift", f"the team now leaves {r.clinic} at {hhmm(new[0]['until'])}",
                          schedule, r.set(r.session_path, handoff=new), **r.cause(**r.on_road()))]
     team, gone = session["handoff"], [hhmm(new[0]["until"]), hhmm(new[1]["until"])]

@@ -15,8 +15,8 @@ clock passes its expiry, and a waitlisted order then takes the stock it freed.
   expires before the session.
 """
 
-from sttgym.envs.arena.coldchain.generator import (Author, Plan, Task, build_base, deliver, floor5, hhmm, minutes, plus,
-                                                   survey)
+from sttgym.clock import floor_to, hhmm, minutes_between, shift
+from sttgym.envs.arena.coldchain.generator import Author, Plan, Task, build_base, deliver, survey
 
 # What the recovery ships (shipment fields, by role): a fresh shipment of the lot, or the city hub's lot (in the
 # user's van, or in the city hub's own when the user's van would be due a defrost on the way).
@@ -27,7 +27,7 @@ ALTERNATIVE = {"easy": {"goods_id": "lot", "origin_site_id": "hub"}, "medium": {
 def build(author: Author, level: str) -> Task:
     r = build_base(author, level)
     call, op, stock = author.call, author.op, r.stock_at(r.hub)
-    hold = r.add_shipment(r.clinic, "held", hold_expires=plus(r.start, 60 * author.integer(5, 7)))
+    hold = r.add_shipment(r.clinic, "held", hold_expires=shift(r.start, 60 * author.integer(5, 7)))
     read_hold, expires = call.get_shipment_journey_status(shipment_id=hold), ["shipments", hold, "hold_expires"]
     r.plan = Plan(read=survey(r, first=read_hold), **deliver(r, r.lot, r.hub, r.vehicle, [r.hub, r.clinic], held=hold))
     # Easy, impossible: cut while the agent still reads; else announced as the hold is loaded, biting minutes later.
@@ -48,12 +48,12 @@ def build(author: Author, level: str) -> Task:
     oracle = r.respond(read_hold, stock, then=fix, cancel=hold)
     if level == "hard":  # the user's van would make the direct run, not the detour through the city, before its
         direct = r.arrival(r.plan.calls)  # defrost is due
-        detour = minutes(direct, r.arrival(r.respond(read_hold, stock, then=r.source(r.vehicle), cancel=hold),
+        detour = minutes_between(direct, r.arrival(r.respond(read_hold, stock, then=r.source(r.vehicle), cancel=hold),
                                            triggers))
-        r.state["cooling_units"][unit]["reset_due_by"] = floor5(plus(direct, detour * author.integer(3, 7) // 10))
+        r.state["cooling_units"][unit]["reset_due_by"] = floor_to(shift(direct, detour * author.integer(3, 7) // 10))
     start, lot2 = r.settle_after(oracle, triggers), r.state["goods_inventory"][r.lot2]
     if level == "impossible":  # the only other lot expires before the session
-        lot2["use_by"] = floor5(plus(start, -author.integer(4, 11) * 10))
+        lot2["use_by"] = floor_to(shift(start, -author.integer(4, 11) * 10))
     return r.task(
         triggers, oracle, blocking=[hhmm(r.moment)],
         ignore=[i for i, x in r.state["shipments"].items() if x["status"] == "waitlisted"],  # another clinic's order

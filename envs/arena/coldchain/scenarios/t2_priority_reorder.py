@@ -11,7 +11,8 @@
 - impossible: the session is pulled so early that no stock anywhere can reach the clinic before it.
 """
 
-from sttgym.envs.arena.coldchain.generator import Author, Task, build_base, floor5, hhmm, loaded, maybe, plus
+from sttgym.clock import floor_to, hhmm, shift
+from sttgym.envs.arena.coldchain.generator import Author, Task, build_base, loaded, maybe
 
 
 def build(author: Author, level: str) -> Task:
@@ -34,17 +35,17 @@ def build(author: Author, level: str) -> Task:
         r.state["vehicles"][r.vehicle]["available_from"] = r.later(r.run(oracle).end, 8, 13)
         late = r.arrival(r.plan.calls)  # the user's van, once back
         r.settle(late)
-        new_start = floor5(plus(late, -5))
+        new_start = floor_to(shift(late, -5))
         triggers = pulled(new_start)
         assert r.arrival(oracle) < new_start, "the spare van must make the new start"
         milestones = r.reacted("session_pulled_earlier", loaded(r, vehicle_id=spare),
                                f"the doses were loaded on {spare}, the idle van that can still make it")
     elif level == "impossible":  # earlier than the city hub's van could get there had it been loaded at the start
-        new_start = floor5(plus(r.arrival(r.ship(r.lot2, r.hub2, r.vehicle2)), -5))
+        new_start = floor_to(shift(r.arrival(r.ship(r.lot2, r.hub2, r.vehicle2)), -5))
         triggers, milestones, blocking = pulled(new_start), [], [hhmm(new_start)]
         oracle = r.respond(schedule, then=[r.lots(), r.travel(r.hub2)])
     else:  # receiving closes before the van could arrive even had it left without a single read
-        close = hhmm(floor5(plus(r.arrival(r.plan.without("read").calls), -5)))
+        close = hhmm(floor_to(shift(r.arrival(r.plan.without("read").calls), -5)))
         triggers = [r.change(
             "receiving_hours_cut", f"an emergency order closes {r.clinic}'s receiving at {close}", hours,
             r.set(["clinics", r.clinic], notice=f"Emergency order: receiving closes at {close} today") +

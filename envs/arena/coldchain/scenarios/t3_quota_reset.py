@@ -15,7 +15,8 @@ shift change has no slot.
   this shift or the next.
 """
 
-from sttgym.envs.arena.coldchain.generator import Author, Plan, Task, build_base, hhmm, maybe, plus
+from sttgym.clock import hhmm, shift
+from sttgym.envs.arena.coldchain.generator import Author, Plan, Task, build_base, maybe
 
 
 def build(author: Author, level: str) -> Task:
@@ -28,7 +29,7 @@ def build(author: Author, level: str) -> Task:
                                     "next_shift_remaining": 0}
     hubs[r.hub2]["cold_dispatch"] = {"shift_ends": r.later(loading, 18, 29), "remaining": author.integer(2, 3),
                                      "next_shift_remaining": author.integer(1, 2)}
-    ends, new_end = ["distribution_hubs", r.hub, "cold_dispatch", "shift_ends"], plus(r.moment, author.integer(1, 3))
+    ends, new_end = ["distribution_hubs", r.hub, "cold_dispatch", "shift_ends"], shift(r.moment, author.integer(1, 3))
     # Easy, impossible: posted while the agent still reads; else as the shipment is booked, landing before the van
     # can leave.
     triggers = [r.change("shift_change_forward", f"{r.hub}'s shift change comes forward", hours, [
