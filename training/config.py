@@ -20,7 +20,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from sttgym.evaluation.suites import TRAINING_SEED_START
-from sttgym.registry import arena_ids, parse_arena_id, registered_arena_id
+from sttgym.registry import DOMAINS, arena_ids, parse_arena_id, registered_arena_id
 
 __all__ = ["Instances", "SFTSettings", "KLSettings", "RLSettings", "load_settings", "resolve_model", "world_size",
            "CONFIG_DIR"]
@@ -38,6 +38,7 @@ class Instances(_Strict):
     count: int
     env_ids: list[str] | None = None
     domains: list[str] | None = None
+    exclude_domains: list[str] | None = None  # held out: e.g. the domains a benchmark run tests generalisation on
     levels: list[str] | None = None
     seed: int = 0  # seeds the noisy expert's choices
     start: int = TRAINING_SEED_START  # first instance seed; must be a training seed
@@ -48,11 +49,17 @@ class Instances(_Strict):
         """The env ids these instances are drawn from, in registry order."""
         if self.env_ids:
             return [registered_arena_id(i) for i in self.env_ids]  # never "module:..." ids gym.make would import
+        named = {*(self.domains or ()), *(self.exclude_domains or ())}
+        if named - set(DOMAINS):
+            raise ValueError(f"unknown domain(s) {', '.join(sorted(named - set(DOMAINS)))}; registered: "
+                             f"{', '.join(sorted(DOMAINS))}")
         ids = [i for i in arena_ids()
                if (not self.domains or parse_arena_id(i)[0] in self.domains)
+               and parse_arena_id(i)[0] not in (self.exclude_domains or ())
                and (not self.levels or parse_arena_id(i)[2] in self.levels)]
         if not ids:
-            raise ValueError(f"no registered arena id matches domains={self.domains} levels={self.levels}")
+            raise ValueError(f"no registered arena id matches domains={self.domains} "
+                             f"exclude_domains={self.exclude_domains} levels={self.levels}")
         return ids
 
 

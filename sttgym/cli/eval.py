@@ -68,7 +68,7 @@ def evaluate(
     limit: Optional[int] = typer.Option(None, help="Only the first N instances of the manifest."),
     seed: int = typer.Option(0, help="Base seed of the LLM's sampling."),
     out: Path = typer.Option(Path("runs/eval"), help="Run directory; an existing one is resumed."),
-    domain: Optional[str] = typer.Option(None, help="Arena: only this domain."),
+    domain: Optional[list[str]] = typer.Option(None, help="Arena: only this domain (repeatable: a held-out set)."),
     static: bool = typer.Option(False, "--static", help="Arena: also run every instance without triggers (static ablation)."),
     no_user: bool = typer.Option(False, "--no-user", help="Arena: also run every instance without chat_with_user."),
     thinking: Optional[bool] = typer.Option(None, "--thinking/--no-thinking", help="LLM reasoning mode."),
@@ -91,7 +91,7 @@ def evaluate(
     conditions = ("dynamic",) + (("static",) if static else ()) + (("no-user",) if no_user else ())
     try:
         config = EvalConfig(suite=suite, agent=("memory" if memory else "llm") if model else agent or "nominal",
-                            model=model, base_url=base_url, runs=runs, k=k, limit=limit, seed=seed, domain=domain,
+                            model=model, base_url=base_url, runs=runs, k=k, limit=limit, seed=seed, domains=domain or (),
                             conditions=conditions, thinking=thinking, temperature=temperature,
                             max_new_tokens=max_new_tokens, workers=workers, user=user, judge=judge,
                             sim_model=sim_model, sim_base_url=sim_base_url, manifest=manifest,

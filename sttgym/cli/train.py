@@ -79,6 +79,8 @@ def data(out: Path = typer.Option(..., "--out", help="Writes sft/ and rl/ datase
          sft_count: int = typer.Option(2212, "--sft", help="Refined SFT transcripts to make."),
          rl_count: int = typer.Option(8119, "--rl", help="RL task instances to list."),
          domain: list[str] = typer.Option(None, "--domain", help="Only these domains (repeatable)."),
+         hold_out: list[str] = typer.Option(None, "--hold-out",
+                                            help="Never these domains (repeatable): keep them for testing."),
          level: list[str] = typer.Option(None, "--level", help="Only these levels (repeatable)."),
          seed: int = typer.Option(0, "--seed", help="Seeds the noisy expert (or the LLM's sampling)."),
          rollout_model: str = typer.Option(None, "--rollout-model",
@@ -88,7 +90,11 @@ def data(out: Path = typer.Option(..., "--out", help="Writes sft/ and rl/ datase
          min_reward: float = typer.Option(1.0, "--min-reward", help="Keep transcripts scoring at least this.")) -> None:
     """Make the training data: imperfect transcripts refined and replay-verified, and RL instances."""
     datasets = _load("sttgym.training.data")
-    ids = _load("sttgym.training.config").Instances(count=0, domains=domain or None, levels=level or None).ids()
+    try:
+        ids = _load("sttgym.training.config").Instances(count=0, domains=domain or None, exclude_domains=hold_out or None,
+                                                         levels=level or None).ids()
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from exc
     options = {}
     if rollout_model:
         model = load_model(rollout_model, base_url)

@@ -56,6 +56,12 @@ def arena_tables(summaries: list[dict]) -> str:
                          [[s["agent"], *(f"{s['usage'][k]:.1f}" for k in ("prompt_tokens", "completion_tokens",
                                                                             "violations"))]
                           for s in summaries if s.get("usage")])]
+    domains = sorted({d for s in summaries for d in s.get("by_domain", {})})
+    if len(domains) > 1 and len(summaries) > 1:  # one agent's per-domain table is in its details below
+        parts += ["", "## Mean reward by domain", "",
+                  _table(["Domain", *(s["agent"] for s in summaries)],
+                         [[d, *(_pct(s.get("by_domain", {}).get(d, {}).get("mean")) for s in summaries)]
+                          for d in domains])]
     for s in summaries:
         parts += _arena_details(s) if len(summaries) == 1 else []
     return "\n".join(parts) + "\n"
@@ -66,6 +72,12 @@ def _arena_details(s: dict) -> list[str]:
              _table(["Conflict", "Name", *(LEVEL_TITLES[lvl] for lvl in LEVELS), "All", "Episodes"],
                     [[c, v["name"], *(_pct(v.get(lvl)) for lvl in LEVELS), _pct(v["mean"]), str(v["episodes"])]
                      for c, v in s.get("by_conflict", {}).items()])]
+    if len(s.get("by_domain", {})) > 1:
+        parts += ["", "## By domain", "",
+                  "Mean reward per level and overall, and the share of episodes fully solved.", "",
+                  _table(["Domain", *(LEVEL_TITLES[lvl] for lvl in LEVELS), "All", "Solved", "Episodes"],
+                         [[d, *(_pct(v.get(lvl)) for lvl in LEVELS), _pct(v["mean"]), _pct(v["success"]),
+                           str(v["episodes"])] for d, v in s["by_domain"].items()])]
     curve = s.get("pass_at_k", {})
     if len(curve) > 1:
         levels = [lvl for lvl in LEVELS if any(lvl in v for v in curve.values())]

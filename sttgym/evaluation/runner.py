@@ -59,7 +59,7 @@ class EvalConfig:
     k: int = 1
     limit: int | None = None
     seed: int = 0
-    domain: str | None = None
+    domains: tuple[str, ...] = ()  # arena: only these domains (empty: every one)
     conditions: tuple[str, ...] = ("dynamic",)
     thinking: bool | None = None
     temperature: float = 0.7
@@ -75,11 +75,11 @@ class EvalConfig:
     manifest: str = MANIFEST  # the frozen arena benchmark
     tasks: str | None = None  # or the instances of a file written by sttgym export
 
-    IDENTITY = ("suite", "agent", "model", "base_url", "seed", "domain", "thinking", "temperature",
+    IDENTITY = ("suite", "agent", "model", "base_url", "seed", "domains", "thinking", "temperature",
                 "max_new_tokens", "user", "judge", "sim_model", "sim_base_url", "env_kwargs", "manifest", "tasks")
 
     def __post_init__(self) -> None:
-        self.conditions = tuple(self.conditions)
+        self.conditions, self.domains = tuple(self.conditions), tuple(self.domains)
         if self.suite not in ("arena", "scramble"):
             raise ValueError(f"unknown suite {self.suite!r}: arena or scramble")
         if self.agent in ("llm", "memory"):
@@ -110,7 +110,7 @@ class EvalConfig:
         return f"{name}{' +memory' if self.agent == 'memory' else ''}{' (thinking)' if self.thinking else ''}"
 
     def to_dict(self) -> dict:
-        return {**dataclasses.asdict(self), "conditions": list(self.conditions)}
+        return {**dataclasses.asdict(self), "conditions": list(self.conditions), "domains": list(self.domains)}
 
 
 @dataclass(frozen=True)
@@ -169,7 +169,7 @@ def _exclusive(out: Path):
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def _stored_tasks(path: Path, domain: str | None) -> dict[tuple[str, int], dict]:
+def _stored_tasks(path: Path, domains: tuple[str, ...]) -> dict[tuple[str, int], dict]:
     """The tasks of a file written by ``sttgym export``, by (env id, seed)."""
     from sttgym.registry import parse_arena_id
 
@@ -184,7 +184,7 @@ def _stored_tasks(path: Path, domain: str | None) -> dict[tuple[str, int], dict]
                 task = row["task"]
             except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
                 raise ValueError(f"{path}:{number} is not a row written by sttgym export ({exc})") from exc
-            if domain is None or parse_arena_id(key[0])[0] == domain:
+            if not domains or parse_arena_id(key[0])[0] in domains:
                 tasks[key] = task
     return tasks
 
@@ -226,10 +226,10 @@ class Runner:
         if self.config.suite == "scramble":
             manifest = scramble_manifest()
         elif self.config.tasks:
-            self._stored = _stored_tasks(Path(self.config.tasks), self.config.domain)
+            self._stored = _stored_tasks(Path(self.config.tasks), self.config.domains)
             manifest = list(self._stored)
         else:
-            manifest = arena_manifest(self.config.domain, self.config.manifest)
+            manifest = arena_manifest(self.config.domains, self.config.manifest)
         return manifest[: self.config.limit] if self.config.limit is not None else manifest
 
     def episodes(self) -> list[Episode]:

@@ -74,19 +74,30 @@ def load_manifest(name: str = MANIFEST) -> dict:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def arena_manifest(domain: str | None = None, name: str = MANIFEST) -> list[tuple[str, int]]:
-    """The (env id, seed) pairs of a frozen arena benchmark (by default ``arena-v1``), optionally one domain's.
+def arena_manifest(domains: Iterable[str] = (), name: str = MANIFEST) -> list[tuple[str, int]]:
+    """The (env id, seed) pairs of a frozen arena benchmark (by default ``arena-v1``), optionally only ``domains``'.
 
-    ``name="live"``, or a ``domain`` the frozen manifest does not cover (one of your own), gives
+    ``name="live"``, or a domain the frozen manifest does not cover (one of your own), gives
     every registered id of it over ``LIVE_SEEDS``, in the same order, unfrozen.
     """
-    from sttgym.registry import arena_ids, parse_arena_id
+    from sttgym.registry import DOMAINS, arena_ids, parse_arena_id
 
-    frozen = [] if name == "live" else [(env_id, seed) for env_id, seed, _ in load_manifest(name)["instances"]]
+    domains = list(domains)
+    unknown = [d for d in domains if d not in DOMAINS]
+    if unknown:
+        raise ValueError(f"unknown domain(s) {', '.join(unknown)}; registered: {', '.join(sorted(DOMAINS))}")
+
+    def live(ids: list[str]) -> list[tuple[str, int]]:
+        return [(env_id, seed) for env_id, seed, _ in freeze_manifest("live", ids, LIVE_SEEDS, digests=False)["instances"]]
+
+    if name == "live":
+        return live([i for d in domains for i in arena_ids(d)] if domains else arena_ids())
+    frozen = [(env_id, seed) for env_id, seed, _ in load_manifest(name)["instances"]]
+    if not domains:
+        return frozen
     covered = {parse_arena_id(env_id)[0] for env_id, _ in frozen}
-    if name == "live" or (domain is not None and domain not in covered):
-        return [(env_id, seed) for env_id, seed, _ in freeze_manifest("live", arena_ids(domain), LIVE_SEEDS, digests=False)["instances"]]
-    return [(env_id, seed) for env_id, seed in frozen if domain is None or parse_arena_id(env_id)[0] == domain]
+    rows = [(env_id, seed) for env_id, seed in frozen if parse_arena_id(env_id)[0] in domains]
+    return rows + live([i for d in domains if d not in covered for i in arena_ids(d)])
 
 
 def export_rows(instances: Iterable[tuple[str, int]]) -> Iterator[dict]:

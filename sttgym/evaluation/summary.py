@@ -79,7 +79,8 @@ def arena_summary(records: list[dict], k: int = 1) -> dict:
         success={lvl: v["mean"] for lvl, v in _by_run(dynamic, lambda r: float(r["reward"] >= 1.0)).items()},
         avg_calls=_mean(r["calls"] for r in dynamic),
         usage=usage(dynamic),
-        by_conflict=_conflicts(dynamic),
+        by_conflict=_grouped(dynamic, "conflict", CONFLICTS),
+        by_domain=_grouped(dynamic, "domain"),
         pass_at_k=_pass_curve(dynamic, k),
         failure_modes=count_modes(dynamic),
     )
@@ -100,15 +101,17 @@ def usage(records: list[dict]) -> dict | None:
             "violations": _mean(r.get("violations", 0) for r in rows)}
 
 
-def _conflicts(records: list[dict]) -> dict[str, dict]:
+def _grouped(records: list[dict], field: str, names: dict[str, str] | None = None) -> dict[str, dict]:
+    """Mean reward, fully solved share and episodes per value of ``field`` (conflict type, domain), with
+    the mean reward per level; ``names`` orders the groups and titles them."""
+    keys = list(names) if names else sorted({r[field] for r in records if r.get(field)})
     table: dict[str, dict] = {}
-    for conflict in CONFLICTS:
-        rows = [r for r in records if r.get("conflict") == conflict]
+    for key in keys:
+        rows = [r for r in records if r.get(field) == key]
         if rows:
-            table[conflict] = {"name": CONFLICTS[conflict], "mean": _mean(r["reward"] for r in rows),
-                               "episodes": len(rows),
-                               **{lvl: _mean(r["reward"] for r in rows if r.get("difficulty") == lvl)
-                                  for lvl in LEVELS}}
+            table[key] = {**({"name": names[key]} if names else {}), "mean": _mean(r["reward"] for r in rows),
+                          "success": _mean(float(r["reward"] >= 1.0) for r in rows), "episodes": len(rows),
+                          **{lvl: _mean(r["reward"] for r in rows if r.get("difficulty") == lvl) for lvl in LEVELS}}
     return table
 
 

@@ -26,9 +26,16 @@ def test_arena_v1_freezes_ten_seeds_of_every_library_id_and_its_instances_have_n
 
 
 def test_a_domain_outside_the_manifest_is_measured_live_and_an_unknown_manifest_is_a_clear_error(toy_ids):
-    assert arena_manifest("Toy") == [(i, s) for s in (0, 1, 2) for i in toy_ids]
+    assert arena_manifest(["Toy"]) == [(i, s) for s in (0, 1, 2) for i in toy_ids]
     with pytest.raises(ValueError, match="no benchmark manifest 'arena-v0'"):
         arena_manifest(name="arena-v0")
+
+
+def test_a_held_out_set_of_domains_mixes_frozen_and_live_instances_and_names_unknown_domains(toy_ids):
+    frozen = [(i, s) for i, s in arena_manifest() if i.startswith("STTArena/ColdChain-")]
+    assert arena_manifest(["ColdChain", "Toy"]) == frozen + arena_manifest(["Toy"])
+    with pytest.raises(ValueError, match="unknown domain.*Nowhere.*registered: .*ColdChain"):
+        arena_manifest(["ColdChain", "Nowhere"])
 
 
 @pytest.mark.parametrize("env_id", IDS)

@@ -62,3 +62,21 @@ def test_scramble_tables_give_completion_rate_and_tasks_solved(tmp_path):
     assert "| probe | 0.50 | 4.00 | 0.00 | 1.00 |" in table
     written = write_report(tmp_path, summary)
     assert (tmp_path / "scramble_conditions.png") in written
+
+
+def test_arena_report_has_a_table_per_domain():
+    from sttgym.evaluation.reports import arena_tables
+    from sttgym.evaluation.summary import arena_summary
+
+    def record(domain, level, reward):
+        return {"condition": "dynamic", "env_id": f"STTArena/{domain}-T1-{level}", "seed": 0, "run": 0,
+                "reward": reward, "calls": 3, "domain": domain, "conflict": "T1", "difficulty": level}
+    records = [record("Aa", "easy", 1.0), record("Aa", "hard", 0.5), record("Bb", "easy", 0.0)]
+    summary = {"agent": "probe", **arena_summary(records)}
+    assert summary["by_domain"]["Aa"] == {"mean": 0.75, "success": 0.5, "episodes": 2, "easy": 1.0, "medium": None,
+                                          "hard": 0.5, "impossible": None}
+    assert summary["by_domain"]["Bb"]["mean"] == 0.0
+    one = arena_tables([summary])
+    assert "## By domain" in one and "| Aa | 100.00 | – | 50.00 | – | 75.00 | 50.00 | 2 |" in one
+    both = arena_tables([summary, {**summary, "agent": "other"}])
+    assert "| Bb | 0.00 | 0.00 |" in both and "## By domain" not in both

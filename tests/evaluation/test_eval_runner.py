@@ -23,7 +23,7 @@ def domain():
 
 
 def evaluate(tmp_path, scripted=None, **options):
-    config = EvalConfig(domain="EvalToy", **options)
+    config = EvalConfig(domains=["EvalToy"], **options)
     return Runner(config, tmp_path / "run", model=scripted).run(), config
 
 
@@ -120,7 +120,7 @@ def test_llm_agent_on_the_scramble_suite_stops_through_end_episode_on_a_backend_
 
 
 def test_a_lone_surrogate_in_a_record_is_saved_and_read_back(tmp_path):
-    config = EvalConfig(domain="EvalToy", agent="noop", runs=1, limit=1)
+    config = EvalConfig(domains=["EvalToy"], agent="noop", runs=1, limit=1)
     runner = Runner(config, tmp_path / "run")
     runner.out.mkdir(parents=True)
     record = {"key": "k", "condition": "dynamic", "env_id": "x", "seed": 0, "run": 0, "reward": 0.0,

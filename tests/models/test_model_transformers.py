@@ -89,7 +89,7 @@ def test_sampling_with_a_seed_repeats(tiny_path):
 
 @pytest.mark.parametrize("agent", ["llm", "memory"])
 def test_evaluation_end_to_end_with_the_tiny_model(tiny_path, tmp_path, agent):
-    config = EvalConfig(agent=agent, model=str(tiny_path), domain="EvalToy", runs=1, limit=3, workers=3,
+    config = EvalConfig(agent=agent, model=str(tiny_path), domains=["EvalToy"], runs=1, limit=3, workers=3,
                         max_new_tokens=16, env_kwargs={"max_turns": 4})
     records = Runner(config, tmp_path / "run").run()
     assert len(records) == 3

@@ -66,3 +66,23 @@ def test_ids_from_configs_and_rows_never_import_code(toy_ids, bad, problem):
     with pytest.raises(ValueError, match=problem):
         training_instances(2, [bad])
     assert training_instances(1, ["sttgym:" + toy_ids[0]]) == [(toy_ids[0], TRAINING_SEED_START)]
+
+
+def test_a_held_out_domain_never_reaches_the_training_data(toy_ids, tmp_path):
+    from typer.testing import CliRunner
+
+    from sttgym.cli import app
+    from sttgym.training.config import Instances
+
+    ids = Instances(count=0, exclude_domains=["ColdChain"]).ids()
+    assert "STTArena/CarRental-T1-easy" in ids and not [i for i in ids if i.startswith("STTArena/ColdChain-")]
+    with pytest.raises(ValueError, match="unknown domain.*Atlantis"):
+        Instances(count=0, exclude_domains=["Atlantis"]).ids()
+    out = tmp_path / "data"
+    result = CliRunner().invoke(app, ["train", "data", "--out", str(out), "--sft", "4", "--rl", "30",
+                                      "--hold-out", "ColdChain", "--hold-out", "CarRental"])
+    assert result.exit_code == 0, result.output
+    rows = [row for part in ("sft", "rl") for row in load_dataset(out / part).to_list()]
+    assert len(rows) == 34 and {r["env_id"] for r in rows} <= set(toy_ids)
+    bad = CliRunner().invoke(app, ["train", "data", "--out", str(out), "--hold-out", "Atlantis"])
+    assert bad.exit_code != 0 and "unknown domain" in bad.output
