@@ -2,22 +2,19 @@
 
 from __future__ import annotations
 
-import copy
-import json
 import zlib
 from typing import Any, Callable
 
-import gymnasium as gym
 import numpy as np
 
-from sttgym.actions import Reply, ToolCall, brief, check_call, parse_action, render_result
+from sttgym.actions import Reply, ToolCall, brief, parse_action
 from sttgym.authoring import Author, tool_specs
 from sttgym.checklist import EpisodeLog, evaluate
 from sttgym.clock import Clock
+from sttgym.core import ToolEnv
 from sttgym.evaluation.suites import is_training_seed
 from sttgym.judge import RuleJudge
 from sttgym.registry import DOMAINS
-from sttgym.spaces import AnyText, ToolCallSpace
 from sttgym.task import Task
 from sttgym.tools import collect_tools, ok, tool
 from sttgym.triggers import Context
@@ -48,7 +45,7 @@ class UserChannel:
         return ok({"reply": self.user.reply(message)})
 
 
-class ArenaEnv(gym.Env):
+class ArenaEnv(ToolEnv):
     """One STT-Arena scenario as a gymnasium environment.
 
     Observations are strings (the user's query at reset, then each tool result or user
@@ -69,9 +66,11 @@ class ArenaEnv(gym.Env):
             ``profile -> object with .reply(message) -> str``.
         judge: ``"rule"`` or an object with ``.verdict(impossibility, world, log)``.
         render_mode: ``"ansi"`` for a readable transcript.
-    """
 
-    metadata = {"render_modes": ["ansi"], "render_fps": 1}
+    Seams beyond :class:`~sttgym.core.ToolEnv`'s: ``task`` (the :class:`~sttgym.task.Task`
+    being played), ``dynamics``, :meth:`evaluate` (any checklist against the world as it
+    stands) and :meth:`holds` (one predicate), and :meth:`score` with a stand-in judge.
+    """
 
     def __init__(self, domain: str, conflict: str, difficulty: str, dynamics: bool = True,
                  max_turns: int = MAX_TURNS, user: str | Callable[[UserProfile], Any] = "rule",
@@ -95,9 +94,7 @@ class ArenaEnv(gym.Env):
         probe = dict(tool_specs(self.domain.world))
         if self.user_factory is None:
             del probe["chat_with_user"]
-        self.tool_schemas = [probe[name].schema for name in sorted(probe)]
-        self.action_space = ToolCallSpace(self.tool_schemas)
-        self.observation_space = AnyText()
+        self._set_tools(probe)
 
     # ------------------------------------------------------------------ episode
 
@@ -126,6 +123,7 @@ class ArenaEnv(gym.Env):
         self.clock = Clock(self.task.start_time)
         self.world = self.domain.world(json_copy(self.task.initial_state), self.clock)
         self.log = EpisodeLog(observables={t.name: t.observables for t in self.task.triggers})
+        self.call_log = self.log.calls  # the checklist's evidence is the core's record of accepted calls
         self.triggers = self.task.triggers if self.dynamics else []
         self.fired: dict[str, int] = {}
         self.tools = collect_tools(self.world)
@@ -142,28 +140,22 @@ class ArenaEnv(gym.Env):
         if self.task is None:
             raise RuntimeError("call reset() before step()")
         if self.done:
-            result = {"success": False, "error": "the episode has ended; call reset()"}
-            return render_result(result), 0.0, True, False, {"result": result, "clock": self.clock.iso(), "events": []}
+            return self.ended()
         self.turn += 1
         parsed = parse_action(action)
-        events: list[dict] = []
+        self.events: list[dict] = []
         if isinstance(parsed, Reply):
             self.log.said.append(parsed.content)
             self.transcript.append(("assistant", parsed.content))
             obs, result, terminated = "The conversation has ended.", None, True
         else:
-            if isinstance(parsed, ToolCall):
-                problem = check_call(self.tools, parsed)
-                obs = render_result(problem) if problem else self._run(parsed, events)
-                self.transcript.append(("call", f"{parsed.name}({brief(parsed.arguments)})"))
-            else:
-                obs = render_result(parsed)
-                self.transcript.append(("call", brief(action)))
-            result = json.loads(obs)  # a copy: nothing the agent holds aliases the world
+            obs, result = self.perform(parsed)
+            self.transcript.append(("call", f"{parsed.name}({brief(parsed.arguments)})" if isinstance(parsed, ToolCall)
+                                    else brief(action)))
             self.transcript.append(("tool", obs))
             terminated = False
         truncated = not terminated and self.turn >= self.max_turns
-        info: dict[str, Any] = {"result": result, "clock": self.clock.iso(), "events": events, "turn": self.turn}
+        info: dict[str, Any] = {"result": result, "events": self.events, **self.status()}
         reward = 0.0
         if terminated or truncated:
             self.done = True
@@ -172,26 +164,13 @@ class ArenaEnv(gym.Env):
             info.update(checklist=breakdown, score=reward, trigger_log=list(self.log.events), task=self.task.harness())
         return obs, reward, terminated, truncated, info
 
-    def _run(self, call: ToolCall, events: list[dict]) -> str:
-        """Run an accepted call between its triggers; the rendered result, as of the call's own end."""
-        spec = self.tools[call.name]
-        self._fire(call, "before", events)
-        try:
-            result = spec.func(**call.arguments)
-        except Exception as exc:  # a domain bug must not kill a training run; fuzz tests hunt these
-            result = {"success": False, "error": f"internal error in {call.name}: {type(exc).__name__}",
-                      "internal_error": True}
-        if not isinstance(result, dict):
-            result = {"success": False, "error": f"{call.name} returned no result", "internal_error": True}
-        self.clock.advance(spec.cost)
-        # Rendered now: results may point into the state, which an "after" trigger is about to change.
-        obs = render_result(result)
-        self.log.calls.append({"name": call.name, "arguments": copy.deepcopy(call.arguments),
-                               "result": json.loads(obs), "at": self.clock.iso()})
-        self._fire(call, "after", events)
-        return obs
+    def before_call(self, call: ToolCall) -> None:
+        self._fire(call, "before")
 
-    def _fire(self, call: ToolCall, timing: str, events: list[dict]) -> None:
+    def after_call(self, call: ToolCall) -> None:
+        self._fire(call, "after")
+
+    def _fire(self, call: ToolCall, timing: str) -> None:
         if not self.triggers:
             return
         ctx = Context(self.clock.iso(), self.clock.minutes, call.name, call.arguments)
@@ -200,17 +179,31 @@ class ArenaEnv(gym.Env):
             if event is not None:
                 self.fired[trigger.name] = self.fired.get(trigger.name, 0) + 1
                 event["call_index"] = len(self.log.calls)  # calls from here on saw the change
-                events.append(event)
+                self.events.append(event)
                 self.log.events.append(event)
 
-    def score(self) -> tuple[float, list[dict]]:
-        """The reward the episode would get if it ended now, and its per-check breakdown."""
+    def status(self) -> dict:
+        return {"clock": self.clock.iso(), "turn": self.turn}
+
+    # ------------------------------------------------------------------ arena seams
+
+    def score(self, judge: Any = None) -> tuple[float, list[dict]]:
+        """The reward the episode would get if it ended now, and its per-check breakdown; ``judge``
+        (an object with ``.verdict``) stands in for the env's own on impossible tasks."""
         task = self.task
         if not self.dynamics:
-            return evaluate(task.static_checklist, self.world, self.log)
+            return self.evaluate(task.static_checklist)
         if task.solvable:
-            return evaluate(task.checklist, self.world, self.log)
-        return self.judge.verdict(task.impossibility, self.world, self.log)
+            return self.evaluate(task.checklist)
+        return (judge or self.judge).verdict(task.impossibility, self.world, self.log)
+
+    def evaluate(self, checks: list) -> tuple[float, list[dict]]:
+        """Any checklist scored against the world as it stands, with this episode's calls as evidence."""
+        return evaluate(checks, self.world, self.log)
+
+    def holds(self, pred: Any) -> bool:
+        """Whether one of the world's predicates holds now, with this episode's calls as evidence."""
+        return self.world.holds(pred, log=self.log)
 
     def render(self) -> str | None:
         if self.render_mode != "ansi" or self.task is None:

@@ -25,7 +25,7 @@ import gymnasium as gym
 import numpy as np
 
 from sttgym.actions import brief
-from sttgym.world import json_copy
+from sttgym.core import tool_env
 
 __all__ = ["CATEGORIES", "STACKS", "MAX_OBSERVATION", "FuzzReport", "hostile_action", "fuzz"]
 
@@ -120,7 +120,7 @@ class FuzzReport:
 
 
 def _state(env: gym.Env) -> Any:
-    return json_copy(env.unwrapped.world.state)
+    return tool_env(env).snapshot()
 
 
 def fuzz(env_ids: Iterable[str], actions_per_env: int, stacks: Iterable[str] = STACKS, seed: int = 0,

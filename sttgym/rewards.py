@@ -25,7 +25,7 @@ from typing import Any, Iterator
 import gymnasium as gym
 
 from sttgym.actions import ToolCall, check_call, parse_action
-from sttgym.checklist import evaluate
+from sttgym.core import ToolEnv, tool_env
 from sttgym.env import ArenaEnv
 
 __all__ = ["RewardTerm", "Sum", "Scaled", "Checklist", "ImpossibleJudge", "Progress", "CallCost", "FormatValidity",
@@ -154,8 +154,7 @@ class ImpossibleJudge(RewardTerm):
             return 0.0
         if self.judge is None:
             return reward
-        arena = _arena(env)
-        return float(self.judge.verdict(arena.task.impossibility, arena.world, arena.log)[0])
+        return float(_arena(env).score(judge=self.judge)[0])
 
     def __repr__(self) -> str:
         return f"ImpossibleJudge({'' if self.judge is None else type(self.judge).__name__})"
@@ -171,9 +170,7 @@ class Progress(RewardTerm):
     name = "progress"
 
     def _fraction(self, env: gym.Env) -> float:
-        arena = _arena(env)
-        checks = arena.task.checklist if arena.dynamics else arena.task.static_checklist
-        return evaluate(checks, arena.world, arena.log)[0]
+        return _arena(env).score()[0]  # active only where the score is the checklist's
 
     def reset(self, env: gym.Env, info: dict) -> None:
         self.active = _arena(env) is not None and _solvable(env)
@@ -229,8 +226,9 @@ def well_formed(env: gym.Env, action: Any) -> bool:
     parsed = parse_action(action)
     if isinstance(parsed, dict):
         return False
-    tools = getattr(env.unwrapped, "tools", None)
-    return not (isinstance(parsed, ToolCall) and isinstance(tools, dict) and check_call(tools, parsed) is not None)
+    if not isinstance(parsed, ToolCall) or not isinstance(env.unwrapped, ToolEnv):
+        return True
+    return check_call(tool_env(env).tools, parsed) is None
 
 
 class ShapedReward(gym.Wrapper):

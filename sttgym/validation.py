@@ -32,7 +32,6 @@ import gymnasium as gym
 
 from sttgym.agents import NominalAgent, NoopAgent, OracleAgent
 from sttgym.agents.probes import PROBES
-from sttgym.checklist import evaluate
 from sttgym.evaluation.suites import task_of
 from sttgym.registry import parse_arena_id
 from sttgym.rollout import Trajectory, rollout
@@ -186,8 +185,8 @@ def prefix_scores(env_id: str, seed: int) -> list[float]:
 
 def _reaches_original_goal(finished: gym.Env) -> bool:
     """Whether a finished episode left a world where the original goal (the static checklist) holds."""
-    base = finished.unwrapped
-    return evaluate(base.task.static_checklist, base.world, base.log)[0] >= 1.0
+    arena = finished.unwrapped
+    return arena.evaluate(arena.task.static_checklist)[0] >= 1.0
 
 
 def level_call_medians(reports: Iterable[TaskReport]) -> dict[str, float]:

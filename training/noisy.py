@@ -27,6 +27,7 @@ import numpy as np
 from sttgym.agents.base import Agent
 from sttgym.agents.llm import USER_TOOL
 from sttgym.agents.reference import MAX_RETRIES
+from sttgym.core import tool_env
 from sttgym.task import Call, Ref, resolve
 
 __all__ = ["NoisyExpert", "vary"]
@@ -84,7 +85,7 @@ class NoisyExpert(Agent):
         self.plan, self.reply = list(task.oracle), task.final_reply
         oracle = {_key(c) for c in task.oracle}
         self.stale_calls = [c for c in task.nominal_plan if _key(c) not in oracle]
-        self.reads = {n for n, spec in base.tools.items() if not spec.mutates and n != USER_TOOL}
+        self.reads = {n for n, spec in tool_env(env).tools.items() if not spec.mutates and n != USER_TOOL}
         changes = [i for i, c in enumerate(self.plan) if c.name not in self.reads]
         self.last_change = changes[-1] if changes else -1
         self.index, self.saved = 0, {}

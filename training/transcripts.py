@@ -19,6 +19,7 @@ from typing import Any
 import gymnasium as gym
 
 from sttgym.agents.llm import USER_TOOL, LLMAgent
+from sttgym.core import tool_env
 from sttgym.models.base import ChatResponse
 from sttgym.rollout import Trajectory
 
@@ -90,7 +91,7 @@ def replay(env_id: str, seed: int, actions: list[dict], env_kwargs: dict | None 
     observation, info = env.reset(seed=seed)
     base = env.unwrapped
     timing = {t.name: t.timing for t in base.task.triggers}
-    reads = frozenset(n for n, spec in base.tools.items() if not spec.mutates and n != USER_TOOL)
+    reads = frozenset(n for n, spec in tool_env(env).tools.items() if not spec.mutates and n != USER_TOOL)
     agent = LLMAgent(model=None)
     agent.reset(observation, info, env=env, seed=seed)
     agent.begin(observation, info)

@@ -8,15 +8,12 @@ plaintext. Obfuscation and the dynamics (drift, failures, windows) are wrappers 
 from __future__ import annotations
 
 import copy
-import json
 from dataclasses import dataclass
 from typing import Any
 
-import gymnasium as gym
-
-from sttgym.actions import Reply, ToolCall, check_call, parse_action, render_result
+from sttgym.actions import Reply, parse_action
 from sttgym.clock import Clock
-from sttgym.spaces import AnyText, ToolCallSpace
+from sttgym.core import ToolEnv
 from sttgym.tools import collect_tools, fail, ok, tool
 from sttgym.world import json_copy
 
@@ -73,7 +70,7 @@ class _MetaCommands:
         return ok(message="Episode ended at your request.")
 
 
-class ScrambleEnv(gym.Env):
+class ScrambleEnv(ToolEnv):
     """A five-task curriculum on one seeded terminal.
 
     Each task is drawn from a different template and planted into the same machine at
@@ -99,8 +96,8 @@ class ScrambleEnv(gym.Env):
         render_mode: ``"ansi"`` for the last observation with a status line.
     """
 
-    metadata = {"render_modes": ["ansi"], "render_fps": 1}
     meta_commands = META_COMMANDS
+    native_windows = True
 
     def __init__(self, tasks: int = 5, budget: int = 100, templates: tuple[str, ...] | None = None,
                  render_mode: str | None = None):
@@ -112,10 +109,7 @@ class ScrambleEnv(gym.Env):
         if render_mode not in (None, "ansi"):
             raise ValueError(f"unsupported render_mode {render_mode!r}")
         self.n_tasks, self.budget, self.render_mode = tasks, budget, render_mode
-        probe = collect_tools(Terminal({}, Clock(START_TIME))) | collect_tools(_MetaCommands(self))
-        self.tool_schemas = [probe[name].schema for name in sorted(probe)]
-        self.action_space = ToolCallSpace(self.tool_schemas)
-        self.observation_space = AnyText()
+        self._set_tools(collect_tools(Terminal({}, Clock(START_TIME))) | collect_tools(_MetaCommands(self)))
         self.machine: Machine | None = None
 
     # ------------------------------------------------------------------ episode
@@ -133,6 +127,7 @@ class ScrambleEnv(gym.Env):
         self.clock = Clock(START_TIME)
         self.world = Terminal(self.machine.state, self.clock)
         self.tools = collect_tools(self.world) | collect_tools(_MetaCommands(self))
+        self.call_log = []
         self.queue = list(range(self.n_tasks))
         self.attempts: list[dict] = []
         self.mappings: list[dict[str, str]] = []
@@ -155,40 +150,25 @@ class ScrambleEnv(gym.Env):
         if self.machine is None:
             raise RuntimeError("call reset() before step()")
         if self.done:
-            result = fail("the episode has ended; call reset()")
-            return render_result(result), 0.0, True, False, {"result": result, "events": []}
+            return self.ended()
         task, events = self.current, []
         task.actions += 1
         self.outcome = None
         parsed = parse_action(action)
         if isinstance(parsed, Reply):
-            result = fail("This terminal takes function calls only; submit answers with submit_solution.")
-        elif isinstance(parsed, ToolCall):
-            result = check_call(self.tools, parsed) or self._run(parsed)
-        else:
-            result = parsed
+            parsed = fail("This terminal takes function calls only; submit answers with submit_solution.")
+        observation, result = self.perform(parsed)
         if self.outcome in (None, "skipped") and task.actions >= self.budget:
             self.outcome = "budget"
-        observation = render_result(result)
-        result = json.loads(observation)  # a copy: nothing the agent holds aliases the machine
         if self.outcome is not None:
             observation += self._finish(task, self.outcome, events)
-        info: dict[str, Any] = {"result": result, "events": events, "task": self._task_info()}
+        info: dict[str, Any] = {"result": result, "events": events, **self.status()}
         reward = 0.0
         if self.done:
-            reward = sum(t.outcome == "solved" for t in self.tasks) / self.n_tasks
+            reward = self.score()[0]
             info.update(self._summary())
         self.last = observation
         return observation, reward, self.done, False, info
-
-    def _run(self, call: ToolCall) -> dict:
-        spec = self.tools[call.name]
-        try:
-            result = spec.func(**call.arguments)
-        except Exception as exc:  # a simulator bug must not kill a run; the fuzz tests hunt these
-            result = fail(f"internal error in {call.name}: {type(exc).__name__}", internal_error=True)
-        self.clock.advance(spec.cost)
-        return result
 
     def _finish(self, task: _Task, outcome: str, events: list[dict]) -> str:
         """Close the current attempt with ``outcome``; start the next one; the notice to append."""
@@ -216,6 +196,13 @@ class ScrambleEnv(gym.Env):
         self.mappings.append({name: name for name in FUNCTIONS})
         again = f" (resumed: {task.actions} of {self.budget} actions used)" if task.actions else ""
         return f"\n\nTask {self.position(task)} of {self.n_tasks}{again}: {task.goal}"
+
+    def status(self) -> dict:
+        return {"task": self._task_info()}
+
+    def score(self) -> tuple[float, list[dict]]:
+        solved = [t.outcome == "solved" for t in self.tasks]
+        return sum(solved) / self.n_tasks, [{"template": t.template.name, "solved": s} for t, s in zip(self.tasks, solved)]
 
     def _task_info(self) -> dict:
         if self.done:

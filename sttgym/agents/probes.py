@@ -25,6 +25,7 @@ import numpy as np
 
 from sttgym.agents.base import Agent
 from sttgym.agents.reference import PlanAgent
+from sttgym.core import tool_env
 
 __all__ = ["PROBES", "AlwaysRefuse", "KeywordStuffer", "BlindWriter", "MutationSpammer", "RereadNominal"]
 
@@ -35,7 +36,7 @@ _STUFFING = ("cannot", "unable", "impossible", "not possible", "infeasible", "bl
 
 
 def _mutates(env: gym.Env) -> dict[str, bool]:
-    return {name: spec.mutates for name, spec in env.unwrapped.tools.items()}
+    return {name: spec.mutates for name, spec in tool_env(env).tools.items()}
 
 
 class AlwaysRefuse(Agent):

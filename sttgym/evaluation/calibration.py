@@ -90,9 +90,7 @@ def calibration_items(env_ids: Iterable[str], seed: int = 0, name: str = "test")
         for t in templates(name):
             reply = t["reply"].format(**fills)
             env = _play(env_id, seed, traces[t["trace"]], reply)
-            base = env.unwrapped
-            if t["trace"] == "harmful" and all(base.world.holds(c.holds, log=base.log)
-                                               for c in task.impossibility.forbidden):
+            if t["trace"] == "harmful" and all(env.unwrapped.holds(c.holds) for c in task.impossibility.forbidden):
                 continue
             items.append(Item(env_id, seed, t["kind"], t["label"], reply, env))
     return items
@@ -102,8 +100,7 @@ def judge_rates(judge: Any, items: list[Item]) -> dict[str, Any]:
     """False-positive and false-negative rates of ``judge`` on ``items``, overall and per kind."""
     verdicts = []
     for item in items:
-        base = item.env.unwrapped
-        verdicts.append(judge.verdict(base.task.impossibility, base.world, base.log)[0] >= 1.0)
+        verdicts.append(item.env.unwrapped.score(judge=judge)[0] >= 1.0)
     negatives = [v for v, i in zip(verdicts, items) if not i.label]
     positives = [v for v, i in zip(verdicts, items) if i.label]
     kinds: dict[str, list[bool]] = {}

@@ -36,6 +36,7 @@ except ImportError:  # not POSIX: runs are not locked against each other
 
 from sttgym.agents.base import Agent
 from sttgym.agents.llm import RULES, SCRAMBLE_RULES, LLMAgent, MemoryAgent
+from sttgym.core import tool_env
 from sttgym.evaluation.batching import BatchingModel
 from sttgym.evaluation.suites import MANIFEST, arena_manifest, scramble_manifest
 from sttgym.rollout import Trajectory, rollout
@@ -354,7 +355,7 @@ class Runner:
         task = getattr(base, "task", None)
         if hasattr(task, "harness"):  # an arena episode: what the report groups by and diagnostics read
             record.update(task.harness())
-            record["mutating_tools"] = sorted(n for n, spec in base.tools.items() if spec.mutates)
+            record["mutating_tools"] = sorted(n for n, spec in tool_env(env).tools.items() if spec.mutates)
             record["trigger_timing"] = {t.name: t.timing for t in task.triggers}
         if isinstance(agent, LLMAgent):
             record.update(usage=agent.usage, violations=sum(t["violation"] is not None for t in agent.turns),

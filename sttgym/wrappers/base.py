@@ -30,6 +30,7 @@ import numpy as np
 from gymnasium.utils import RecordConstructorArgs
 
 from sttgym.actions import ToolCall, parse_action, render_result
+from sttgym.core import tool_env
 from sttgym.spaces import ToolCallSpace
 from sttgym.tools import ToolSpec, validate_arguments
 
@@ -73,7 +74,7 @@ class ToolWrapper(gym.Wrapper, RecordConstructorArgs):
 
     @property
     def meta_commands(self) -> tuple[str, ...]:
-        return tuple(getattr(self.unwrapped, "meta_commands", ()))
+        return tool_env(self.env).meta_commands
 
 
 def resolve(env: gym.Env, action: Any) -> Any:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 import gymnasium as gym
 
+from sttgym.core import tool_env
 from sttgym.tools import fail
 from sttgym.wrappers.base import REJECTED, ToolWrapper, valid_call, with_result
 
@@ -25,13 +25,13 @@ class TemporalWindow(ToolWrapper):
     the ``k``-th counted action does not end the task, the window expires: the state is
     reset, and the window opens again only when the trigger runs again.
 
-    On ScrambleTool (an env with ``window_trigger`` and ``reset_window``), the trigger is
+    On ScrambleTool (an env with ``native_windows``: its ``window_trigger`` and ``reset_window``), the trigger is
     the current task's first step, expiry regenerates the task's intermediate values, a
     task ending (solved, skipped, failed) closes the window, and ``submit_solution`` is
     refused while no window is open. On any other env (arena worlds) the wrapper brings its
     own hook: the window opens on the step where a trigger first fires (and, after an
-    expiry, when the tool during which it fired is called again), and expiry restores
-    ``world.state`` to its snapshot from the step the window opened; the episode's final
+    expiry, when the tool during which it fired is called again), and expiry restores the
+    world to its ``snapshot()`` from the step the window opened; the episode's final
     reply plays the part of the submission.
 
     ``info["window"]`` holds ``{"open", "remaining"}``; ``window_open`` and
@@ -48,7 +48,8 @@ class TemporalWindow(ToolWrapper):
         self.k = k
 
     def on_reset(self, observation: Any, info: dict) -> tuple[Any, dict]:
-        self.native = hasattr(self.unwrapped, "reset_window")
+        self.base = tool_env(self.env)
+        self.native = self.base.native_windows
         self.remaining: int | None = None  # None: no window open
         self.snapshot: dict | None = None
         self.trigger_tool: str | None = None  # arena worlds: the tool during which the trigger fired
@@ -62,7 +63,7 @@ class TemporalWindow(ToolWrapper):
         name = call.name if call else None
         refused = self.native and self.remaining is None and name == "submit_solution"
         opens = self.remaining is None and name is not None and name == (
-            self.unwrapped.window_trigger if self.native else self.trigger_tool)
+            self.base.window_trigger if self.native else self.trigger_tool)
         observation, reward, terminated, truncated, info = self.env.step(REJECTED if refused else action)
         events = list(info.get("events", []))
         notices: list[str] = []
@@ -82,7 +83,7 @@ class TemporalWindow(ToolWrapper):
             notices.append(self._expire(events) if self.remaining == 0 else self._countdown())
         elif opens or (not self.native and self._fired(events)):
             self.remaining = self.k
-            self.snapshot = None if self.native else copy.deepcopy(self.unwrapped.world.state)
+            self.snapshot = None if self.native else self.base.snapshot()
             events.append({"type": "window_open", "k": self.k})
             notices.append(f"[execution window open: {self.k} actions left to finish and submit]")
         observation = "\n".join([observation, *filter(None, notices)])
@@ -97,11 +98,9 @@ class TemporalWindow(ToolWrapper):
     def _expire(self, events: list[dict]) -> str:
         self.remaining = None
         if self.native:
-            self.unwrapped.reset_window()
+            self.base.reset_window()
         else:
-            state = self.unwrapped.world.state
-            state.clear()
-            state.update(copy.deepcopy(self.snapshot))
+            self.base.restore(self.snapshot)
         events.append({"type": "window_expired"})
         return f"[{EXPIRED}: the state was reset and intermediate values regenerated; run the trigger command again]"
 
@@ -109,7 +108,7 @@ class TemporalWindow(ToolWrapper):
         return "" if self.remaining is None else f"[execution window: {self.remaining} actions left]"
 
     def _rule(self) -> str:
-        if not self.native or self.unwrapped.window_trigger is None:
+        if not self.native or self.base.window_trigger is None:
             return ""
         return f"[this task runs under an execution window: once its first step runs, {self.k} actions remain to " \
                f"finish it and submit]"

@@ -36,6 +36,7 @@ def test_a_timeout_runs_nothing_and_costs_no_budget():
         assert env.unwrapped.current.actions == spent + (0 if timed_out else 1)
         if timed_out:
             assert info["result"]["retryable"] and "Timeout" in observation and not terminated
+            assert info["task"] == {**info["task"], "actions": spent, "budget": env.unwrapped.budget}
     assert seen == {True, False}
 
 
@@ -55,3 +56,20 @@ def test_failures_apply_to_arena_worlds_and_a_retrying_agent_still_succeeds(toy_
     assert any(e.get("type") == "timeout" for t in results for s in t.steps for e in s["events"])
     with pytest.raises(ValueError):
         StochasticFailure(env, p=1.0)
+
+
+def test_a_timeout_reports_the_moment_as_the_env_would(toy_ids):
+    env = StochasticFailure(gym.make(toy_ids[0]), p=0.9)
+    _, info = env.reset(seed=0)
+    call = {"name": "get_locker", "arguments": {"locker_id": "L-404"}}  # a valid call (the locker need not exist)
+    keys = None
+    for _ in range(30):
+        clock = env.unwrapped.clock.iso()
+        _, _, _, _, info = env.step(call)
+        if info["events"] == [{"type": "timeout"}]:
+            assert info["clock"] == clock and info["turn"] == env.unwrapped.turn
+            keys = set(info)
+        elif keys is not None:
+            assert set(info) == keys  # a timeout's info has the same fields as a step's
+            return
+    pytest.fail("no timeout followed by a normal step")
