@@ -44,7 +44,7 @@ from pathlib import Path
 import gymnasium as gym
 
 import sttgym  # noqa: F401  (registers the ids)
-from sttgym.evaluation.suites import BENCHMARK_SEEDS
+from sttgym.manifests import BENCHMARK_SEEDS
 from sttgym.models.tiny import build_tiny_model
 from sttgym.training.config import RLSettings, SFTSettings
 from sttgym.training.engine import copy_accuracy, evaluate_policy

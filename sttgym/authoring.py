@@ -27,6 +27,7 @@ from sttgym.clock import Clock, format_time
 from sttgym.tools import ToolSpec, argument_problem, collect_tools, signature_text
 from sttgym.task import Call, Ref, resolve
 from sttgym.triggers import Context, Trigger
+from sttgym.user import UserChannel
 from sttgym.world import Op, Pred, World, json_copy, operations_of, predicates_of, signature_problem
 
 __all__ = ["Author", "Plan", "DryRun", "tool_specs"]
@@ -38,8 +39,6 @@ def tool_specs(world: type[World]) -> dict[str, ToolSpec]:
     """The agent-facing tools of a world class (its own and ``chat_with_user``), by name."""
     cache = world.__dict__.get("_tool_spec_cache")
     if cache is None:
-        from sttgym.env import UserChannel
-
         cache = collect_tools(world({}, Clock("2000-01-01T00:00")))
         cache.update(collect_tools(UserChannel(None, None)))
         setattr(world, "_tool_spec_cache", cache)

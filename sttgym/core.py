@@ -9,7 +9,7 @@ world). The arena env adds triggers and checklist scoring through the hooks; the
 env adds budgets and its curriculum around the cycle.
 
 Wrappers, reward terms, runners and trainers use only the seams documented on
-:class:`ToolEnv` (reach them with :func:`tool_env`), never other attributes: ``tools``,
+:class:`ToolEnv` (reach them with :func:`tool_env`), never other attributes: ``tools``, ``done``,
 ``call_log``, ``status()``, ``snapshot()``/``restore()``, ``score()``, and for envs that
 own their execution windows ``native_windows``/``window_trigger``/``reset_window()``.
 """
@@ -87,6 +87,8 @@ class ToolEnv(gym.Env):
     Seams (the public surface wrappers, rewards, runners and trainers rely on):
 
     - ``tools``: the tools the env accepts now, with cost, whether they change the world, schema;
+    - ``done``: whether the episode is over; ``meta_commands``: tools that steer the episode
+      (ScrambleTool's submit/skip/end) rather than act on the world;
     - ``call_log``: every accepted call of the episode (:class:`CallRecord`);
     - :meth:`status`: the step-info fields that describe the present moment (a wrapper that
       answers an action itself, such as a timeout, reports them unchanged);

@@ -12,37 +12,18 @@ from sttgym.authoring import Author, tool_specs
 from sttgym.checklist import EpisodeLog, evaluate
 from sttgym.clock import Clock
 from sttgym.core import ToolEnv
-from sttgym.evaluation.suites import is_training_seed
+from sttgym.manifests import is_training_seed
 from sttgym.judge import RuleJudge
 from sttgym.registry import DOMAINS
 from sttgym.task import Task
-from sttgym.tools import collect_tools, ok, tool
+from sttgym.tools import collect_tools
 from sttgym.triggers import Context
-from sttgym.user import RuleUser, UserProfile
+from sttgym.user import RuleUser, UserChannel, UserProfile
 from sttgym.world import json_copy, named_problems
 
 __all__ = ["ArenaEnv"]
 
 MAX_TURNS = 50
-
-
-class UserChannel:
-    """The ``chat_with_user`` tool: the agent's only way to talk to the user before it ends."""
-
-    def __init__(self, user: Any, log: EpisodeLog):
-        self.user, self.log = user, log
-
-    @tool(cost=2)
-    def chat_with_user(self, message: str) -> dict:
-        """Send a message to the user and read their reply. Use it to ask for missing details or to report a problem.
-
-        Args:
-            message: What to say to the user.
-        """
-        if not message.strip():
-            return {"success": False, "error": "the message is empty"}
-        self.log.said.append(message)
-        return ok({"reply": self.user.reply(message)})
 
 
 class ArenaEnv(ToolEnv):

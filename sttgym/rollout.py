@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import gymnasium as gym
 
-from sttgym.agents.base import Agent
+if TYPE_CHECKING:  # agents load only when used
+    from sttgym.agents.base import Agent
+
 
 __all__ = ["Trajectory", "rollout"]
 

@@ -32,7 +32,7 @@ import gymnasium as gym
 
 from sttgym.agents import NominalAgent, NoopAgent, OracleAgent
 from sttgym.agents.probes import PROBES
-from sttgym.evaluation.suites import task_of
+from sttgym.manifests import task_of
 from sttgym.registry import parse_arena_id
 from sttgym.rollout import Trajectory, rollout
 

@@ -19,7 +19,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from sttgym.evaluation.suites import TRAINING_SEED_START
+from sttgym.manifests import TRAINING_SEED_START
 from sttgym.registry import DOMAINS, arena_ids, parse_arena_id, registered_arena_id
 
 __all__ = ["Instances", "SFTSettings", "KLSettings", "RLSettings", "load_settings", "resolve_model", "world_size",

@@ -29,7 +29,7 @@ import numpy as np
 
 from sttgym.agents.base import Agent
 from sttgym.agents.llm import LLMAgent
-from sttgym.evaluation.suites import TRAINING_SEED_START, is_training_seed
+from sttgym.manifests import TRAINING_SEED_START, is_training_seed
 from sttgym.registry import arena_ids, registered_arena_id
 from sttgym.rollout import rollout
 from sttgym.training.noisy import NoisyExpert

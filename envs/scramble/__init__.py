@@ -9,19 +9,14 @@ Registers the paper's six conditions, each the plaintext curriculum env under a 
 - ``ScrambleTool/Failure``: Base + each valid call times out with probability ``FAILURE_P``;
 - ``ScrambleTool/Window``: Base + a 10-action execution window after each task's trigger;
 - ``ScrambleTool/All``: Base + drift + failures + windows.
-
-It also registers the terminal's playbook for the cycle-tracing reference agent.
 """
 
 from functools import partial
 
 import gymnasium as gym
 
-from sttgym.agents.cycle_tracing import register_playbook
 from sttgym.vector import make_vector_env
 from sttgym.wrappers import MappingDrift, Obfuscate, StochasticFailure, TemporalWindow
-
-from sttgym.envs.scramble.playbook import playbook
 
 DRIFT_FRACTION = 0.25  # 7 of 28 identifiers, as in the paper
 FAILURE_P = 0.1  # see docs/scramble.md: frequent enough to hit most tasks, rare enough to cost little
@@ -61,5 +56,3 @@ for _condition in CONDITIONS:
     if _id not in gym.registry:
         gym.register(_id, entry_point=partial(make_condition, _condition),
                      vector_entry_point=partial(make_vector_env, _id))
-
-register_playbook("ScrambleTool", playbook())

@@ -4,8 +4,8 @@ The agent has no privileged information: it reads only its observations and the 
 listing. What it knows beforehand is a :class:`Playbook`, an operator's prior knowledge of
 the terminal *without its mapping*: each function's plaintext parameters, how each answers
 a nonsense probe, and the procedure for each kind of task. A package registers its playbook
-with :func:`register_playbook` (the ScrambleTool package does on import); the agent uses the
-one that recognises the first goal it is given.
+with :func:`register_playbook` (the ScrambleTool terminal's is known by name and loaded on
+first use); the agent uses the one that recognises the first goal it is given.
 
 Its policy:
 
@@ -28,6 +28,7 @@ Its policy:
 
 from __future__ import annotations
 
+import importlib
 import json
 import re
 from collections import Counter
@@ -40,7 +41,7 @@ from sttgym.agents.base import Agent
 from sttgym.wrappers.obfuscation import MISMATCH
 from sttgym.wrappers.window import EXPIRED, NOT_OPEN
 
-__all__ = ["CycleTracingAgent", "Playbook", "register_playbook", "PLAYBOOKS", "signature", "probe_arguments"]
+__all__ = ["CycleTracingAgent", "Playbook", "register_playbook", "playbook_named", "PLAYBOOKS", "signature", "probe_arguments"]
 
 META = ("submit_solution", "skip_task", "end_episode")
 PROBE = "zz-probe"
@@ -68,11 +69,21 @@ class Playbook:
     plan: Callable[[str], Procedure | None]
 
 
-PLAYBOOKS: dict[str, Playbook] = {}
+PLAYBOOKS: dict[str, Playbook | Callable[[], Playbook]] = {
+    "ScrambleTool": lambda: importlib.import_module("sttgym.envs.scramble.playbook").playbook(),
+}
 
 
-def register_playbook(name: str, playbook: Playbook) -> None:
+def register_playbook(name: str, playbook: Playbook | Callable[[], Playbook]) -> None:
+    """Make ``playbook`` (or a function that builds it on first use) known to the agent."""
     PLAYBOOKS[name] = playbook
+
+
+def playbook_named(name: str) -> Playbook:
+    """A registered playbook, built now if it was registered as a function."""
+    if not isinstance(PLAYBOOKS[name], Playbook):
+        PLAYBOOKS[name] = PLAYBOOKS[name]()
+    return PLAYBOOKS[name]
 
 
 def probe_arguments(types: list[str]) -> list[Any]:
@@ -109,7 +120,7 @@ class CycleTracingAgent(Agent):
 
     def reset(self, observation: str, info: dict, env: gym.Env | None = None, seed: int | None = None) -> None:
         self.playbook = self.fixed_playbook or next(
-            (p for p in PLAYBOOKS.values() if p.goal(observation)), None)
+            (p for p in map(playbook_named, list(PLAYBOOKS)) if p.goal(observation)), None)
         names = [t["function"]["name"] for t in info.get("tools", [])]
         self.ids = [n for n in names if n not in META]
         self.plain = self.playbook is not None and set(self.ids) <= set(self.playbook.functions)

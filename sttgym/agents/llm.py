@@ -33,11 +33,11 @@ import gymnasium as gym
 from sttgym.agents.base import Agent
 from sttgym.models.base import ChatModel, ChatResponse
 from sttgym.models.parsing import extract_json_object, has_malformed_call
+from sttgym.user import USER_TOOL
 
 __all__ = ["LLMAgent", "MemoryAgent", "FINAL_REPLY", "RULES", "SCRAMBLE_RULES", "is_final_reply"]
 
 FINAL_REPLY = "Task Completed"
-USER_TOOL = "chat_with_user"
 END_TOOL = "end_episode"  # the ScrambleTool meta-command that stops an episode
 
 RULES = """You are an assistant that carries out a user's request by calling the tools of an environment.

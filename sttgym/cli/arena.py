@@ -101,7 +101,7 @@ def export(out: Path = typer.Option(Path("runs/export"), help="Directory for the
            hf: bool = typer.Option(True, "--hf/--no-hf", help="Also save a Hugging Face dataset (needs `datasets`).")
            ) -> None:
     """Write benchmark (and training) instances as task JSON, one row per instance, replayable by sttgym eval --tasks."""
-    from sttgym.evaluation.suites import arena_manifest, export_rows
+    from sttgym.manifests import arena_manifest, export_rows
 
     try:
         splits = {manifest: arena_manifest(name=manifest)}
@@ -151,7 +151,8 @@ def calibrate_judge(judge: str = typer.Option("rule", help="rule, or llm (with -
                     ) -> None:
     """Measure an impossible-task judge's false-positive and false-negative rates on the labelled reply set."""
     from sttgym.evaluation.calibration import calibration_items, judge_rates
-    from sttgym.judge import LLMJudge, RuleJudge
+    from sttgym.judge import RuleJudge
+    from sttgym.judge.llm import LLMJudge
 
     if judge == "rule":
         chosen = RuleJudge()
@@ -187,7 +188,7 @@ def freeze(name: str = typer.Argument(..., help="The new manifest's name, e.g. a
     """Freeze the registered arena ids over the benchmark seeds as a new, versioned manifest (maintainers)."""
     from importlib import resources
 
-    from sttgym.evaluation.suites import freeze_manifest
+    from sttgym.manifests import freeze_manifest
 
     path = Path(str(resources.files("sttgym").joinpath(f"data/manifests/{name}.json")))
     if path.exists() and not force:

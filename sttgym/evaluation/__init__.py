@@ -1,1 +1,1 @@
-"""Evaluation: benchmark suites, the runner, metrics, reports and failure diagnostics."""
+"""Evaluation: the runner, metrics, reports and failure diagnostics."""

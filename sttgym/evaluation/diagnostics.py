@@ -28,6 +28,8 @@ import json
 from collections import Counter
 from typing import Iterable
 
+from sttgym.user import USER_TOOL
+
 __all__ = ["MODES", "diagnose", "count_modes"]
 
 MODES: dict[str, str] = {
@@ -35,7 +37,6 @@ MODES: dict[str, str] = {
     "misdiagnosis": "Misdiagnosis of the trigger",
     "missing_verification": "Missing post-adaptation verification",
 }
-USER_TOOL = "chat_with_user"  # talking to the user is neither a change nor a read-back of the state
 
 
 def _calls(record: dict) -> list[tuple[int, str, str, bool]]:

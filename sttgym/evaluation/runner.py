@@ -38,7 +38,7 @@ from sttgym.agents.base import Agent
 from sttgym.agents.llm import RULES, SCRAMBLE_RULES, LLMAgent, MemoryAgent
 from sttgym.core import tool_env
 from sttgym.evaluation.batching import BatchingModel
-from sttgym.evaluation.suites import MANIFEST, arena_manifest, scramble_manifest
+from sttgym.manifests import MANIFEST, arena_manifest, scramble_manifest
 from sttgym.rollout import Trajectory, rollout
 
 __all__ = ["EvalConfig", "Episode", "Runner", "REFERENCE_AGENTS", "CONDITIONS", "load_records"]
@@ -397,8 +397,8 @@ class Runner:
         return model
 
     def _make_env(self, episode: Episode, model: Any) -> gym.Env:
-        from sttgym.judge import LLMJudge
-        from sttgym.user import LLMUser
+        from sttgym.judge.llm import LLMJudge
+        from sttgym.user.llm import LLMUser
 
         kwargs = {**self.config.env_kwargs, **CONDITIONS[episode.condition]}
         if self.config.suite == "arena":

@@ -104,7 +104,7 @@ def suite_corpus(seeds_per_env: int = 2) -> Iterator[str]:
     import gymnasium as gym
 
     from sttgym.agents import OracleAgent
-    from sttgym.evaluation.suites import TRAINING_SEED_START
+    from sttgym.manifests import TRAINING_SEED_START
     from sttgym.registry import arena_ids
     from sttgym.rollout import rollout
 

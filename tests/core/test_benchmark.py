@@ -10,7 +10,7 @@ import sttgym
 from sttgym.agents import OracleAgent
 from sttgym.cli import app
 from sttgym.evaluation.calibration import calibration_items, judge_rates
-from sttgym.evaluation.suites import BENCHMARK_SEEDS, arena_manifest, digest, export_rows, load_manifest, task_of
+from sttgym.manifests import BENCHMARK_SEEDS, arena_manifest, digest, export_rows, load_manifest, task_of
 from sttgym.judge import RuleJudge
 from sttgym.registry import DOMAINS
 

@@ -10,9 +10,9 @@ from tests.evaluation.scripted import ScriptedModel, nominal_policy, text
 import sttgym
 from sttgym.agents import LLMAgent, MemoryAgent
 from sttgym.agents.llm import is_final_reply, merge
-from sttgym.judge import LLMJudge
+from sttgym.judge.llm import LLMJudge
 from sttgym.models.base import ChatResponse
-from sttgym.user import LLMUser
+from sttgym.user.llm import LLMUser
 
 EASY, IMPOSSIBLE = "STTArena/EvalToy-T1-easy", "STTArena/EvalToy-T1-impossible"
 

@@ -7,7 +7,7 @@ import pytest
 
 import sttgym  # noqa: F401  (registers the ScrambleTool ids and the playbook)
 from sttgym.agents import CycleTracingAgent
-from sttgym.agents.cycle_tracing import PLAYBOOKS
+from sttgym.agents.cycle_tracing import playbook_named
 from sttgym.envs.scramble.terminal import FUNCTIONS
 from sttgym.evaluation.scramble_metrics import scramble_metrics
 from sttgym.rollout import Trajectory, rollout
@@ -33,7 +33,7 @@ def _play(env, seed: int, agent: CycleTracingAgent | None = None) -> Trajectory:
 
 
 def test_the_playbook_tells_every_function_apart_by_its_probe_answer():
-    playbook = PLAYBOOKS["ScrambleTool"]
+    playbook = playbook_named("ScrambleTool")
     assert sorted(playbook.signatures.values()) == sorted(FUNCTIONS)
     assert playbook.echoed == {"decrypt_payload": "encrypted_text", "read_file_from_archive": "archive_path"}
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from sttgym.evaluation.suites import BENCHMARK_SEEDS, is_training_seed
+from sttgym.manifests import BENCHMARK_SEEDS, is_training_seed
 from sttgym.training.data import load_dataset
 
 DEMO = Path(__file__).resolve().parents[2] / "examples" / "train_cpu_demo.py"

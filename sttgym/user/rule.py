@@ -1,0 +1,43 @@
+"""The rule-based user simulator, the default behind ``chat_with_user``.
+
+It is deterministic: it answers from the task's user
+profile, matching the agent's question against keyword sets. Withheld facts come out only
+when the question names them; on impossible tasks the user refuses any change to the
+original requirement.
+"""
+
+from __future__ import annotations
+
+import re
+
+from sttgym.user.profile import Answer, UserProfile
+
+__all__ = ["RuleUser"]
+
+_WORD = re.compile(r"[a-z0-9]+(?:[-_][a-z0-9]+)*")
+_ALTERNATIVE = {"instead", "alternative", "alternatively", "another", "different", "other", "change", "switch",
+                "substitute", "later", "earlier", "replace", "swap", "move", "reschedule", "cancel", "drop"}
+
+
+def _words(text: str) -> set[str]:
+    return set(_WORD.findall(text.lower()))
+
+
+def _best(answers: list[Answer], words: set[str]) -> Answer | None:
+    scored = [(sum(k.lower() in words for k in a.keywords), i, a) for i, a in enumerate(answers)]
+    scored = [s for s in scored if s[0] > 0]
+    return max(scored, key=lambda s: (s[0], -s[1]))[2] if scored else None
+
+
+class RuleUser:
+    """Answers from a :class:`UserProfile`; the same question always gets the same answer."""
+
+    def __init__(self, profile: UserProfile):
+        self.profile = profile
+
+    def reply(self, message: str) -> str:
+        words = _words(message)
+        if self.profile.insist and words & _ALTERNATIVE:
+            return self.profile.insist
+        answer = _best(self.profile.withheld, words) or _best(self.profile.clarifications, words)
+        return answer.text if answer else self.profile.fallback
