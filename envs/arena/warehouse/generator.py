@@ -130,8 +130,9 @@ class Network:
     def set(self, *path: str, value) -> object:
         return self.author.op.set_field(path=list(path), value=value)
 
-    def sets(self, container: str, ident: str, **fields) -> list:
-        return [self.set(container, ident, k, value=v) for k, v in fields.items()]
+    def sets(self, *path: str, **fields) -> list:
+        """Operations setting several fields of the entry at ``path``."""
+        return [self.set(*path, k, value=v) for k, v in fields.items()]
 
     def trigger(self, name: str, description: str, when, effect: list, shown: tuple, activation: tuple = (),
                 timing: str = "after", also: tuple = ()) -> Trigger:
@@ -288,6 +289,10 @@ class Order:
 
     def truck(self, truck: str) -> Call:
         return self.net.author.call.get_truck(truck_id=truck)
+
+    def call_for(self, shown: tuple) -> Call:
+        """The read ``(tool, args)`` as a plan step."""
+        return getattr(self.net.author.call, shown[0])(**shown[1])
 
     def tell(self, message: str) -> Call:
         return self.net.author.call.chat_with_user(message=message)
