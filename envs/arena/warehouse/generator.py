@@ -323,11 +323,12 @@ class Order:
         return self.net.author.call.cancel_dispatch(dispatch_id=did(step))
 
     # plans
-    def nominal(self, warehouse: str, truck: str, slot: str) -> Plan:
-        """The plain plan: read the order, the stock, the docks and the truck's route; reserve, book, dispatch."""
+    def nominal(self, warehouse: str, truck: str, slot: str, inbound: str = "") -> Plan:
+        """The plain plan: read the order, the stock, the docks and the truck's route; reserve (against
+        ``inbound``, if given), book, dispatch."""
         return Plan(look=[self.read(), self.inventory(warehouse), self.trucks(warehouse), self.slots(warehouse),
                           self.route(warehouse, truck)],
-                    reserve=[self.reserve(warehouse)], book=[self.book(slot, truck)],
+                    reserve=[self.reserve(warehouse, inbound=inbound)], book=[self.book(slot, truck)],
                     go=[self.dispatch(truck, slot, save_as="d0")])
 
     def ship(self, warehouse: str, truck: str, slot: str, quantity: int = 0, step: str = "r1") -> list[Call]:
@@ -373,11 +374,13 @@ class Order:
 def base(author: Author, start: datetime | None = None, quantity: int = 0, warehouse: str = "",
          shift_end: str = "") -> tuple[Network, Order, str, str, str]:
     """A network, the order (``quantity`` or a drawn one) to a drawn store, the warehouse that holds the
-    stock (one of the two nearest the store, or ``warehouse``), its truck and its first dock slot after 20 minutes:
+    stock (one of the two nearest the store, or ``warehouse``: ``"hub"`` for the hub), its truck and its first dock slot after 20 minutes:
     ``(net, order, warehouse, truck, slot)``."""
     net = new_network(author, start)
     order = new_order(net, quantity or 10 * author.integer(20, 60))
-    if not warehouse:
+    if warehouse == "hub":
+        warehouse = net.hub
+    elif not warehouse:
         warehouse = one(author, net.nearest(order.store, net.warehouses)[:2])
     net.stock(warehouse, order.quantity + 10 * author.integer(0, 8))
     truck = net.add_truck(warehouse, order.quantity + 10 * author.integer(0, 10), shift_end=shift_end)

@@ -52,10 +52,11 @@ def build(author: Author, level: str) -> Task:
         small = 10 * author.integer(q // 20 + 1, q // 10 - 2)
         local = net.add_truck(home, small, RIGID)
         helper = net.add_truck(sister, q - small + 10 * author.integer(0, 3), RIGID)
-        look = seen + [order.trucks(), order.slots(home)]
+        look = seen + [order.trucks(), order.route(home, local), order.slots(home)]
         fix = [order.split(q - small, "r0", "r1"), order.unbook(slot)]
         first = net.slot(home, net.time_after(stale + look + fix, triggers))
-        fix += [order.book(first, local), order.dispatch(local, first, "r0"), order.route(sister, helper)]
+        fix += [order.book(first, local), order.dispatch(local, first, "r0"), order.read(),
+                order.route(sister, helper)]
         ready = net.time_after(stale + look + fix, triggers) + timedelta(minutes=net.minutes(sister, home, RIGID))
         second = net.slot(home, ready)
         if second == first:
