@@ -356,6 +356,8 @@ class Order:
                   f"cover all {self.quantity} units of {self.oid}", holds=pred.secured(order_id=self.oid)),
             Check(name="delivered_in_full", description=f"dispatches reaching {self.store} by the due time carry all "
                   f"{self.quantity} units", holds=pred.fulfilled(order_id=self.oid)),
+            Check(name="no_partial_fill", gate=True, description="a part dispatched on time has the rest of the "
+                  "order secured with it: no stranded partial delivery", holds=pred.no_partial_fill(order_id=self.oid)),
             Check(name="not_overshipped", gate=True, description=f"no more than {self.quantity} units are dispatched",
                   holds=pred.not_overshipped(order_id=self.oid)),
         ]

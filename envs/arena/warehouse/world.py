@@ -549,6 +549,11 @@ class WarehouseWorld(World):
         return held + self._on_time(order_id) >= self.orders[order_id]["quantity"]
 
     @predicate
+    def no_partial_fill(self, order_id: str) -> bool:
+        """Nothing was dispatched on time, or the rest of the order is secured too: no stranded partial delivery."""
+        return self._on_time(order_id) == 0 or self.secured(order_id)
+
+    @predicate
     def not_overshipped(self, order_id: str) -> bool:
         """The live dispatches of the order carry no more than its quantity."""
         return sum(d["quantity"] for d in self._live_dispatches(order_id)) <= self.orders[order_id]["quantity"]

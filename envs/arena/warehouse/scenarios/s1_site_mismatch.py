@@ -53,10 +53,12 @@ def build(author: Author, level: str) -> Task:
     elif level == "hard":
         spare, extra = net.add_truck(sister, q), net.add_truck(third, q)
         look = seen + [order.trucks(), order.slots(sister), order.slots(third)]
-        first = order.ship(sister, spare, net.slot(sister, net.time_after(stale + look, triggers)), found, "r1")
-        second = [order.read(), order.unbook(slot)]
-        at = net.time_after(stale + look + first + second, triggers)
-        oracle = stale + look + first + second + order.ship(third, extra, net.slot(third, at), q - found, "r2")
+        fix = look + [order.reserve(sister, found, "r1"), order.read(), order.reserve(third, q - found, "r2"),
+                      order.unbook(slot)]
+        for site, lorry, step in ((sister, spare, "r1"), (third, extra, "r2")):
+            pick = net.slot(site, net.time_after(stale + fix, triggers))
+            fix += [order.book(pick, lorry), order.dispatch(lorry, pick, step)]
+        oracle = stale + fix
     else:
         oracle = stale + seen + [order.inventory(sister)] + order.refuse(
             f"I can't ship {order.oid}: cycle count {count} found that {home} has none of {order.sku}; the {found} "

@@ -55,9 +55,10 @@ def build(author: Author, level: str) -> Task:
             fix = look + order.ship(sister, spare, net.slot(sister, net.time_after(stale + look, triggers))) + \
                 [order.unbook(slot)]
         else:
-            first = [order.reserve(home, left, "r1"), order.dispatch(truck, slot, "r1"), order.read()]
-            at = net.time_after(stale + look + first, triggers)
-            fix = look + first + order.ship(sister, spare, net.slot(sister, at), q - left, "r2")
+            first = [order.reserve(home, left, "r1"), order.read(), order.reserve(sister, q - left, "r2"),
+                     order.dispatch(truck, slot, "r1")]
+            pick = net.slot(sister, net.time_after(stale + look + first, triggers))
+            fix = look + first + [order.book(pick, spare), order.dispatch(spare, pick, "r2")]
         oracle = stale + fix
     settle_due(order, [] if level == "impossible" else oracle, triggers, plan.calls)
     query = (f"Hi, {order.record['customer']} replenishment desk. Please ship {order.what} from "

@@ -67,11 +67,12 @@ def build(author: Author, level: str) -> Task:
             fix = seen + look + [order.unbook(slot)]
             fix += order.ship(sister, spare, net.slot(sister, net.time_after(stale + fix, triggers)))
         else:
-            fix = seen + [order.read(), order.inventory(home), order.reserve(home, left, "r1"), order.trucks(home),
-                          order.slots(home)]
+            fix = seen + [order.read(), order.inventory(home), order.reserve(home, left, "r1"), order.read()] + look
+            fix += [order.reserve(sister, q - left, "r2"), order.trucks(home), order.slots(home)]
             fix += [order.book(net.slot(home, net.time_after(stale + fix, triggers)), local)]
-            fix += [order.dispatch(local, fix[-1].arguments["slot_id"], "r1"), order.read()] + look
-            fix += order.ship(sister, spare, net.slot(sister, net.time_after(stale + fix, triggers)), q - left, "r2")
+            fix += [order.dispatch(local, fix[-1].arguments["slot_id"], "r1")]
+            fix += [order.book(net.slot(sister, net.time_after(stale + fix, triggers)), spare)]
+            fix += [order.dispatch(spare, fix[-1].arguments["slot_id"], "r2")]
         oracle = stale + fix
     settle_due(order, [] if level == "impossible" else oracle, triggers, plan.calls)
     query = (f"Good morning, {order.record['customer']} logistics. Please ship {order.what} from "
