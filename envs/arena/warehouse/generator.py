@@ -228,7 +228,8 @@ def new_network(author: Author, start: datetime | None = None) -> Network:
         for k in range(int(20 * 60 / SLOT_EVERY)):
             begin = first + timedelta(minutes=SLOT_EVERY * k)
             state["dock_slots"][f"DS-{a.serial(1000, 9999)}"] = {
-                "warehouse": wid, "start": format_time(begin), "end": format_time(begin + timedelta(minutes=SLOT_LENGTH)),
+                "warehouse": wid, "start": format_time(begin),
+                "end": format_time(begin + timedelta(minutes=SLOT_LENGTH)),
                 "status": "free", "truck": None}
     for wid in sites:  # drivers whose shift has ended: part of the yard, never an alternative
         for _ in range(a.integer(0, 1)):
@@ -376,7 +377,8 @@ class Order:
 def base(author: Author, start: datetime | None = None, quantity: int = 0, warehouse: str = "",
          shift_end: str = "") -> tuple[Network, Order, str, str, str]:
     """A network, the order (``quantity`` or a drawn one) to a drawn store, the warehouse that holds the
-    stock (one of the two nearest the store, or ``warehouse``: ``"hub"`` for the hub), its truck and its first dock slot after 20 minutes:
+    stock (one of the two nearest the store, or ``warehouse``: ``"hub"`` for the hub), its truck and its first
+    dock slot after 20 minutes:
     ``(net, order, warehouse, truck, slot)``."""
     net = new_network(author, start)
     order = new_order(net, quantity or 10 * author.integer(20, 60))

@@ -172,7 +172,8 @@ class WarehouseWorld(World):
         if warehouse_id not in self.warehouses:
             return fail(f"no warehouse {warehouse_id!r}")
         rows = [self._stock_row(warehouse_id, s) for s in sorted(self.inventory.get(warehouse_id, {}))]
-        inbound = [{"inbound_id": i, **x, "unreserved": max(0, x["quantity"] - self._reserved(warehouse_id, x["sku"], i))}
+        inbound = [{"inbound_id": i, **x,
+                    "unreserved": max(0, x["quantity"] - self._reserved(warehouse_id, x["sku"], i))}
                    for i, x in sorted(self.inbound.items()) if x["warehouse"] == warehouse_id]
         return ok({"warehouse_id": warehouse_id, "status": self.warehouses[warehouse_id]["status"], "stock": rows,
                    "inbound": inbound})
@@ -232,7 +233,8 @@ class WarehouseWorld(World):
         Args:
             location: Only trucks at (or heading to) this site; empty for all.
         """
-        rows = [{"truck_id": t, **x} for t, x in sorted(self.trucks.items()) if not location or x["location"] == location]
+        rows = [{"truck_id": t, **x} for t, x in sorted(self.trucks.items())
+                if not location or x["location"] == location]
         return ok({"trucks": rows})
 
     @tool
@@ -245,7 +247,8 @@ class WarehouseWorld(World):
         truck = self.trucks.get(truck_id)
         if truck is None:
             return fail(f"no truck {truck_id!r}")
-        slots = [s for s, x in sorted(self.dock_slots.items()) if x.get("truck") == truck_id and x["status"] == "booked"]
+        slots = [s for s, x in sorted(self.dock_slots.items())
+                 if x.get("truck") == truck_id and x["status"] == "booked"]
         return ok({"truck_id": truck_id, **truck, "booked_slots": slots})
 
     @tool(cost=2)
@@ -480,7 +483,8 @@ class WarehouseWorld(World):
                                 "status": "scheduled", "note": ""}
         truck.update(status="en_route", location=order["store"], available_from=format_time(arrives))
         return ok({"dispatch_id": did, **self.dispatches[did]},
-                  message=f"{truck_id} leaves {wid} at {format_time(departs)}, at {order['store']} {format_time(arrives)}")
+                  message=f"{truck_id} leaves {wid} at {format_time(departs)}, "
+                          f"at {order['store']} {format_time(arrives)}")
 
     @tool(mutates=True, cost=3)
     def cancel_dispatch(self, dispatch_id: str) -> dict:
@@ -528,7 +532,8 @@ class WarehouseWorld(World):
     # ------------------------------------------------- predicates and operations
 
     def _live_dispatches(self, order_id: str) -> list[dict]:
-        return [d for _, d in sorted(self.dispatches.items()) if d["order"] == order_id and d["status"] in LIVE_DISPATCH]
+        return [d for _, d in sorted(self.dispatches.items())
+                if d["order"] == order_id and d["status"] in LIVE_DISPATCH]
 
     def _on_time(self, order_id: str) -> int:
         order = self.orders[order_id]

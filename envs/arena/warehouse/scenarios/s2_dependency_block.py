@@ -63,8 +63,8 @@ def build(author: Author, level: str) -> Task:
         at = net.time_after(stale + seen + [order.trucks(far), order.slots(far)], triggers)
         s1 = net.slot(far, at)
         s2 = net.slot(far, shift(net.slot_start(s1), 1))
-        fix = [order.trucks(far), order.slots(far), order.reserve(far, q, "r1"), order.split(q - small, "r1", "r2"),
-               order.book(s1, t1), order.dispatch(t1, s1, "r1"), order.book(s2, t2), order.dispatch(t2, s2, "r2")]
+        fix = [order.trucks(far), order.slots(far), order.reserve(far, q, "r1"), order.split(small, "r1", "r2"),
+               order.book(s1, t1), order.dispatch(t1, s1, "r2"), order.book(s2, t2), order.dispatch(t2, s2, "r1")]
         oracle = stale + seen + fix
         settle_due(order, oracle, triggers, plan.calls)
     else:
@@ -77,7 +77,8 @@ def build(author: Author, level: str) -> Task:
         oracle = stale + seen + fix + order.ship(sister, spare, net.slot(sister, at))
         settle_due(order, oracle, triggers, plan.calls)
     query = (f"Hello, this is dispatch planning for {order.record['customer']}. Please get {order.what} out of "
-             f"{net.name(home)} ({home}), which holds the stock: reserve it, book a loading-dock slot for truck {truck} "
+             f"{net.name(home)} ({home}), which holds the stock: reserve it, book a loading-dock slot for truck "
+             f"{truck} "
              "and dispatch it.")
     return make_task(order, query, triggers, plan, oracle, "planning a store replenishment", {
         ("lockdown", "inspection", "locked"): "We did not know about any inspection; please ship from wherever "

@@ -53,15 +53,15 @@ def build(author: Author, level: str) -> Task:
         local = net.add_truck(home, small, RIGID)
         helper = net.add_truck(sister, q - small + 10 * author.integer(0, 3), RIGID)
         look = seen + [order.trucks(), order.route(home, local), order.slots(home)]
-        fix = [order.split(q - small, "r0", "r1"), order.unbook(slot)]
+        fix = [order.split(small, "r0", "r1"), order.unbook(slot)]
         first = net.slot(home, net.time_after(stale + look + fix, triggers))
-        fix += [order.book(first, local), order.dispatch(local, first, "r0"), order.read(),
+        fix += [order.book(first, local), order.dispatch(local, first, "r1"), order.read(),
                 order.route(sister, helper)]
         ready = net.time_after(stale + look + fix, triggers) + timedelta(minutes=net.minutes(sister, home, RIGID))
         second = net.slot(home, ready)
         if second == first:
             second = net.slot(home, net.state["dock_slots"][first]["end"])
-        fix += [order.book(second, helper), order.dispatch(helper, second, "r1")]
+        fix += [order.book(second, helper), order.dispatch(helper, second, "r0")]
         oracle = stale + look + fix
     else:
         oracle = stale + seen + [order.find()] + order.refuse(

@@ -61,9 +61,9 @@ def build(author: Author, level: str) -> Task:
         oracle = stale + look + [order.book(later, spare), order.dispatch(spare, later)]
     elif level == "hard":
         small = net.state["trucks"][helpers[0]]["capacity"]
-        look = seen + [order.slots(home), order.split(q - small, "r0", "r1")]
+        look = seen + [order.slots(home), order.split(small, "r0", "r1")]
         fix, used = [], []
-        for helper, step in zip(helpers, ("r0", "r1")):
+        for helper, step in zip(helpers, ("r1", "r0")):
             site = net.state["trucks"][helper]["location"]
             fix.append(order.route(site, helper))
             ready = net.time_after(stale + look + fix, triggers) + timedelta(minutes=net.minutes(

@@ -37,8 +37,9 @@ def build(author: Author, level: str) -> Task:
     if parts[0] != q and level != "impossible":
         parts.append(q - sum(parts))
     sources = sites[:len(parts)]
-    for site, part in zip(sources, parts):
-        net.stock(site, part + (0 if level == "impossible" else 10 * author.integer(0, 2) * (part == parts[-1])))
+    for i, (site, part) in enumerate(zip(sources, parts)):
+        last = i == len(parts) - 1 and level != "impossible"
+        net.stock(site, part + 10 * author.integer(0, 2) * last)
     stale = plan.upto("reserve")
     seen = [order.inventory(hub), order.find()]
     if level == "hard":

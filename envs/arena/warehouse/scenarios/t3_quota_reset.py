@@ -50,8 +50,8 @@ def build(author: Author, level: str) -> Task:
     elif level == "hard":
         night = net.add_truck(home, 10 * author.integer(q // 30 + 3, q // 15 + 3),
                               shift_end=format_time(midnight + timedelta(hours=author.integer(6, 8))))
-        part = q - net.state["trucks"][night]["capacity"]
-        net.stock(sister, part + 10 * author.integer(0, 2))
+        part = q - net.state["trucks"][night]["capacity"] + 10 * author.integer(0, 2)  # all the sister holds
+        net.stock(sister, part)
         spare = net.add_truck(sister, q)
         look = seen + [order.trucks(home), order.find(), order.trucks(sister), order.slots(sister)]
         fix = look + order.ship(sister, spare, net.slot(sister, net.time_after(stale + look, triggers)), part)
