@@ -419,7 +419,8 @@ def make_task(order: Order, query: str, triggers: list[Trigger], nominal: Plan |
     few things at the end (before its refusal, when impossible), so its tool sequence varies."""
     net, impossible, answers = order.net, order.impossible, dict(answers or {})
     nominal = nominal.calls if isinstance(nominal, Plan) else nominal
-    checks = [order.read(), order.find(), order.trucks(), net.author.call.list_orders(store_id=order.store)]
+    checks = [order.read(), order.find(), order.trucks(), net.author.call.list_orders(store_id=order.store),
+              net.author.call.list_warehouses()]
     extra = [checks[int(i)] for i in net.author.rng.permutation(len(checks))[:net.author.integer(1, 3)]]
     said = [c for c in oracle if c.name == "chat_with_user"]
     oracle = [c for c in oracle if c.name != "chat_with_user"] + extra + said
