@@ -32,7 +32,7 @@ from sttgym.task import Call, Ref, Task
 from sttgym.triggers import Observable, Trigger
 from sttgym.user import Answer, UserProfile
 
-__all__ = ["Author", "Plan", "Task", "Network", "Order", "new_network", "new_order", "base", "rid", "did", "one",
+__all__ = ["Author", "Plan", "Task", "Network", "Order", "new_network", "new_order", "base", "rid", "did", "draw",
            "make_task", "settle_due"]
 
 _REGIONS = ["North", "South", "East", "West", "Coast", "Valley", "Lakes", "Plains", "Uplands", "Delta"]
@@ -62,7 +62,7 @@ def did(step: str) -> Ref:
     return Ref(step=step, path=("data", "dispatch_id"))
 
 
-def one(author: Author, items: list):
+def draw(author: Author, items: list):
     """One of ``items`` (not names: no split to respect)."""
     return items[author.integer(0, len(items) - 1)]
 
@@ -206,7 +206,7 @@ def new_network(author: Author, start: datetime | None = None) -> Network:
         net.warehouses.append(wid)
     for name in a.pick(_STORES, a.integer(3, 5)):
         sid = f"ST-{code(name)}{a.serial(10, 99)}"
-        state["stores"][sid] = {"name": f"{name} store", "region": one(a, regions)}
+        state["stores"][sid] = {"name": f"{name} store", "region": draw(a, regions)}
         net.stores.append(sid)
 
     def road(x: str, y: str, lo: int, hi: int) -> None:
@@ -237,7 +237,7 @@ def new_network(author: Author, start: datetime | None = None) -> Network:
                           shift_end=format_time(start - timedelta(hours=a.integer(1, 4))))
     for _ in range(a.integer(2, 3)):
         oid = f"ORD-{a.serial(10000, 99999)}"
-        state["orders"][oid] = {"customer": a.pick(_CUSTOMERS), "store": one(a, net.stores), "sku": one(a, skus[1:]),
+        state["orders"][oid] = {"customer": a.pick(_CUSTOMERS), "store": draw(a, net.stores), "sku": draw(a, skus[1:]),
                                 "quantity": 10 * a.integer(3, 30), "priority": "standard", "note": "",
                                 "due_by": format_time(start + timedelta(hours=a.integer(6, 30)))}
     return net
@@ -385,7 +385,7 @@ def base(author: Author, start: datetime | None = None, quantity: int = 0, wareh
     if warehouse == "hub":
         warehouse = net.hub
     elif not warehouse:
-        warehouse = one(author, net.nearest(order.store, net.warehouses)[:2])
+        warehouse = draw(author, net.nearest(order.store, net.warehouses)[:2])
     net.stock(warehouse, order.quantity + 10 * author.integer(0, 8))
     truck = net.add_truck(warehouse, order.quantity + 10 * author.integer(0, 10), shift_end=shift_end)
     return net, order, warehouse, truck, net.slot(warehouse, net.start + timedelta(minutes=20))
@@ -394,7 +394,7 @@ def base(author: Author, start: datetime | None = None, quantity: int = 0, wareh
 def new_order(net: Network, quantity: int, store: str = "") -> Order:
     a = net.author
     oid = f"ORD-{a.serial(10000, 99999)}"
-    store = store or one(a, net.stores)
+    store = store or draw(a, net.stores)
     net.state["orders"][oid] = {"customer": a.pick(_CUSTOMERS), "store": store, "sku": net.sku, "quantity": quantity,
                                 "priority": "standard", "note": "",
                                 "due_by": format_time(net.start + timedelta(days=3))}
@@ -415,8 +415,9 @@ def settle_due(order: Order, calls: list[Call], triggers: list[Trigger], nominal
 
 def make_task(order: Order, query: str, triggers: list[Trigger], nominal: Plan | list[Call], oracle: list[Call],
               persona: str, answers: dict[tuple, str] | None = None, insist: str = "") -> Task:
-    """The task (impossible once the oracle went through :meth:`Order.refuse`). The oracle double-checks a drawn
-    few things at the end (before its refusal, when impossible), so its tool sequence varies."""
+    """Assemble the task; it is impossible when the oracle ends in :meth:`Order.refuse`. Before signing off (or
+    refusing) the oracle re-reads one to three drawn records, as operators do, so its call sequence differs
+    between seeds while every timing the story measured stays put."""
     net, impossible, answers = order.net, order.impossible, dict(answers or {})
     nominal = nominal.calls if isinstance(nominal, Plan) else nominal
     checks = [order.read(), order.find(), order.trucks(), net.author.call.list_orders(store_id=order.store),

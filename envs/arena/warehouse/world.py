@@ -591,11 +591,6 @@ class WarehouseWorld(World):
         """The order has a scheduled dispatch out of ``warehouse_id``."""
         return any(d["warehouse"] == warehouse_id for d in self._live_dispatches(order_id))
 
-    @predicate
-    def call_argument(self, name: str, value: Any, ctx) -> bool:
-        """The call being made passes ``value`` as ``name`` (triggers restrict this to writes by activation)."""
-        return ctx is not None and ctx.arguments.get(name) == value
-
     @operation
     def cut_holds(self, warehouse_id: str, minutes: int, notice: str) -> None:
         """An early pick-wave cut-off: held reservations there lapse now; new holds last ``minutes``."""

@@ -18,11 +18,11 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from sttgym.clock import format_time
-from sttgym.envs.arena.warehouse.generator import Author, Task, base, make_task, new_network, settle_due
+from sttgym.envs.arena.warehouse.generator import Author, Task, base, make_task, settle_due
 
 
 def build(author: Author, level: str) -> Task:
-    day = new_network(author).start.replace(hour=0, minute=0)  # a drawn date; the network is drawn again below
+    day = datetime(author.integer(2024, 2025), 1, 1) + timedelta(days=author.integer(10, 330))
     start = day + timedelta(hours=19, minutes=5 * author.integer(0, 11))
     midnight = day + timedelta(days=1)
     shift = {"hard": midnight - timedelta(minutes=5 * author.integer(2, 10))}.get(
