@@ -321,3 +321,22 @@ def test_instances_differ_and_a_stored_task_replays():
     assert rollout(again, OracleAgent(), seed=5).reward == 1.0
     _, other = start("STTArena/Warehouse-ST2-hard", seed=6)
     assert other.task.initial_state != first.task.initial_state
+
+
+@pytest.mark.parametrize("env_id", ["STTArena/Warehouse-ST1-easy", "STTArena/Warehouse-S3-easy",
+                                    "STTArena/Warehouse-ST3-easy"])
+def test_noticing_the_change_and_stopping_earns_only_the_noticed_milestone(env_id):
+    # The stale reservation survives these changes; it is not a recovery, so only noticed_change holds.
+    env, arena = start(env_id, seed=2)
+    task = arena.task
+    calls = task.nominal_plan[:task.nominal_plan.index(next(c for c in task.nominal_plan
+                                                            if c.name == "book_dock_slot")) + 1]
+    saved = {}
+    for c in calls:
+        saved[c.save_as or ""] = call(env, c.name, **resolve(c.arguments, saved))
+    seen = task.triggers[0].observable
+    assert call(env, seen.tool, **seen.args)["success"]
+    *_, info = env.step({"content": "Task Completed"})
+    passed = {c["name"] for c in info["checklist"] if c["passed"]}
+    assert "noticed_change" in passed and "stock_secured" not in passed
+    assert info["score"] == pytest.approx(1 / 3)

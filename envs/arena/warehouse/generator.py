@@ -364,14 +364,17 @@ class Order:
         ]
 
     def checklist(self, trigger: str) -> list[Check]:
-        """The goal, its milestones counted only once the change was noticed."""
+        """The goal, its milestones counted only once the change was noticed; the stock counts as secured only
+        through reservations made after the change (a stale reservation that merely survived is no recovery)."""
         pred = self.net.author.pred
         saw = pred.noticed(trigger=trigger)
+        fresh = {"stock_secured": pred.secured_since(order_id=self.oid, trigger=trigger)}
         return [Check(name="noticed_change", description=f"the agent read what {trigger} changed, after it did",
                       holds=saw),
-                *[c if c.gate else c.model_copy(update={"description": f"{c.description}, after noticing {trigger}",
-                                                        "holds": pred.all_of(preds=[saw, c.holds])})
-                  for c in self.goal()]]
+                *[c if c.gate else c.model_copy(update={
+                    "description": f"{c.description}, after noticing {trigger}"
+                    + (" (reservations made since)" if c.name in fresh else ""),
+                    "holds": pred.all_of(preds=[saw, fresh.get(c.name, c.holds)])}) for c in self.goal()]]
 
 
 def base(author: Author, start: datetime | None = None, quantity: int = 0, warehouse: str = "",

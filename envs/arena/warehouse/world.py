@@ -545,13 +545,23 @@ class WarehouseWorld(World):
         """Dispatches arriving at the order's store by its due time carry the full quantity."""
         return self._on_time(order_id) >= self.orders[order_id]["quantity"]
 
+    def _held(self, order_id: str, since: str = "") -> int:
+        return sum(r["quantity"] for r in self.reservations.values()
+                   if r["order"] == order_id and live_status(r, self._now) == "held" and r["held_at"] >= since
+                   and self.warehouses[r["warehouse"]]["status"] == "open")
+
     @predicate
     def secured(self, order_id: str) -> bool:
         """Live reservations at open warehouses plus on-time dispatches cover the full quantity."""
-        held = sum(r["quantity"] for r in self.reservations.values()
-                   if r["order"] == order_id and live_status(r, self._now) == "held"
-                   and self.warehouses[r["warehouse"]]["status"] == "open")
-        return held + self._on_time(order_id) >= self.orders[order_id]["quantity"]
+        return self._held(order_id) + self._on_time(order_id) >= self.orders[order_id]["quantity"]
+
+    @predicate
+    def secured_since(self, order_id: str, trigger: str, log) -> bool:
+        """Like ``secured``, counting only reservations made once ``trigger`` had fired: the recovery's own."""
+        fired = next((e["at"] for e in log.events if e["trigger"] == trigger), None)
+        if fired is None:
+            return False
+        return self._held(order_id, fired) + self._on_time(order_id) >= self.orders[order_id]["quantity"]
 
     @predicate
     def no_partial_fill(self, order_id: str) -> bool:

@@ -76,7 +76,7 @@ def build(author: Author, level: str) -> Task:
             fix.append(order.cancel("d0"))
         oracle = stale + seen + fix + order.ship(sister, spare, net.slot(sister, at))
         settle_due(order, oracle, triggers, plan.calls)
-    query = (f"Hello, this is dispatch planning for {order.record['customer']}. Please get {order.what} out of "
+    query = (f"Hello, this is dispatch planning for {order.record['customer']}. Please get {order.what}, out of "
              f"{net.name(home)} ({home}), which holds the stock: reserve it, book a loading-dock slot for truck "
              f"{truck} "
              "and dispatch it.")

@@ -68,7 +68,7 @@ def build(author: Author, level: str) -> Task:
             f"I can't get {order.oid} to {store}: a flood has closed every road into it ({', '.join(access)}), so no "
             "truck from any warehouse can reach the store.", ["district_restriction"], access)
     settle_due(order, [] if level == "impossible" else oracle, triggers, plan.calls)
-    query = (f"Hello, {order.record['customer']} supply team. Please ship {order.what} from {net.name(home)} "
+    query = (f"Hello, {order.record['customer']} supply team. Please ship {order.what}, from {net.name(home)} "
              f"({home}) with the articulated truck {truck}: reserve, book a dock slot and dispatch.")
     return make_task(order, query, triggers, plan, oracle, "supplying a town-centre store", {
         ("weight", "rigid", "smaller", "road", "route"): "Any truck that can legally reach the store is fine."},

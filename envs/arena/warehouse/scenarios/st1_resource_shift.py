@@ -86,7 +86,7 @@ def build(author: Author, level: str) -> Task:
             f"{net.state['trucks'][last]['shift_end'][11:]}, before it could reach {order.store}.",
             ["fleet_reallocation"], ["reallocated"])
     settle_due(order, [] if level == "impossible" else oracle, triggers, plan.calls)
-    query = (f"Hi, {order.record['customer']} transport desk. Please ship {order.what} from {net.name(home)} "
+    query = (f"Hi, {order.record['customer']} transport desk. Please ship {order.what}, from {net.name(home)} "
              f"({home}): reserve it, book a dock slot for truck {truck} and dispatch.")
     return make_task(order, query, triggers, plan, oracle, "arranging a weekly delivery", {
         ("truck", "fleet", "vehicle", "driver"): "Any truck is fine as long as everything arrives on time."},

@@ -15,11 +15,14 @@ from __future__ import annotations
 from sttgym.envs.arena.warehouse.generator import Author, Task, base, make_task, settle_due
 
 NOTICE = "Power outage: cold store down, stock quarantined"
+COLD = ["insulin pens", "flu vaccine doses", "chilled yoghurt trays", "blood test kits", "fresh salmon crates",
+        "probiotic drink packs", "vaccine vials", "frozen pea sacks"]
 
 
 def build(author: Author, level: str) -> Task:
     net, order, hub, truck, slot = base(author, quantity=10 * author.integer(30, 60), warehouse="hub")
     pred, q, sku = author.pred, order.quantity, order.sku
+    net.state["skus"][sku]["name"] = author.pick(COLD)
     plan = order.nominal(hub, truck, slot)
     on_hand = net.state["inventory"][hub][sku]["on_hand"]
     sites = net.nearest(order.store, net.warehouses)
@@ -69,7 +72,7 @@ def build(author: Author, level: str) -> Task:
             fix += [order.book(pick, lorry), order.dispatch(lorry, pick, step)]
         oracle = stale + fix
     settle_due(order, [] if level == "impossible" else oracle, triggers, plan.calls)
-    query = (f"Hello, {order.record['customer']} cold-chain desk. Please ship {order.what} from the "
+    query = (f"Hello, {order.record['customer']} cold-chain desk. Please ship {order.what}, from the "
              f"{net.name(hub)} ({hub}): reserve the units, book a dock slot for truck {truck} and dispatch.")
     return make_task(order, query, triggers, plan, oracle, "supplying temperature-controlled stock", {
         ("partial", "part", "split", "fewer", "less"): f"We need all {q} units; splitting over trucks is fine."},

@@ -61,7 +61,7 @@ def build(author: Author, level: str) -> Task:
             fix = look + first + [order.book(pick, spare), order.dispatch(spare, pick, "r2")]
         oracle = stale + fix
     settle_due(order, [] if level == "impossible" else oracle, triggers, plan.calls)
-    query = (f"Hi, {order.record['customer']} replenishment desk. Please ship {order.what} from "
+    query = (f"Hi, {order.record['customer']} replenishment desk. Please ship {order.what}, from "
              f"{net.name(home)} ({home}): reserve the units, book a dock slot for truck {truck} and dispatch it.")
     return make_task(order, query, triggers, plan, oracle, "replenishing a store before a promotion", {
         ("wave", "cut-off", "cutoff", "lapsed", "expired"): "I don't follow the warehouse's waves; just get the "

@@ -75,7 +75,7 @@ def build(author: Author, level: str) -> Task:
             fix += [order.dispatch(spare, fix[-1].arguments["slot_id"], "r2")]
         oracle = stale + fix
     settle_due(order, [] if level == "impossible" else oracle, triggers, plan.calls)
-    query = (f"Good morning, {order.record['customer']} logistics. Please ship {order.what} from "
+    query = (f"Good morning, {order.record['customer']} logistics. Please ship {order.what}, from "
              f"{net.name(home)} ({home}) on truck {truck}: reserve, book a dock slot and dispatch.")
     return make_task(order, query, triggers, plan, oracle, "keeping a store stocked", {
         ("priority", "critical", "urgent", "queue"): "I understand the critical order goes first, but ours still "

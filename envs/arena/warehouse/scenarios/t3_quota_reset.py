@@ -83,7 +83,7 @@ def build(author: Author, level: str) -> Task:
         if due >= reset_arrival:
             due = reset_arrival - timedelta(minutes=5 + reset_arrival.minute % 5)
             order.record["due_by"] = format_time(due)
-    query = (f"Evening, {order.record['customer']} night desk here. Please ship {order.what} from "
+    query = (f"Evening, {order.record['customer']} night desk here. Please ship {order.what}, from "
              f"{net.name(home)} ({home}): reserve the units, book a dock slot for truck {truck} and dispatch it.")
     return make_task(order, query, triggers, plan, oracle, "placing a late order", {
         ("quota", "midnight", "tomorrow", "reset"): f"It only matters that everything is at {order.store} by "
