@@ -13,7 +13,7 @@ any warehouse) and the checklist every scenario shares. :class:`Network` writes 
 stories share: triggers set off by the agent's writes (:meth:`Network.on_write`) or by an earlier
 change (:meth:`Network.cascade`), field updates (:meth:`Network.set`, :meth:`Network.sets`),
 dry-run timings (:meth:`Network.time_after`, :meth:`Network.arrivals`) and the due time
-(:meth:`Network.settle_due`). :meth:`Order.refuse` writes the oracle's apology and marks the
+(:func:`settle_due`). :meth:`Order.refuse` writes the oracle's apology and marks the
 order impossible; :func:`make_task` assembles the task.
 """
 
