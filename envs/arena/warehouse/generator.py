@@ -1,0 +1,445 @@
+"""The seeded distribution network every Warehouse scenario specialises, and the pieces scenarios share.
+
+:func:`new_network` draws a network from the author's generator: a hub and three or four
+warehouses in two regions, three to five stores, roads whose links (not only their minutes) are
+drawn, loading-dock slots every 45 minutes at every warehouse (some already taken), background
+SKUs in stock everywhere, background orders and a few trucks whose drivers are off shift. The
+scenario's *focus SKU* is nowhere in stock and no truck is in service until the scenario places
+them, so a scenario decides which alternatives exist (and, when impossible, that none does).
+
+:class:`Order` is the customer order a story revolves around: it writes the plan steps
+(:meth:`Order.nominal`, the plain reserve-book-dispatch plan; :meth:`Order.ship`, the same from
+any warehouse) and the checklist every scenario shares. :class:`Network` writes the shapes the
+stories share: triggers set off by the agent's writes (:meth:`Network.on_write`) or by an earlier
+change (:meth:`Network.cascade`), field updates (:meth:`Network.set`, :meth:`Network.sets`),
+dry-run timings (:meth:`Network.time_after`, :meth:`Network.arrivals`) and the due time
+(:func:`settle_due`). :meth:`Order.refuse` writes the oracle's apology and marks the
+order impossible; :func:`make_task` assembles the task.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from sttgym.authoring import Author, Plan
+from sttgym.checklist import Check
+from sttgym.clock import format_time
+from sttgym.envs.arena.warehouse.world import truck_roads
+from sttgym.geo import shortest_route
+from sttgym.judge import Impossibility
+from sttgym.task import Call, Ref, Task
+from sttgym.triggers import Observable, Trigger
+from sttgym.user import Answer, UserProfile
+
+__all__ = ["Author", "Plan", "Task", "Network", "Order", "new_network", "new_order", "base", "rid", "did", "draw",
+           "make_task", "settle_due"]
+
+_REGIONS = ["North", "South", "East", "West", "Coast", "Valley", "Lakes", "Plains", "Uplands", "Delta"]
+_WAREHOUSES = ["Ashford", "Brookvale", "Carlow", "Dunmore", "Eastgate", "Fairbank", "Glenrock", "Hollins",
+               "Ironbridge", "Juniper", "Kingsmoor", "Larchfield", "Millbrook", "Northcote", "Oakhurst", "Pinewood"]
+_HUBS = ["Central", "Crossroads", "Meridian", "Keystone", "Summit", "Gateway"]
+_STORES = ["Market Street", "Riverside Mall", "Station Road", "Harbour View", "High Street", "Parkside",
+           "Old Mill", "Bay Plaza", "Castle Hill", "Green Lane", "Westfield", "Church Square"]
+_CUSTOMERS = ["FreshMart", "MediCare Pharmacies", "CityGrocer", "HomeBase Supplies", "NorthStar Retail",
+              "Vita Health", "QuickShop", "Greenleaf Foods", "Apex Hardware", "Sunrise Clinics"]
+_PRODUCTS = ["insulin pens", "flu vaccine doses", "bottled water cases", "infant formula tins", "printer paper reams",
+             "surgical masks boxes", "canned soup cases", "battery packs", "coffee bean bags", "detergent drums",
+             "bandage rolls", "olive oil crates"]
+_PEOPLE = ["Dana Whitfield", "Omar Haddad", "Lena Fischer", "Kenji Watanabe", "Priya Raman", "Mateo Silva",
+           "Grace Okafor", "Tomasz Nowak", "Sofia Romano", "Liam O'Brien", "Aisha Bello", "Jonas Berg"]
+SLOT_EVERY = 45  # minutes between dock slot starts
+SLOT_LENGTH = 30
+
+
+def rid(step: str) -> Ref:
+    """The reservation id a saved ``reserve_stock`` (or ``split_reservation``) step created."""
+    return Ref(step=step, path=("data", "reservation_id"))
+
+
+def did(step: str) -> Ref:
+    """The dispatch id a saved ``dispatch_truck`` step created."""
+    return Ref(step=step, path=("data", "dispatch_id"))
+
+
+def draw(author: Author, items: list):
+    """One of ``items`` (not names: no split to respect)."""
+    return items[author.integer(0, len(items) - 1)]
+
+
+def code(name: str) -> str:
+    return "".join(w[0] for w in name.replace("'", "").split()).upper()
+
+
+@dataclass
+class Network:
+    """A drawn network: the state plus the handles scenarios specialise it with."""
+
+    author: Author
+    state: dict
+    start: datetime
+    sku: str  # the focus SKU: no stock anywhere until the scenario places it
+    hub: str = ""
+    warehouses: list[str] = field(default_factory=list)  # the non-hub warehouses, in drawn order
+    stores: list[str] = field(default_factory=list)
+
+    # places and space
+    def minutes(self, a: str, b: str, tonnes: float | None = None) -> int | None:
+        route = shortest_route(truck_roads(self.state["roads"], tonnes), a, b)
+        return None if route is None else route[0]
+
+    def nearest(self, site: str, among: list[str]) -> list[str]:
+        reach = [w for w in among if w != site and self.minutes(w, site) is not None]
+        return sorted(reach, key=lambda w: (self.minutes(w, site), w))
+
+    def name(self, site: str) -> str:
+        return (self.state["warehouses"].get(site) or self.state["stores"][site])["name"]
+
+    def roads_of(self, site: str) -> list[str]:
+        return [r for r, x in sorted(self.state["roads"].items()) if site in (x["a"], x["b"])]
+
+    # stock and fleet
+    def stock(self, warehouse: str, on_hand: int, quarantined: int = 0, sku: str = "") -> None:
+        self.state["inventory"][warehouse][sku or self.sku] = {"on_hand": on_hand, "quarantined": quarantined,
+                                                               "note": ""}
+
+    def add_truck(self, site: str, capacity: int, tonnes: float = 18, shift_end: str = "",
+                  status: str = "available", available_from: str | None = None) -> str:
+        a = self.author
+        tid = f"TRK-{a.serial(100, 999)}"
+        self.state["trucks"][tid] = {
+            "name": f"{a.pick(_PEOPLE)}'s {'rigid' if tonnes < 12 else 'articulated'} truck", "capacity": capacity,
+            "tonnes": tonnes, "location": site, "available_from": available_from,
+            "shift_end": shift_end or format_time(self.start + timedelta(hours=a.integer(9, 11))),
+            "status": status, "note": ""}
+        return tid
+
+    def slot(self, warehouse: str, after: datetime | str) -> str:
+        """The first free dock slot at ``warehouse`` starting at or after ``after``."""
+        after = datetime.fromisoformat(after) if isinstance(after, str) else after
+        free = sorted((x["start"], s) for s, x in self.state["dock_slots"].items()
+                      if x["warehouse"] == warehouse and x["status"] == "free" and x["start"] >= format_time(after))
+        if not free:
+            raise ValueError(f"no free dock slot at {warehouse} after {after}")
+        return free[0][1]
+
+    def slot_start(self, slot: str) -> str:
+        return self.state["dock_slots"][slot]["start"]
+
+    # triggers and operations
+    def set(self, *path: str, value) -> object:
+        return self.author.op.set_field(path=list(path), value=value)
+
+    def sets(self, *path: str, **fields) -> list:
+        """Operations setting several fields of the entry at ``path``."""
+        return [self.set(*path, k, value=v) for k, v in fields.items()]
+
+    def trigger(self, name: str, description: str, when, effect: list, shown: tuple, activation: tuple = (),
+                timing: str = "after", also: tuple = ()) -> Trigger:
+        """A trigger; ``shown``: ``(tool, args)`` of the read that reveals it (``also``: other such reads)."""
+        return self.author.check_trigger(Trigger(
+            name=name, description=description, when=when, effect=effect, activation=list(activation),
+            timing=timing, observable=Observable(tool=shown[0], args=shown[1]),
+            also_observable=[Observable(tool=t, args=x) for t, x in also]))
+
+    def on_write(self, name: str, description: str, tool: str, effect: list, shown: tuple, when=None,
+                 timing: str = "after", also: tuple = ()) -> Trigger:
+        """A change set off by the agent's ``tool`` write (once ``when`` holds, by default at once)."""
+        when = when or self.author.pred.all_of(preds=[])
+        return self.trigger(name, description, when, effect, shown, activation=(tool,), timing=timing, also=also)
+
+    def cascade(self, name: str, description: str, path: list, value, effect: list, shown: tuple) -> Trigger:
+        """A change that follows once an earlier one left ``path`` at ``value``."""
+        return self.trigger(name, description, self.author.pred.field_equals(path=path, value=value), effect, shown,
+                            timing="after")
+
+    # timings, measured with the real tools
+    def run(self, calls: list[Call], triggers: list[Trigger] = ()):
+        return self.author.dry_run(self.state, format_time(self.start), calls, list(triggers))
+
+    def time_after(self, calls: list[Call], triggers: list[Trigger] = ()) -> datetime:
+        return datetime.fromisoformat(self.run(calls, triggers).end)
+
+    def arrivals(self, calls: list[Call], triggers: list[Trigger] = (), strict: bool = True) -> list[datetime]:
+        """Arrivals of the successful dispatches among ``calls`` run on a copy of the world; ``strict``: every
+        write must succeed (a scenario that builds a failing oracle is a bug, said at once)."""
+        out, run = [], self.run(calls, triggers)
+        for c, r in zip(calls, run.results):
+            if strict and c.name in self.author.tools and self.author.tools[c.name].mutates and not r.get("success"):
+                raise ValueError(f"{c.name}{c.arguments} fails in the dry run: {r.get('error')}")
+            if c.name == "dispatch_truck" and r.get("success"):
+                out.append(datetime.fromisoformat(r["data"]["arrives"]))
+        return out
+
+
+def new_network(author: Author, start: datetime | None = None) -> Network:
+    """A seeded network on a morning between 07:00 and 10:00 (or at ``start``)."""
+    a = author
+    if start is None:
+        start = datetime(a.integer(2024, 2025), 1, 1) + timedelta(days=a.integer(10, 330), hours=a.integer(7, 9),
+                                                                  minutes=5 * a.integer(0, 11))
+    state: dict = {k: {} for k in ("warehouses", "stores", "roads", "skus", "inventory", "inbound", "orders",
+                                   "reservations", "dock_slots", "trucks", "dispatches")}
+    state["counters"] = {"reservation": a.integer(1000, 8999), "dispatch": a.integer(100, 899)}
+    products = a.pick(_PRODUCTS, 4)
+    skus = [f"SKU-{a.serial(1000, 9999)}" for _ in products]
+    for sku, product in zip(skus, products):
+        state["skus"][sku] = {"name": product, "unit": "unit"}
+    net = Network(a, state, start, skus[0])
+    regions = a.pick(_REGIONS, 2)
+
+    def warehouse(wid: str, name: str, kind: str, region: str) -> None:
+        state["warehouses"][wid] = {"name": name, "kind": kind, "region": region, "status": "open", "notice": "",
+                                    "hold_minutes": 15 * a.integer(4, 8),
+                                    "quota": {"limit": a.integer(6, 12), "used": {format_time(start)[:10]:
+                                                                                  a.integer(0, 3)}},
+                                    "quota_note": "carrier contract: dispatches per day, reset at 00:00"}
+        state["inventory"][wid] = {s: {"on_hand": 10 * a.integer(5, 60), "quarantined": 0, "note": ""}
+                                   for s in skus[1:] if a.chance(0.8)}
+
+    hub_name = a.pick(_HUBS)
+    net.hub = f"HUB-{hub_name[:4].upper()}{a.serial(10, 99)}"
+    warehouse(net.hub, f"{hub_name} Hub", "hub", regions[0])
+    for i, name in enumerate(a.pick(_WAREHOUSES, a.integer(3, 4))):
+        wid = f"WH-{name[:3].upper()}{a.serial(10, 99)}"
+        warehouse(wid, f"{name} Warehouse", "warehouse", regions[i % 2])
+        net.warehouses.append(wid)
+    for name in a.pick(_STORES, a.integer(3, 5)):
+        sid = f"ST-{code(name)}{a.serial(10, 99)}"
+        state["stores"][sid] = {"name": f"{name} store", "region": draw(a, regions)}
+        net.stores.append(sid)
+
+    def road(x: str, y: str, lo: int, hi: int) -> None:
+        state["roads"][f"RD-{a.serial(100, 999)}"] = {"a": x, "b": y, "minutes": a.integer(lo, hi), "open": True,
+                                                      "max_tonnes": None}
+
+    sites = [net.hub] + net.warehouses
+    order = [sites[int(i)] for i in a.rng.permutation(len(sites))]
+    for x, y in zip(order, order[1:]):
+        road(x, y, 20, 45)
+    for _ in range(a.integer(1, 2)):
+        x, y = (sites[int(i)] for i in a.rng.choice(len(sites), 2, replace=False))
+        road(x, y, 35, 60)
+    for store in net.stores:
+        for w in [sites[int(i)] for i in a.rng.choice(len(sites), a.integer(1, 2), replace=False)]:
+            road(w, store, 15, 50)
+    first = datetime.fromisoformat(format_time(start)).replace(minute=0) + timedelta(minutes=30)
+    for wid in sites:
+        for k in range(int(20 * 60 / SLOT_EVERY)):
+            begin = first + timedelta(minutes=SLOT_EVERY * k)
+            state["dock_slots"][f"DS-{a.serial(1000, 9999)}"] = {
+                "warehouse": wid, "start": format_time(begin),
+                "end": format_time(begin + timedelta(minutes=SLOT_LENGTH)),
+                "status": "free", "truck": None}
+    for wid in sites:  # drivers whose shift has ended: part of the yard, never an alternative
+        for _ in range(a.integer(0, 1)):
+            net.add_truck(wid, 10 * a.integer(20, 60), status="off_shift",
+                          shift_end=format_time(start - timedelta(hours=a.integer(1, 4))))
+    for _ in range(a.integer(2, 3)):
+        oid = f"ORD-{a.serial(10000, 99999)}"
+        state["orders"][oid] = {"customer": a.pick(_CUSTOMERS), "store": draw(a, net.stores), "sku": draw(a, skus[1:]),
+                                "quantity": 10 * a.integer(3, 30), "priority": "standard", "note": "",
+                                "due_by": format_time(start + timedelta(hours=a.integer(6, 30)))}
+    return net
+
+
+@dataclass
+class Order:
+    """The customer order a story revolves around: the calls and checks that serve it."""
+
+    net: Network
+    oid: str
+    store: str
+    quantity: int
+    impossible: Impossibility | None = None  # set by :meth:`refuse`
+
+    @property
+    def sku(self) -> str:
+        return self.net.sku
+
+    @property
+    def record(self) -> dict:
+        return self.net.state["orders"][self.oid]
+
+    @property
+    def product(self) -> str:
+        return self.net.state["skus"][self.sku]["name"]
+
+    # reads
+    def read(self) -> Call:
+        return self.net.author.call.get_order(order_id=self.oid)
+
+    def inventory(self, warehouse: str) -> Call:
+        return self.net.author.call.get_inventory(warehouse_id=warehouse)
+
+    def warehouse(self, warehouse: str) -> Call:
+        return self.net.author.call.get_warehouse(warehouse_id=warehouse)
+
+    def find(self) -> Call:
+        return self.net.author.call.find_stock(sku=self.sku)
+
+    def slots(self, warehouse: str) -> Call:
+        return self.net.author.call.list_dock_slots(warehouse_id=warehouse)
+
+    def route(self, warehouse: str, truck: str = "") -> Call:
+        extra = {"truck_id": truck} if truck else {}
+        return self.net.author.call.get_route(origin_id=warehouse, destination_id=self.store, **extra)
+
+    def trucks(self, location: str = "") -> Call:
+        return self.net.author.call.list_trucks(**({"location": location} if location else {}))
+
+    def truck(self, truck: str) -> Call:
+        return self.net.author.call.get_truck(truck_id=truck)
+
+    def call_for(self, shown: tuple) -> Call:
+        """The read ``(tool, args)`` as a plan step."""
+        return getattr(self.net.author.call, shown[0])(**shown[1])
+
+    def tell(self, message: str) -> Call:
+        return self.net.author.call.chat_with_user(message=message)
+
+    # writes
+    def reserve(self, warehouse: str, quantity: int = 0, step: str = "r0", inbound: str = "") -> Call:
+        extra = {"inbound_id": inbound} if inbound else {}
+        return self.net.author.call.reserve_stock(save_as=step, order_id=self.oid, warehouse_id=warehouse,
+                                                  quantity=quantity or self.quantity, **extra)
+
+    def release(self, step: str = "r0") -> Call:
+        return self.net.author.call.release_stock(reservation_id=rid(step))
+
+    def split(self, quantity: int, step: str = "r0", into: str = "r1") -> Call:
+        return self.net.author.call.split_reservation(save_as=into, reservation_id=rid(step), quantity=quantity)
+
+    def book(self, slot: str, truck: str) -> Call:
+        return self.net.author.call.book_dock_slot(slot_id=slot, truck_id=truck)
+
+    def unbook(self, slot: str) -> Call:
+        return self.net.author.call.cancel_dock_slot(slot_id=slot)
+
+    def dispatch(self, truck: str, slot: str, step: str = "r0", save_as: str | None = None) -> Call:
+        return self.net.author.call.dispatch_truck(save_as=save_as, truck_id=truck, slot_id=slot,
+                                                   reservation_id=rid(step))
+
+    def cancel(self, step: str) -> Call:
+        return self.net.author.call.cancel_dispatch(dispatch_id=did(step))
+
+    # plans
+    def nominal(self, warehouse: str, truck: str, slot: str, inbound: str = "") -> Plan:
+        """The plain plan: read the order, the stock, the docks and the truck's route; reserve (against
+        ``inbound``, if given), book, dispatch."""
+        return Plan(look=[self.read(), self.inventory(warehouse), self.trucks(warehouse), self.slots(warehouse),
+                          self.route(warehouse, truck)],
+                    reserve=[self.reserve(warehouse, inbound=inbound)], book=[self.book(slot, truck)],
+                    go=[self.dispatch(truck, slot, save_as="d0")])
+
+    def ship(self, warehouse: str, truck: str, slot: str, quantity: int = 0, step: str = "r1") -> list[Call]:
+        """Reserve at ``warehouse``, book ``slot`` for ``truck`` and dispatch it."""
+        return [self.reserve(warehouse, quantity, step), self.book(slot, truck), self.dispatch(truck, slot, step)]
+
+    def refuse(self, message: str, changed_by: list[str], facts: list[str]) -> list[Call]:
+        """The oracle's apology (``I'm sorry, `` + ``message``); marks the order impossible."""
+        self.impossible = Impossibility(changed_by=changed_by, blocking_facts=facts, forbidden=[
+            Check(name="no_dispatch", gate=True, description=f"nothing was dispatched for {self.oid} anyway",
+                  holds=self.net.author.pred.no_dispatch(order_id=self.oid))])
+        return [self.tell(f"I'm sorry, {message}")]
+
+    @property
+    def what(self) -> str:
+        """How the user names the order: ``order ORD-12345 (300 x flu vaccine doses, SKU-1234) for ...``."""
+        return (f"order {self.oid} ({self.quantity} x {self.product}, {self.sku}) for our "
+                f"{self.net.name(self.store)} ({self.store}), due by {self.record['due_by']}")
+
+    # checks
+    def goal(self) -> list[Check]:
+        pred = self.net.author.pred
+        return [
+            Check(name="stock_secured", description=f"live reservations at open warehouses and on-time dispatches "
+                  f"cover all {self.quantity} units of {self.oid}", holds=pred.secured(order_id=self.oid)),
+            Check(name="delivered_in_full", description=f"dispatches reaching {self.store} by the due time carry all "
+                  f"{self.quantity} units", holds=pred.fulfilled(order_id=self.oid)),
+            Check(name="no_partial_fill", gate=True, description="a part dispatched on time has the rest of the "
+                  "order secured with it: no stranded partial delivery", holds=pred.no_partial_fill(order_id=self.oid)),
+            Check(name="not_overshipped", gate=True, description=f"no more than {self.quantity} units are dispatched",
+                  holds=pred.not_overshipped(order_id=self.oid)),
+        ]
+
+    def checklist(self, trigger: str) -> list[Check]:
+        """The goal, its milestones counted only once the change was noticed; the stock counts as secured only
+        through reservations made after the change (a stale reservation that merely survived is no recovery)."""
+        pred = self.net.author.pred
+        saw = pred.noticed(trigger=trigger)
+        fresh = {"stock_secured": pred.secured_since(order_id=self.oid, trigger=trigger)}
+        return [Check(name="noticed_change", description=f"the agent read what {trigger} changed, after it did",
+                      holds=saw),
+                *[c if c.gate else c.model_copy(update={
+                    "description": f"{c.description}, after noticing {trigger}"
+                    + (" (reservations made since)" if c.name in fresh else ""),
+                    "holds": pred.all_of(preds=[saw, fresh.get(c.name, c.holds)])}) for c in self.goal()]]
+
+
+def base(author: Author, start: datetime | None = None, quantity: int = 0, warehouse: str = "",
+         shift_end: str = "") -> tuple[Network, Order, str, str, str]:
+    """A network, the order (``quantity`` or a drawn one) to a drawn store, the warehouse that holds the
+    stock (one of the two nearest the store, or ``warehouse``: ``"hub"`` for the hub), its truck and its first
+    dock slot after 20 minutes:
+    ``(net, order, warehouse, truck, slot)``."""
+    net = new_network(author, start)
+    order = new_order(net, quantity or 10 * author.integer(20, 60))
+    if warehouse == "hub":
+        warehouse = net.hub
+    elif not warehouse:
+        warehouse = draw(author, net.nearest(order.store, net.warehouses)[:2])
+    net.stock(warehouse, order.quantity + 10 * author.integer(0, 8))
+    truck = net.add_truck(warehouse, order.quantity + 10 * author.integer(0, 10), shift_end=shift_end)
+    return net, order, warehouse, truck, net.slot(warehouse, net.start + timedelta(minutes=20))
+
+
+def new_order(net: Network, quantity: int, store: str = "") -> Order:
+    a = net.author
+    oid = f"ORD-{a.serial(10000, 99999)}"
+    store = store or draw(a, net.stores)
+    net.state["orders"][oid] = {"customer": a.pick(_CUSTOMERS), "store": store, "sku": net.sku, "quantity": quantity,
+                                "priority": "standard", "note": "",
+                                "due_by": format_time(net.start + timedelta(days=3))}
+    return Order(net, oid, store, quantity)
+
+
+def settle_due(order: Order, calls: list[Call], triggers: list[Trigger], nominal: list[Call] = (),
+               margin: tuple[int, int] = (20, 60)) -> str:
+    """Set the order's due time a drawn margin after the latest arrival of ``calls`` (run with ``triggers``)
+    and of ``nominal`` (run without), rounded to 5 minutes; the due time, ISO."""
+    net = order.net
+    latest = max(net.arrivals(calls, triggers) + (net.arrivals(list(nominal)) if nominal else []))
+    due = latest + timedelta(minutes=net.author.integer(*margin))
+    due -= timedelta(minutes=due.minute % 5)
+    order.record["due_by"] = format_time(due)
+    return format_time(due)
+
+
+def make_task(order: Order, query: str, triggers: list[Trigger], nominal: Plan | list[Call], oracle: list[Call],
+              persona: str, answers: dict[tuple, str] | None = None, insist: str = "") -> Task:
+    """Assemble the task; it is impossible when the oracle ends in :meth:`Order.refuse`. Before signing off (or
+    refusing) the oracle re-reads one to three drawn records, as operators do, so its call sequence differs
+    between seeds while every timing the story measured stays put."""
+    net, impossible, answers = order.net, order.impossible, dict(answers or {})
+    nominal = nominal.calls if isinstance(nominal, Plan) else nominal
+    checks = [order.read(), order.find(), order.trucks(), net.author.call.list_orders(store_id=order.store),
+              net.author.call.list_warehouses()]
+    extra = [checks[int(i)] for i in net.author.rng.permutation(len(checks))[:net.author.integer(1, 3)]]
+    said = [c for c in oracle if c.name == "chat_with_user"]
+    oracle = [c for c in oracle if c.name != "chat_with_user"] + extra + said
+    answers.setdefault(("warehouse", "another", "other", "source", "split", "truck"),
+                       "Any warehouse and any truck are fine, split over several trucks if need be, as long as the "
+                       "full quantity reaches the store on time.")
+    profile = UserProfile(
+        persona=f"{net.state['orders'][order.oid]['customer']} account manager, {persona}",
+        known_facts=[f"order {order.oid}", f"{order.quantity} x {order.sku}", f"store {order.store}",
+                     f"due {order.record['due_by']}"],
+        clarifications=[Answer(keywords=list(k), text=t) for k, t in answers.items()],
+        insist=(insist or None) if impossible else None,
+        fallback="Everything I know is in my request; please get the order out as asked.")
+    start = format_time(net.start)
+    return Task(query=query, profile=profile, start_time=start, initial_state=net.state, triggers=triggers,
+                checklist=[] if impossible else order.checklist(triggers[0].name), static_checklist=order.goal(),
+                nominal_plan=nominal, oracle=oracle, solvable=impossible is None, impossibility=impossible)
+

@@ -1,0 +1,86 @@
+"""S2 Dependency Block: a regulatory lockdown at the source warehouse halts every dispatch that depends on it.
+
+The user's order is to be reserved, loaded and sent from the warehouse that holds the stock.
+An inspection puts that warehouse under lockdown (visible in ``get_warehouse``): it releases no
+stock and dispatches nothing. Easy: the lockdown starts as the dock slot is booked; the sister
+warehouse, which holds the SKU and has its own truck, ships instead. Medium: it starts once the
+truck is loaded, so the dispatch is halted at the dock (it shows in ``get_order``) and the truck
+is held inside; the halted dispatch is cancelled and the sister ships. Hard: the lockdown widens to
+the sister warehouse too, and the far warehouse that is left only has trucks too small for the
+whole order, so the stock is split over two trucks. Impossible: every warehouse that holds the SKU
+is inside the lockdown.
+"""
+
+from __future__ import annotations
+
+from sttgym.clock import shift
+from sttgym.envs.arena.warehouse.generator import Author, Task, base, make_task, settle_due
+
+NOTICE = "Regulatory inspection: no stock may be released or dispatched"
+
+
+def build(author: Author, level: str) -> Task:
+    net, order, home, truck, slot = base(author)
+    pred, q = author.pred, order.quantity
+    others = net.nearest(order.store, [w for w in net.warehouses + [net.hub] if w != home])
+    sister, far = others[0], others[1]
+    plan = order.nominal(home, truck, slot)
+
+    def lockdown(site: str) -> list:
+        return net.sets("warehouses", site, status="locked_down", notice=NOTICE)
+
+    if level == "medium":
+        trigger = net.on_write("source_lockdown", f"an inspection locks down {home} as its truck is loaded: the "
+                               "dispatch is halted at the dock", "dispatch_truck",
+                               lockdown(home) + [author.op.halt_dispatches(warehouse_id=home, note=NOTICE)],
+                               ("get_order", {"order_id": order.oid}),
+                               when=pred.dispatched_from(order_id=order.oid, warehouse_id=home))
+        stale, seen = plan.calls, [order.read(), order.warehouse(home)]
+    else:
+        trigger = net.on_write("source_lockdown", f"an inspection locks down {home} as a dock slot is booked there",
+                               "book_dock_slot", lockdown(home), ("get_warehouse", {"warehouse_id": home}),
+                               when=pred.slot_booked_for(truck_id=truck, warehouse_id=home))
+        stale, seen = plan.upto("book"), [order.warehouse(home)]
+    triggers = [trigger]
+    seen = seen + [order.find()]
+    if level in ("hard", "impossible"):
+        triggers.append(net.cascade("lockdown_widens", f"the inspection widens to {sister}",
+                                    ["warehouses", home, "status"], "locked_down", lockdown(sister),
+                                    ("get_warehouse", {"warehouse_id": sister})))
+        seen.append(order.warehouse(sister))
+    if level == "impossible":
+        net.stock(sister, q + 10 * author.integer(-5, 5))
+        oracle = stale + seen + order.refuse(
+            f"I can't ship {order.oid}: {home} and {sister}, the only warehouses holding {order.sku}, are now "
+            "locked_down by a regulatory inspection, so no stock can be released or dispatched from either.",
+            ["source_lockdown", "lockdown_widens"], ["locked_down"])
+        settle_due(order, [], [], plan.calls)
+    elif level == "hard":
+        net.stock(sister, q)
+        net.stock(far, q + 10 * author.integer(0, 5))
+        small = 10 * author.integer(q // 20 + 1, q // 10 - 2)
+        t1, t2 = net.add_truck(far, small, 7.5), net.add_truck(far, q - small + 10 * author.integer(0, 3), 7.5)
+        at = net.time_after(stale + seen + [order.trucks(far), order.slots(far)], triggers)
+        s1 = net.slot(far, at)
+        s2 = net.slot(far, shift(net.slot_start(s1), 1))
+        fix = [order.trucks(far), order.slots(far), order.reserve(far, q, "r1"), order.split(small, "r1", "r2"),
+               order.book(s1, t1), order.dispatch(t1, s1, "r2"), order.book(s2, t2), order.dispatch(t2, s2, "r1")]
+        oracle = stale + seen + fix
+        settle_due(order, oracle, triggers, plan.calls)
+    else:
+        net.stock(sister, q + 10 * author.integer(0, 5))
+        spare = net.add_truck(sister, q + 10 * author.integer(0, 5))
+        at = net.time_after(stale + seen + [order.trucks(sister), order.slots(sister)], triggers)
+        fix = [order.trucks(sister), order.slots(sister)]
+        if level == "medium":
+            fix.append(order.cancel("d0"))
+        oracle = stale + seen + fix + order.ship(sister, spare, net.slot(sister, at))
+        settle_due(order, oracle, triggers, plan.calls)
+    query = (f"Hello, this is dispatch planning for {order.record['customer']}. Please get {order.what}, out of "
+             f"{net.name(home)} ({home}), which holds the stock: reserve it, book a loading-dock slot for truck "
+             f"{truck} "
+             "and dispatch it.")
+    return make_task(order, query, triggers, plan, oracle, "planning a store replenishment", {
+        ("lockdown", "inspection", "locked"): "We did not know about any inspection; please ship from wherever "
+        "is allowed."}, insist=f"The store needs all {q} units by {order.record['due_by']}; a partial or late "
+        "delivery is no use to us.")
