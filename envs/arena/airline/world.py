@@ -173,6 +173,12 @@ class AirlineWorld(World):
             total += fare
         return round(total)
 
+    def best_price(self, fids: list[str], cabin: str) -> int:
+        """The lowest fare ``fids`` can be ticketed at now, with any promotion that still applies."""
+        usable = [p for c, p in sorted(self.promotions.items()) if self._promo_problem(c, fids) is None]
+        return min([self.price(fids, cabin)] + [self.price(fids, cabin, p["discount_pct"], p["carriers"])
+                                                 for p in usable])
+
     def _promo_problem(self, code: str, fids: list[str]) -> str | None:
         promo = self.promotions.get(code)
         if promo is None:
@@ -486,8 +492,11 @@ class AirlineWorld(World):
             return False
         if at(last["arrives"]) > at(request["arrive_by"]):
             return False
-        if b["price"] + b["fees"] > self.passengers[b["passenger"]]["budget"]:
+        budget = self.passengers[b["passenger"]]["budget"]
+        if status == "ticketed" and b["price"] + b["fees"] > budget:
             return False
+        if status == "held" and self.best_price(b["segments"], b["cabin"]) > budget:
+            return False  # a hold counts only if it can still be ticketed within the budget
         return not self.problems(b["passenger"], b["segments"], b["cabin"], ignore=bid, seats=status == "held",
                                  offloaded=b.get("offloaded"))
 
