@@ -327,6 +327,9 @@ class Trip:
     def status(self, fid: str) -> Call:
         return self.call.get_flight_status(flight_id=fid)
 
+    def booking(self, step: str = "hold") -> Call:
+        return self.call.get_booking(booking_id=bid(step))
+
     def airport(self, code: str) -> Call:
         return self.call.get_airport_info(airport_id=code)
 
