@@ -26,7 +26,8 @@ from sttgym.task import Call, Ref, Task
 from sttgym.triggers import Observable, Trigger
 from sttgym.user import Answer, UserProfile
 
-__all__ = ["Author", "Plan", "Task", "Net", "Trip", "new_network", "bid", "one", "make_task", "standard_query", "hhmm", "shift",
+__all__ = ["Author", "Plan", "Task", "Net", "Trip", "new_network", "bid", "one", "make_task", "standard_query", "hhmm",
+           "shift",
            "minutes_between", "floor_to"]
 
 # (code, city, country): airports of one-airport cities; two-airport cities are (city, country, [codes]).

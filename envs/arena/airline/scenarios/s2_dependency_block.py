@@ -3,7 +3,8 @@
 The onward flight is operated by the aircraft that arrives on an inbound flight from elsewhere
 (``get_flight_status`` names the aircraft and its inbound flight). Once the routing is held,
 that inbound flight is delayed, and the onward flight with it: it now lands after the
-traveller's deadline. The carrier's next flight on the leg lands too late as well. Easy:
+traveller's deadline. The carrier's next flight on the leg waits for its crew on the same inbound flight and lands
+too late as well. Easy:
 another carrier's onward flight, flown by another aircraft, still connects (interline) and
 lands in time; swap the second leg and ticket. Medium: the delay shows after ticketing, and
 that flight leaves too soon for an interline connection from the booked inbound leg, so the
@@ -36,9 +37,11 @@ def build(author: Author, level: str) -> Task:
         other = net.fly(net.H1, net.D, shift(net.legal_after(f1, carrier=net.C), -5 * a.integer(1, 3)), net.C)
         earlier = net.fly(net.O, net.H1, net.arriving_by(net.O, net.H1, shift(net.dep(other), -(
             net.mct(net.H1, True) + 5 * a.integer(1, 4)))))
-    else:
-        other = net.fly(net.H1, net.D, net.legal_after(f1, carrier=net.C, slack=5 * a.integer(1, 3)), net.C)
+    else:  # it leaves after the carrier's next flight, whose crew rides in on the same late inbound flight
+        other = net.fly(net.H1, net.D, max(net.legal_after(f1, carrier=net.C, slack=5 * a.integer(1, 3)),
+                                           shift(net.dep(f2), 5 * a.integer(4, 6))), net.C)
         earlier = ""
+    crewed = net.fly(net.H1, net.D, shift(net.dep(f2), 5 * a.integer(1, 3)), inbound=inbound)
     arrive_by = floor_to(shift(max(net.arr(other), net.arr(f2)), 5 * a.integer(1, 4)))
     late = minutes_between(net.arr(f2), arrive_by) + 5 * a.integer(4, 12)
     net.fly(net.H1, net.D, shift(max(net.dep(other), net.dep(f2)), 5 * a.integer(7, 12)))  # the next one: late
@@ -53,7 +56,8 @@ def build(author: Author, level: str) -> Task:
     triggers = [net.on_write(
         "aircraft_late", f"{inbound} is delayed {late} minutes, and {f2} waits for its aircraft",
         delayed(inbound, late, "delayed: technical check") + delayed(f2, late, f"waiting for the aircraft on "
-                                                                              f"{inbound}"),
+                                                                              f"{inbound}")
+        + delayed(crewed, late, f"waiting for its crew on {inbound}"),
         [net.status_of(f2), net.status_of(inbound), net.search_of(f2)], ticketed=level in DEFERRED)]
     itineraries = [[f1, f2], [f1, other]] + ([[earlier, other]] if earlier else [])
     second = net.via(net.H2, shift(arrive_by, -5 * a.integer(1, 4) if level == "hard" else 5 * a.integer(3, 10)),

@@ -28,7 +28,7 @@ def build(author: Author, level: str) -> Task:
     early = slack + 5 * a.integer(3, 7)  # the connection falls 15-35 minutes short
     departs, lands = shift(net.dep(f2), -early), shift(net.arr(f2), -early)
     arrive_by = floor_to(shift(net.arr(f2), 5 * a.integer(4, 9)))
-    trap = net.fly(net.H1, net.D, shift(net.dep(f2), 5 * a.integer(12, 18)))  # the next one lands too late
+    net.fly(net.H1, net.D, shift(net.dep(f2), 5 * a.integer(12, 18)))  # the next one lands too late
     earlier = net.fly(net.O, net.H1, net.arriving_by(net.O, net.H1, shift(departs, -(net.mct(net.H1) +
                                                                                      5 * a.integer(2, 5)))))
     trip = Trip(net, arrive_by, [f1, f2])
@@ -49,10 +49,11 @@ def build(author: Author, level: str) -> Task:
         itineraries.append(third)
         g1 = second[0]
         late = 5 * a.integer(6, 12) + net.mct(net.H2)
+        moved = shift(net.dep(g1), late)
         triggers.append(net.cascade(
             "feeder_retimed", f"the reshuffled bank pushes {g1} {late} minutes later", ["flights", f2, "status"],
-            "rescheduled", net.sets("flights", g1, departs=shift(net.dep(g1), late), arrives=shift(net.arr(g1), late),
-                                    status="rescheduled", notice=f"retimed: now departs {hhmm(shift(net.dep(g1), late))}"),
+            "rescheduled", net.sets("flights", g1, departs=moved, arrives=shift(net.arr(g1), late),
+                                    status="rescheduled", notice=f"retimed: now departs {hhmm(moved)}"),
             [net.status_of(g1), net.search_of(g1)]))
     trip.afford(*itineraries, fee=True)
     net.distractors(arrive_by)
@@ -63,7 +64,8 @@ def build(author: Author, level: str) -> Task:
         "easy": lambda: plan.upto("price") + look + [trip.change(f1, earlier), trip.confirm()],
         "medium": lambda: plan.calls + look + hubs + trip.reroute(second),
         "hard": lambda: plan.upto("price") + look + hubs + [
-            trip.status(second[0]), trip.check(second), trip.search(net.O, net.H3), trip.search(net.H3, net.D), *trip.reroute(third)],
+            trip.status(second[0]), trip.check(second), trip.search(net.O, net.H3), trip.search(net.H3, net.D),
+            *trip.reroute(third)],
         "impossible": lambda: plan.upto("price") + look + hubs + trip.refuse(
             f"I can't get you to {net.D} by {hhmm(arrive_by)}: {f2} now leaves {net.H1} at {hhmm(departs)}, before "
             f"{f1} can connect, the earlier {earlier} is full, and the routing via {net.H2} lands at "

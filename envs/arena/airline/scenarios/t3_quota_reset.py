@@ -14,8 +14,8 @@ to any routing that still lands in time.
 
 from __future__ import annotations
 
-from sttgym.envs.arena.airline.generator import (Author, Plan, Task, Trip, floor_to, hhmm, make_task, new_network,
-                                                 shift, standard_query)
+from sttgym.envs.arena.airline.generator import (Author, Plan, Task, Trip, floor_to, make_task, new_network, shift,
+                                                 standard_query)
 
 _CODES = ["FLYSMART", "TRAVELPRO", "CORPFLEX", "ROUTEDEAL", "HUBSAVER", "GOFARE", "NEXTJET", "AIRDEAL"]
 
@@ -35,11 +35,12 @@ def build(author: Author, level: str) -> Task:
     other = net.fly(net.H1, net.D, net.legal_after(f1, carrier=net.C, slack=5 * a.integer(1, 3)), net.C)
     arrive_by = floor_to(shift(max(net.arr(other), net.arr(f2)), 5 * a.integer(1, 4)))
     net.fly(net.H1, net.D, shift(net.dep(other), 5 * a.integer(6, 12)))  # the carrier's next one lands too late
-    bound = (budget - s["flights"][f1]["fares"]["economy"]) * 2  # the other carrier's fare that fits at half price
-    s["flights"][other]["fares"]["economy"] = 5 * a.integer(12, max(12, bound // 5 - 1))
-    second = net.via(net.H2, shift(arrive_by, -5 * a.integer(1, 4)))
-    for fid in second:
-        s["flights"][fid]["fares"]["economy"] = 5 * a.integer(12, max(12, budget // 5 - 1))
+    room = budget - s["flights"][f1]["fares"]["economy"]  # the other carrier's fare fits only at half price
+    s["flights"][other]["fares"]["economy"] = 5 * a.integer(room // 5 + 2, 2 * room // 5 - 1)
+    second = net.via(net.H2, shift(arrive_by, -5 * a.integer(1, 4) if level != "impossible" else
+                                   5 * a.integer(3, 10)))
+    for fid in second:  # together over the budget, within it at half price
+        s["flights"][fid]["fares"]["economy"] = 5 * a.integer(budget // 10 + 1, budget // 5 - 1)
     s["promotions"][spare] = {
         "carriers": [net.A] if level == "easy" else [net.C], "discount_pct": cut if level == "easy" else 50,
         "quota": 30, "used": a.integer(3, 25), "status": "active" if level != "impossible" else "exhausted",
