@@ -9,7 +9,7 @@ from itertools import product
 import gymnasium as gym
 import pytest
 
-import sttgym  # noqa: F401  (registers the ids)
+from sttgym import arena_ids  # importing sttgym registers the ids
 from sttgym.agents import NominalAgent, OracleAgent, PlanAgent
 from sttgym.agents.probes import BlindWriter
 from sttgym.clock import Clock
@@ -232,6 +232,10 @@ def test_the_request_checks_read_the_final_world(w):
 
 
 # ---------------------------------------------------------------------- stories
+
+
+def test_every_conflict_has_four_levels():
+    assert len(arena_ids("Airline")) == 36
 
 
 def start(env_id: str, seed: int = 0):

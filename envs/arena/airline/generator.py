@@ -426,7 +426,8 @@ def make_task(trip: Trip, query: str, triggers: list[Trigger], nominal: Plan | l
     few things at the end (before its refusal), so its tool sequence varies as real agents' do."""
     net, impossible, answers = trip.net, trip.impossible, dict(answers or {})
     nominal = nominal.calls if isinstance(nominal, Plan) else nominal
-    checks = [trip.profile(), trip.bookings(), trip.airport(net.D), trip.carriers()]
+    checks = [trip.profile(), trip.bookings(), trip.airport(net.D), trip.carriers(), trip.airport(net.O),
+              trip.promos()]
     extra = [checks[int(i)] for i in net.author.rng.permutation(len(checks))[:net.author.integer(1, 3)]]
     said = [c for c in oracle if c.name == "chat_with_user"]
     oracle = [c for c in oracle if c.name != "chat_with_user"] + extra + said
