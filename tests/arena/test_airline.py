@@ -113,6 +113,31 @@ def test_a_bad_hold_is_refused_and_changes_nothing(w, change, error):
     assert w.world.state == before
 
 
+@pytest.mark.parametrize("name, arguments, error", [
+    ("confirm_booking", {"booking_id": "BK-999"}, "no booking"),
+    ("confirm_booking", {"booking_id": "BK-101", "promo_code": "NOPE"}, "no promotion"),
+    ("change_segment", {"booking_id": "BK-999", "old_flight_id": "NX200", "new_flight_id": "AQ310"}, "no booking"),
+    ("change_segment", {"booking_id": "BK-101", "old_flight_id": "AQ300", "new_flight_id": "AQ310"}, "not a flight"),
+    ("change_segment", {"booking_id": "BK-101", "old_flight_id": "NX200", "new_flight_id": "XX9"}, "no flight"),
+    ("cancel_booking", {"booking_id": "BK-999"}, "no booking"),
+    ("search_flights", {"origin": "LIS", "destination": "XXX", "date": DAY}, "no airport"),
+    ("search_flights", {"origin": "LIS", "destination": "LHR", "date": "7 May"}, "YYYY-MM-DD"),
+    ("get_flight_status", {"flight_id": "XX9"}, "no flight"),
+    ("get_airport_info", {"airport_id": "XXX"}, "no airport"),
+    ("get_booking", {"booking_id": "BK-999"}, "no booking"),
+    ("list_passenger_bookings", {"passenger_id": "PAX-9"}, "no passenger"),
+    ("get_passenger_profile", {"passenger_id": "PAX-9"}, "no passenger"),
+    ("check_itinerary", {"passenger_id": "PAX-1", "flight_ids": ["XX9"]}, "no flight"),
+    ("get_fare_quote", {"flight_ids": ["NX100"], "passenger_id": "PAX-9"}, "no passenger"),
+])
+def test_every_tool_refuses_bad_ids_and_changes_nothing(w, name, arguments, error):
+    w.hold("NX100", "NX200")
+    before = copy.deepcopy(w.world.state)
+    result = w(name, **arguments)
+    assert not result["success"] and error in result["error"], result
+    assert w.world.state == before
+
+
 def test_cancelled_full_departed_and_visa_blocked_flights_cannot_be_held(w):
     s = w.world.state
     s["flights"]["NX200"]["status"] = "cancelled"
@@ -297,6 +322,29 @@ def test_impossible_means_no_routing_is_left_and_the_refusal_needs_its_fact(conf
         for c in start(env_id)[1].task.oracle]
     assert rollout(gym.make(env_id), PlanAgent(vague), seed=0).reward == 0.0
     assert rollout(gym.make(env_id), NominalAgent(), seed=0).reward == 0.0
+
+
+def hub_of(task) -> str:
+    hold = next(c for c in task.nominal_plan if c.name == "hold_itinerary")
+    return task.initial_state["flights"][hold.arguments["flight_ids"][0]]["destination"]
+
+
+@pytest.mark.parametrize("conflict", CONFLICTS)
+def test_hard_levels_leave_no_routing_through_the_planned_hub(conflict):
+    """A hard cascade needs global replanning: once the nominal plan met every change, whatever still works
+    avoids the hub the request named (and something still works)."""
+    for seed in range(2):
+        env, arena = start(f"STTArena/Airline-{conflict}-hard", seed)
+        task, saved = arena.task, {}
+        for c in task.nominal_plan:
+            saved[c.save_as or ""] = call(env, c.name, **resolve(c.arguments, saved))
+        for booking in arena.world.state["bookings"].values():
+            if booking["passenger"] == request_of(task)["passenger"]:
+                booking["status"] = "cancelled"
+        found = solutions(arena.world, request_of(task))
+        hub = hub_of(task)
+        assert found and all(hub not in (task.initial_state["flights"][f]["destination"] for f in r[:-1])
+                             for r in found), (conflict, seed, found)
 
 
 @pytest.mark.parametrize("conflict", CONFLICTS)
