@@ -180,10 +180,16 @@ class Net:
             name=name, description=description, when=when, effect=effect, activation=list(activation),
             timing=timing, observable=seen[0], also_observable=seen[1:]))
 
-    def on_write(self, name: str, description: str, effect: list, shown: list[tuple], ticketed: bool = False) -> \
-            Trigger:
-        """A change set off right after the traveller's first hold (``ticketed``: their first ticket)."""
+    def on_write(self, name: str, description: str, effect: list, shown: list[tuple], ticketed: bool = False,
+                 booking_shows: bool = True) -> Trigger:
+        """A change set off right after the traveller's first hold (``ticketed``: their first ticket). Unless
+        ``booking_shows`` is false, reading the traveller's booking (its flights as they stand, its problems)
+        shows it too."""
         pred = self.author.pred
+        if booking_shows:
+            first = f"BK-{self.state['counters']['booking'] + 1}"  # the id the traveller's first hold gets
+            shown = [*shown, ("get_booking", {"booking_id": first}),
+                     ("list_passenger_bookings", {"passenger_id": self.user})]
         if ticketed:
             return self.trigger(name, description, pred.has_booking(passenger=self.user, status="ticketed"),
                                 effect, shown, activation=["confirm_booking"], timing="after")

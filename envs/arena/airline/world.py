@@ -191,10 +191,15 @@ class AirlineWorld(World):
             return f"promotion {code} applies to flights of {', '.join(promo['carriers'])} only"
         return None
 
+    def _legs(self, fids: list[str]) -> list[dict]:
+        """The flights of a booking as they stand now."""
+        return [{"flight_id": f, **{k: self.flights[f][k] for k in ("carrier", "origin", "destination", "departs",
+                                                                     "arrives", "status")}} for f in fids]
+
     def _view(self, bid: str) -> dict:
         b = self.bookings[bid]
         status = self._status(bid)
-        view = {"booking_id": bid, **b, "status": status}
+        view = {"booking_id": bid, **b, "status": status, "itinerary": self._legs(b["segments"])}
         if status in LIVE:
             view["problems"] = self.problems(b["passenger"], b["segments"], b["cabin"], ignore=bid,
                                              seats=status == "held", offloaded=b.get("offloaded"))
@@ -422,7 +427,8 @@ class AirlineWorld(World):
         if promo_code:
             self.promotions[promo_code]["used"] += 1
         b.update(status="ticketed", price=price, promo=promo_code or None, promo_pct=pct, ticket_by=None)
-        return ok({"booking_id": booking_id, "price": price}, message=f"{booking_id} ticketed")
+        return ok({"booking_id": booking_id, "price": price, "itinerary": self._legs(b["segments"])},
+                  message=f"{booking_id} ticketed")
 
     @tool(mutates=True, cost=4)
     def change_segment(self, booking_id: str, old_flight_id: str, new_flight_id: str) -> dict:

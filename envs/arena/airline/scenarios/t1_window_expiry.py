@@ -37,7 +37,7 @@ def build(author: Author, level: str) -> Task:
     triggers = [net.on_write(
         "fare_hold_cut", f"{net.A} closes the fare once a hold exists: open holds lapse, new ones last "
         f"{SHORT_HOLD} minutes", [a.op.release_holds(carrier=net.A, hold_minutes=SHORT_HOLD, notice=notice)],
-        shown)]
+        shown, booking_shows=False)]
     legs = {"f1": f1, "f2": f2}
     sold = [legs[k] for k in SOLD[level]]
     if sold:

@@ -50,7 +50,7 @@ def build(author: Author, level: str) -> Task:
     triggers = [net.on_write(
         "promo_exhausted", f"a campaign burns the rest of {code}'s quota once the seats are held",
         net.sets("promotions", code, used=s["promotions"][code]["quota"], status="exhausted"),
-        [("list_promotions", {}), ("get_fare_quote", {"promo_code": code})])]
+        [("list_promotions", {}), ("get_fare_quote", {"promo_code": code})], booking_shows=False)]
     if level == "hard":
         triggers.append(net.cascade(
             "bucket_closed", f"with {code} gone, the cheap fare bucket on {f1} closes",
