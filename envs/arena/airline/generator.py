@@ -30,26 +30,29 @@ __all__ = ["Author", "Plan", "Task", "Net", "Trip", "new_network", "bid", "one",
            "shift",
            "minutes_between", "floor_to"]
 
+# A fictional world, so that no model's idea of real distances or visa rules gets in the way.
 # (code, city, country): airports of one-airport cities; two-airport cities are (city, country, [codes]).
-_SINGLE = [("LIS", "Lisbon", "PT"), ("VIE", "Vienna", "AT"), ("MAD", "Madrid", "ES"), ("ZRH", "Zurich", "CH"),
-           ("CPH", "Copenhagen", "DK"), ("HEL", "Helsinki", "FI"), ("DUB", "Dublin", "IE"), ("ATH", "Athens", "GR"),
-           ("WAW", "Warsaw", "PL"), ("PRG", "Prague", "CZ"), ("DXB", "Dubai", "AE"), ("DOH", "Doha", "QA"),
-           ("SIN", "Singapore", "SG"), ("KUL", "Kuala Lumpur", "MY"), ("BKK", "Bangkok", "TH"),
-           ("YYZ", "Toronto", "CA"), ("CAI", "Cairo", "EG"), ("NBO", "Nairobi", "KE"), ("JNB", "Johannesburg", "ZA"),
-           ("DEL", "Delhi", "IN"), ("ICN", "Seoul", "KR"), ("HKG", "Hong Kong", "HK"), ("OSL", "Oslo", "NO"),
-           ("BRU", "Brussels", "BE"), ("BUD", "Budapest", "HU"), ("AMM", "Amman", "JO"), ("MEX", "Mexico City", "MX"),
-           ("SCL", "Santiago", "CL")]
-_TWIN = [("London", "GB", ["LHR", "LGW"]), ("Paris", "FR", ["CDG", "ORY"]), ("Milan", "IT", ["MXP", "LIN"]),
-         ("Istanbul", "TR", ["IST", "SAW"]), ("New York", "US", ["JFK", "EWR"]), ("Tokyo", "JP", ["HND", "NRT"]),
-         ("Stockholm", "SE", ["ARN", "BMA"]), ("Rome", "IT", ["FCO", "CIA"]), ("Sao Paulo", "BR", ["GRU", "CGH"]),
-         ("Shanghai", "CN", ["PVG", "SHA"])]
+_SINGLE = [("AVR", "Avernay", "VL"), ("BRQ", "Brisquet", "VL"), ("CDN", "Caldena", "MR"), ("DLV", "Dalvik Bay", "MR"),
+           ("ESK", "Eskerholm", "NR"), ("FRN", "Farnmouth", "NR"), ("GLD", "Goldharbor", "OS"),
+           ("HVN", "Havenport", "OS"), ("ILM", "Ilmara", "TQ"), ("JSP", "Jasper Falls", "TQ"),
+           ("KRV", "Korvana", "LB"), ("LMF", "Lumenfeld", "LB"), ("MRW", "Marrowgate", "PD"), ("NVL", "Novalis", "PD"),
+           ("OKH", "Okhara", "ZR"), ("PLM", "Palmira Sound", "ZR"), ("QSR", "Qasira", "AX"), ("RDW", "Redwater", "AX"),
+           ("SLT", "Saltmere", "CV"), ("TRV", "Trevaine", "CV"), ("UMB", "Umbria Point", "DK"), ("VSK", "Veskan", "DK"),
+           ("WLD", "Wildemark", "GN"), ("XNA", "Xenara", "GN"), ("YRK", "Yarrowick", "HL"), ("ZNT", "Zenithia", "HL"),
+           ("ALB", "Albrecht", "JV"), ("BYL", "Bayleaf", "JV")]
+_TWIN = [("Port Calder", "KS", ["PCI", "PCN"]), ("Brennmark", "RM", ["BMI", "BMS"]), ("Solvane", "ET", ["SVI", "SVC"]),
+         ("Castelmora", "UV", ["CMI", "CMV"]), ("Nordhaven", "WY", ["NHI", "NHB"]),
+         ("Ostrava Nova", "FB", ["OVI", "OVN"]),
+         ("Meridia", "QP", ["MDI", "MDC"]), ("Valemont", "YQ", ["VMI", "VMT"]), ("Kessaly", "IZ", ["KSI", "KSR"]),
+         ("Torrington", "BW", ["TGI", "TGN"])]
 _CARRIERS = [("NX", "Northwind"), ("AQ", "Aquila Air"), ("SV", "Silverline"), ("BO", "Boreal"),
              ("MZ", "Meridian Air"), ("TQ", "Tasman Air"), ("KV", "Kestrel"), ("OL", "Orla Airways"),
              ("HJ", "Heron Jet"), ("PV", "Pavo Air")]
 _PEOPLE = ["Dana Whitfield", "Omar Haddad", "Lena Fischer", "Kenji Watanabe", "Priya Raman", "Mateo Silva",
            "Grace Okafor", "Tomasz Nowak", "Sofia Romano", "Liam O'Brien", "Aisha Bello", "Jonas Berg",
            "Hana Kobayashi", "Felix Moreau", "Ines Duarte", "Arjun Mehta"]
-_NATIONS = ["IN", "NG", "PK", "EG", "ID", "PH", "VN", "CO", "KE", "BD", "GH", "PE"]
+_NATIONS = ["Arvenian", "Belmoran", "Cestrian", "Dovaric", "Elurian", "Fenwari", "Galtese", "Hollish", "Istrani",
+            "Jorvic", "Kavelan", "Lutherian"]
 _PROMO_WORDS = ["SKYSAVER", "CITYHOP", "REDEYE", "WEEKENDER", "FLYMORE", "JETSET", "BIZLITE", "ONWARD"]
 AIRCRAFT = ["A320", "A321", "B737", "B738", "E190", "A220"]
 
@@ -238,8 +241,8 @@ def new_network(author: Author) -> Net:
     city, country, codes = twins[0]
     net.roles["H1"], net.roles["H1x"] = codes
     for code, main in zip(codes, (True, False)):
-        state["airports"][code] = _airport(f"{city} {code}", city, country, main, 5 * a.integer(8, 14),
-                                           5 * a.integer(5, 9))
+        state["airports"][code] = _airport(f"{city} {'International' if main else 'City'}", city, country, main,
+                                           5 * a.integer(8, 14), 5 * a.integer(5, 9))
     state["ground_links"][f"GT-{a.serial(100, 999)}"] = {"a": codes[0], "b": codes[1], "minutes": 5 * a.integer(9, 16),
                                                          "open": True}
     others = [code for code, _, _ in singles[4:]]
@@ -249,7 +252,8 @@ def new_network(author: Author) -> Net:
         state["airports"][code] = _airport(f"{ocity} Airport", ocity, ocountry, False, 5 * a.integer(5, 9),
                                            5 * a.integer(5, 9))
     for code in codes2:
-        state["airports"][code] = _airport(f"{city2} {code}", city2, country2, code == codes2[0],
+        state["airports"][code] = _airport(f"{city2} {'International' if code == codes2[0] else 'City'}", city2,
+                                           country2, code == codes2[0],
                                            5 * a.integer(8, 12), 5 * a.integer(5, 9))
     state["ground_links"][f"GT-{a.serial(100, 999)}"] = {"a": codes2[0], "b": codes2[1],
                                                          "minutes": 5 * a.integer(8, 14), "open": True}
