@@ -226,7 +226,7 @@ def new_network(author: Author) -> Net:
     a = author
     start = datetime(a.integer(2024, 2025), 1, 1) + timedelta(days=a.integer(10, 330), hours=a.integer(8, 10),
                                                               minutes=5 * a.integer(0, 11))
-    state: dict = {k: {} for k in ("airports", "ground_links", "carriers", "flights", "passengers", "bookings",
+    state: dict = {k: {} for k in ("flights", "airports", "ground_links", "carriers", "passengers", "bookings",
                                    "promotions")}
     state["counters"] = {"booking": a.integer(4000, 8999)}
     net = Net(a, state, start)
@@ -385,8 +385,10 @@ class Trip:
             Check(name="no_wrong_ticket", gate=True, description=f"no ticket was issued for {self.passenger} anyway",
                   holds=pred.no_new_ticket(passenger=self.passenger, existing=[])),
             Check(name="one_ticket", gate=True, description="at most one ticket, within the budget",
-                  holds=pred.one_ticket(request=self.spec()))])
-        return [self.tell(f"I'm sorry, {message}")]
+                  holds=pred.one_ticket(request=self.spec())),
+            Check(name="seats_released", gate=True, description="no hold on a routing that cannot be flown is left "
+                  "blocking seats", holds=pred.nothing_held(passenger=self.passenger))])
+        return [self.cancel(), self.tell(f"I'm sorry, {message}")]
 
     @property
     def who(self) -> str:

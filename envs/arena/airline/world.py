@@ -539,6 +539,11 @@ class AirlineWorld(World):
         return not [b for b in self._mine(passenger, ("ticketed",)) if b not in existing]
 
     @predicate
+    def nothing_held(self, passenger: str) -> bool:
+        """The passenger keeps no live hold: seats that cannot be used are released for other travellers."""
+        return not self._mine(passenger, ("held",))
+
+    @predicate
     def has_booking(self, passenger: str, status: str = "held") -> bool:
         """The passenger has a booking with live status ``status``."""
         return bool(self._mine(passenger, (status,)))
