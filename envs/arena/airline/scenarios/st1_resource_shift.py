@@ -58,8 +58,8 @@ def build(author: Author, level: str) -> Task:
     fixes = {
         "easy": lambda: plan.upto("price") + look + [trip.change(f2, busy), trip.confirm()],
         "medium": lambda: plan.calls + look + [trip.booking()] + hubs + trip.reroute(second),
-        "hard": lambda: plan.upto("price") + look + [trip.status(f1), trip.search(net.O, net.H1)] + hubs
-        + [trip.status(second[0])] + trip.reroute(second),
+        "hard": lambda: plan.upto("price") + look + [trip.booking(), trip.status(f1), trip.search(net.O, net.H1)]
+        + hubs + [trip.status(second[0]), trip.quote(second)] + trip.reroute(second),
         "impossible": lambda: plan.upto("price") + look + hubs + trip.refuse(
             f"I can't get you to {net.D} by {hhmm(arrive_by)}: {f2}'s economy seats were reallocated to {target}, "
             f"which lands at {hhmm(net.arr(target))}, the flights in between are sold out and the routing via "

@@ -58,9 +58,9 @@ def build(author: Author, level: str) -> Task:
         "easy": lambda: plan.upto("price") + look + trip.reroute(second),
         "medium": lambda: plan.calls + look + [trip.search(net.O, net.H3), trip.search(net.H3, net.D)]
         + trip.reroute(third),
-        "hard": lambda: plan.upto("price") + look + [trip.check(second), trip.airport(net.H2),
-                                                     trip.search(net.O, net.H3), trip.search(net.H3, net.D)]
-        + trip.reroute(third),
+        "hard": lambda: plan.upto("price") + look + [trip.check(second), trip.status(second[0]), trip.airport(net.H2),
+                                                     trip.search(net.O, net.H3), trip.search(net.H3, net.D),
+                                                     trip.quote(third)] + trip.reroute(third),
         "impossible": lambda: plan.upto("price") + look + trip.refuse(
             f"I can't get you to {net.D} by {hhmm(arrive_by)}: ground stop {stop} has closed {net.H1} until "
             f"{hhmm(end)}, cancelling {f1} and {f2}, and the only other routing, via {net.H2}, lands at "
