@@ -1,0 +1,469 @@
+"""The seeded route network every Airline scenario specialises, and the pieces scenarios share.
+
+:func:`new_network` draws a network from the author's generator: the traveller's origin and
+destination, a primary hub in a city with two airports (joined by a ground transfer), two more
+hubs, a few other airports, three carriers with their hold times and change fees, connecting
+times per airport, a background timetable that never joins the origin to the destination
+before the traveller's deadline, other passengers' bookings and a promotion. The scenario
+places every flight the story needs itself (:meth:`Net.fly`, timed by :meth:`Net.legal_after`),
+so it decides which alternatives exist and, when impossible, that none does.
+
+:class:`Trip` is the traveller's request: the plan steps (search, check, hold, quote, ticket,
+change, cancel) and the checklist every story shares. :meth:`Trip.refuse` writes the oracle's
+apology and marks the request impossible; :func:`make_task` assembles the task.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from sttgym.authoring import Author, Plan
+from sttgym.checklist import Check
+from sttgym.clock import floor_to, format_time, hhmm, minutes_between, shift
+from sttgym.judge import Impossibility
+from sttgym.task import Call, Ref, Task
+from sttgym.triggers import Observable, Trigger
+from sttgym.user import Answer, UserProfile
+
+__all__ = ["Author", "Plan", "Task", "Net", "Trip", "new_network", "bid", "one", "make_task", "standard_query", "hhmm",
+           "shift",
+           "minutes_between", "floor_to"]
+
+# A fictional world, so that no model's idea of real distances or visa rules gets in the way.
+# (code, city, country): airports of one-airport cities; two-airport cities are (city, country, [codes]).
+_SINGLE = [("AVR", "Avernay", "VL"), ("BRQ", "Brisquet", "VL"), ("CDN", "Caldena", "MR"), ("DLV", "Dalvik Bay", "MR"),
+           ("ESK", "Eskerholm", "NR"), ("FRN", "Farnmouth", "NR"), ("GLD", "Goldharbor", "OS"),
+           ("HVN", "Havenport", "OS"), ("ILM", "Ilmara", "TQ"), ("JSP", "Jasper Falls", "TQ"),
+           ("KRV", "Korvana", "LB"), ("LMF", "Lumenfeld", "LB"), ("MRW", "Marrowgate", "PD"), ("NVL", "Novalis", "PD"),
+           ("OKH", "Okhara", "ZR"), ("PLM", "Palmira Sound", "ZR"), ("QSR", "Qasira", "AX"), ("RDW", "Redwater", "AX"),
+           ("SLT", "Saltmere", "CV"), ("TRV", "Trevaine", "CV"), ("UMB", "Umbria Point", "DK"), ("VSK", "Veskan", "DK"),
+           ("WLD", "Wildemark", "GN"), ("XNA", "Xenara", "GN"), ("YRK", "Yarrowick", "HL"), ("ZNT", "Zenithia", "HL"),
+           ("ALB", "Albrecht", "JV"), ("BYL", "Bayleaf", "JV")]
+_TWIN = [("Port Calder", "KS", ["PCI", "PCN"]), ("Brennmark", "RM", ["BMI", "BMS"]), ("Solvane", "ET", ["SVI", "SVC"]),
+         ("Castelmora", "UV", ["CMI", "CMV"]), ("Nordhaven", "WY", ["NHI", "NHB"]),
+         ("Ostrava Nova", "FB", ["OVI", "OVN"]),
+         ("Meridia", "QP", ["MDI", "MDC"]), ("Valemont", "YQ", ["VMI", "VMT"]), ("Kessaly", "IZ", ["KSI", "KSR"]),
+         ("Torrington", "BW", ["TGI", "TGN"])]
+_CARRIERS = [("NX", "Northwind"), ("AQ", "Aquila Air"), ("SV", "Silverline"), ("BO", "Boreal"),
+             ("MZ", "Meridian Air"), ("TQ", "Tasman Air"), ("KV", "Kestrel"), ("OL", "Orla Airways"),
+             ("HJ", "Heron Jet"), ("PV", "Pavo Air")]
+_PEOPLE = ["Dana Whitfield", "Omar Haddad", "Lena Fischer", "Kenji Watanabe", "Priya Raman", "Mateo Silva",
+           "Grace Okafor", "Tomasz Nowak", "Sofia Romano", "Liam O'Brien", "Aisha Bello", "Jonas Berg",
+           "Hana Kobayashi", "Felix Moreau", "Ines Duarte", "Arjun Mehta"]
+_NATIONS = ["Arvenian", "Belmoran", "Cestrian", "Dovaric", "Elurian", "Fenwari", "Galtese", "Hollish", "Istrani",
+            "Jorvic", "Kavelan", "Lutherian"]
+_PROMO_WORDS = ["SKYSAVER", "CITYHOP", "REDEYE", "WEEKENDER", "FLYMORE", "JETSET", "BIZLITE", "ONWARD"]
+AIRCRAFT = ["A320", "A321", "B737", "B738", "E190", "A220"]
+
+
+def one(author: Author, items: list):
+    """One of ``items`` (not names: no split to respect)."""
+    return items[author.integer(0, len(items) - 1)]
+
+
+def bid(step: str) -> Ref:
+    """The booking id a saved ``hold_itinerary`` step created."""
+    return Ref(step=step, path=("data", "booking_id"))
+
+
+@dataclass
+class Net:
+    """A drawn network: the state plus the handles scenarios specialise it with."""
+
+    author: Author
+    state: dict
+    start: datetime  # the session starts here; the traveller flies the next day
+    user: str = ""
+    roles: dict[str, str] = field(default_factory=dict)  # O, D, H1, H1x, H2, H3 -> airport; A, B, C -> carrier
+    durations: dict[tuple, int] = field(default_factory=dict)
+
+    def __getattr__(self, name: str) -> str:
+        roles = self.__dict__.get("roles", {})
+        if name in roles:
+            return roles[name]
+        raise AttributeError(name)
+
+    @property
+    def day(self) -> str:
+        return format_time(self.start + timedelta(days=1))[:10]
+
+    def at(self, hour: int, minute: int = 0) -> str:
+        return f"{self.day}T{hour:02d}:{minute:02d}"
+
+    def minutes(self, origin: str, destination: str) -> int:
+        key = tuple(sorted((origin, destination)))
+        if key not in self.durations:
+            self.durations[key] = 5 * self.author.integer(12, 30)
+        return self.durations[key]
+
+    def fly(self, origin: str, destination: str, departs: str, carrier: str = "", seats: int | None = None,
+            fare: int | None = None, inbound: str | None = None, aircraft: str = "") -> str:
+        """Add a flight; its id, e.g. NX412."""
+        a, carrier = self.author, carrier or self.A
+        fid = f"{carrier}{a.serial(100, 999)}"
+        fare = fare if fare is not None else 5 * a.integer(18, 40)
+        self.state["flights"][fid] = {
+            "carrier": carrier, "origin": origin, "destination": destination, "departs": departs,
+            "arrives": shift(departs, self.minutes(origin, destination)), "status": "scheduled",
+            "aircraft": aircraft or f"{a.pick(AIRCRAFT)}-{a.serial(100, 999)}", "inbound": inbound,
+            "seats": {"economy": a.integer(2, 9) if seats is None else seats, "business": a.integer(0, 3)},
+            "fares": {"economy": fare, "business": 3 * fare}, "notice": ""}
+        return fid
+
+    def f(self, fid: str) -> dict:
+        return self.state["flights"][fid]
+
+    def arr(self, fid: str) -> str:
+        return self.f(fid)["arrives"]
+
+    def dep(self, fid: str) -> str:
+        return self.f(fid)["departs"]
+
+    def mct(self, airport: str, interline: bool = False) -> int:
+        return self.state["airports"][airport]["interline_mct" if interline else "mct"]
+
+    def legal_after(self, fid: str, carrier: str = "", slack: int = 15, origin: str = "") -> str:
+        """The departure ``slack`` minutes past the earliest legal connection out of ``fid``'s arrival (from
+        ``origin``, another airport of the city, when given; on ``carrier``, interline if not a partner)."""
+        first = self.f(fid)
+        origin = origin or first["destination"]
+        carrier = carrier or first["carrier"]
+        partners = carrier == first["carrier"] or carrier in self.state["carriers"][first["carrier"]]["partners"]
+        ground = 0 if origin == first["destination"] else self.ground(first["destination"], origin)
+        return shift(first["arrives"], ground + self.mct(origin, not partners) + slack)
+
+    def arriving_by(self, origin: str, destination: str, arrive: str) -> str:
+        """The departure of a flight from ``origin`` that lands at ``destination`` at ``arrive``."""
+        return shift(arrive, -self.minutes(origin, destination))
+
+    def via(self, hub: str, lands: str, carrier: str = "", slack: int = 15) -> list[str]:
+        """Two flights origin -> ``hub`` -> destination on one carrier, landing at ``lands``, the connection
+        ``slack`` minutes longer than the minimum."""
+        carrier = carrier or self.C
+        second = self.fly(hub, self.D, self.arriving_by(hub, self.D, lands), carrier)
+        first = self.fly(self.O, hub, self.arriving_by(self.O, hub, shift(self.dep(second), -(self.mct(hub) + slack))),
+                         carrier)
+        return [first, second]
+
+    def ground(self, a: str, b: str) -> int:
+        return next(x["minutes"] for x in self.state["ground_links"].values() if {x["a"], x["b"]} == {a, b})
+
+    def link(self, a: str, b: str) -> str:
+        return next(k for k, x in sorted(self.state["ground_links"].items()) if {x["a"], x["b"]} == {a, b})
+
+    def name(self, airport: str) -> str:
+        return self.state["airports"][airport]["name"]
+
+    def full(self, *fids: str) -> None:
+        """No economy seat left on ``fids``."""
+        for fid in fids:
+            self.f(fid)["seats"]["economy"] = 0
+
+    def distractors(self, latest: str) -> None:
+        """Flights on the traveller's legs that leave after ``latest`` (they never reach in time)."""
+        a = self.author
+        for origin, destination in ((self.O, self.H1), (self.H1, self.D), (self.O, self.H2), (self.H2, self.D)):
+            if a.chance(0.6):
+                self.fly(origin, destination, shift(floor_to(latest, 5), 5 * a.integer(2, 24)),
+                         one(a, [self.A, self.B, self.C]))
+
+    # triggers
+    def set(self, *path: str, value) -> object:
+        return self.author.op.set_field(path=list(path), value=value)
+
+    def sets(self, container: str, ident: str, **fields) -> list:
+        return [self.set(container, ident, k, value=v) for k, v in fields.items()]
+
+    def trigger(self, name: str, description: str, when, effect: list, shown: list[tuple],
+                activation: tuple = (), timing: str = "before") -> Trigger:
+        """A trigger; ``shown``: the reads that reveal it, ``(tool, args)``, the first one its observable."""
+        seen = [Observable(tool=t, args=args) for t, args in shown]
+        return self.author.check_trigger(Trigger(
+            name=name, description=description, when=when, effect=effect, activation=list(activation),
+            timing=timing, observable=seen[0], also_observable=seen[1:]))
+
+    def on_write(self, name: str, description: str, effect: list, shown: list[tuple], ticketed: bool = False,
+                 booking_shows: bool = True) -> Trigger:
+        """A change set off right after the traveller's first hold (``ticketed``: their first ticket). Unless
+        ``booking_shows`` is false, reading the traveller's booking (its flights as they stand, its problems)
+        shows it too."""
+        pred = self.author.pred
+        if booking_shows:
+            first = f"BK-{self.state['counters']['booking'] + 1}"  # the id the traveller's first hold gets
+            shown = [*shown, ("get_booking", {"booking_id": first}),
+                     ("list_passenger_bookings", {"passenger_id": self.user})]
+        if ticketed:
+            return self.trigger(name, description, pred.has_booking(passenger=self.user, status="ticketed"),
+                                effect, shown, activation=["confirm_booking"], timing="after")
+        return self.trigger(name, description, pred.has_booking(passenger=self.user, status="held"), effect,
+                            shown, activation=["hold_itinerary"], timing="after")
+
+    def cascade(self, name: str, description: str, path: list, value, effect: list, shown: list[tuple]) -> Trigger:
+        """A change that follows as soon as an earlier one left ``path`` at ``value``."""
+        return self.trigger(name, description, self.author.pred.field_equals(path=path, value=value), effect, shown)
+
+    @staticmethod
+    def status_of(fid: str) -> tuple:
+        return "get_flight_status", {"flight_id": fid}
+
+    def checked(self) -> tuple:
+        """Checking any routing of the traveller shows what is wrong with it now."""
+        return "check_itinerary", {"passenger_id": self.user}
+
+    def search_of(self, fid: str) -> tuple:
+        f = self.f(fid)
+        return "search_flights", {"origin": f["origin"], "destination": f["destination"]}
+
+
+def _airport(name: str, city: str, country: str, hub: bool, mct: int, extra: int) -> dict:
+    return {"name": name, "city": city, "country": country, "hub": hub, "mct": mct, "interline_mct": mct + extra,
+            "status": "open", "notice": "", "transit_visa_for": [], "transit_rule": ""}
+
+
+def new_network(author: Author) -> Net:
+    """A seeded network on a morning between 08:00 and 10:55; the traveller flies the next day."""
+    a = author
+    start = datetime(a.integer(2024, 2025), 1, 1) + timedelta(days=a.integer(10, 330), hours=a.integer(8, 10),
+                                                              minutes=5 * a.integer(0, 11))
+    state: dict = {k: {} for k in ("flights", "airports", "ground_links", "carriers", "passengers", "bookings",
+                                   "promotions")}
+    state["counters"] = {"booking": a.integer(4000, 8999)}
+    net = Net(a, state, start)
+    n_other = a.integer(1, 3)
+    singles = a.pick(_SINGLE, 5 + n_other)
+    twins = a.pick(_TWIN, 2)
+    for role, (code, city, country) in zip(("O", "D", "H2", "H3"), singles[:4]):
+        net.roles[role] = code
+        hub = role in ("H2", "H3")
+        state["airports"][code] = _airport(f"{city} {'International' if hub else 'Airport'}", city, country, hub,
+                                           5 * a.integer(7 if hub else 5, 13 if hub else 9), 5 * a.integer(5, 9))
+    city, country, codes = twins[0]
+    net.roles["H1"], net.roles["H1x"] = codes
+    for code, main in zip(codes, (True, False)):
+        state["airports"][code] = _airport(f"{city} {'International' if main else 'City'}", city, country, main,
+                                           5 * a.integer(8, 14), 5 * a.integer(5, 9))
+    state["ground_links"][f"GT-{a.serial(100, 999)}"] = {"a": codes[0], "b": codes[1], "minutes": 5 * a.integer(9, 16),
+                                                         "open": True}
+    others = [code for code, _, _ in singles[4:]]
+    city2, country2, codes2 = twins[1]
+    others += codes2
+    for code, ocity, ocountry in singles[4:]:
+        state["airports"][code] = _airport(f"{ocity} Airport", ocity, ocountry, False, 5 * a.integer(5, 9),
+                                           5 * a.integer(5, 9))
+    for code in codes2:
+        state["airports"][code] = _airport(f"{city2} {'International' if code == codes2[0] else 'City'}", city2,
+                                           country2, code == codes2[0],
+                                           5 * a.integer(8, 12), 5 * a.integer(5, 9))
+    state["ground_links"][f"GT-{a.serial(100, 999)}"] = {"a": codes2[0], "b": codes2[1],
+                                                         "minutes": 5 * a.integer(8, 14), "open": True}
+    carriers = a.pick(_CARRIERS, 3)
+    for role, (code, cname) in zip(("A", "B", "C"), carriers):
+        net.roles[role] = code
+        state["carriers"][code] = {"name": cname, "hold_minutes": 5 * a.integer(6, 12),
+                                   "change_fee": 10 * a.integer(4, 12), "partners": [], "notice": ""}
+    # Background timetable: hubs and other airports only, never the traveller's origin or destination.
+    spokes = [net.H1, net.H2, net.H3] + others
+    for _ in range(a.integer(3, 8)):
+        x, y = (spokes[int(i)] for i in a.rng.choice(len(spokes), 2, replace=False))
+        if state["airports"][x]["city"] != state["airports"][y]["city"]:
+            net.fly(x, y, net.at(a.integer(6, 20), 5 * a.integer(0, 11)), one(a, [net.roles[r] for r in "ABC"]))
+    nation = a.pick(_NATIONS)
+    net.user = f"PAX-{a.serial(10000, 99999)}"
+    state["passengers"][net.user] = {"name": a.pick(_PEOPLE), "nationality": nation,
+                                     "visas": sorted({state["airports"][net.H3]["country"]}),
+                                     "tier": one(a, ["standard", "silver"]), "budget": 0}
+    background = sorted(state["flights"])
+    for _ in range(a.integer(1, 3)):
+        pid = f"PAX-{a.serial(10000, 99999)}"
+        state["passengers"][pid] = {"name": a.pick(_PEOPLE), "nationality": a.pick(_NATIONS), "visas": [],
+                                    "tier": one(a, ["standard", "silver", "gold"]), "budget": 50 * a.integer(8, 30)}
+        fid = background[a.integer(0, len(background) - 1)]
+        state["bookings"][f"BK-{a.serial(1000, 3999)}"] = {
+            "passenger": pid, "segments": [fid], "cabin": "economy", "status": "ticketed",
+            "held_at": format_time(start - timedelta(days=3)), "ticket_by": None,
+            "price": state["flights"][fid]["fares"]["economy"], "fees": 0, "promo": None, "promo_pct": 0,
+            "offloaded": []}
+    code = f"{a.pick(_PROMO_WORDS)}{a.serial(10, 99)}"
+    state["promotions"][code] = {"carriers": [net.B], "discount_pct": 10, "quota": 50, "used": a.integer(5, 40),
+                                 "status": "active", "note": "spring sale"}
+    return net
+
+
+@dataclass
+class Trip:
+    """The traveller's request: from the origin to the destination, landing by ``arrive_by``."""
+
+    net: Net
+    arrive_by: str
+    planned: list[str]  # the itinerary the request names
+    impossible: Impossibility | None = None
+
+    @property
+    def passenger(self) -> str:
+        return self.net.user
+
+    def spec(self) -> dict:
+        return {"passenger": self.passenger, "origin": self.net.O, "destination": self.net.D,
+                "arrive_by": self.arrive_by, "cabin": "economy"}
+
+    # plan steps
+    @property
+    def call(self):
+        return self.net.author.call
+
+    def search(self, origin: str, destination: str) -> Call:
+        return self.call.search_flights(origin=origin, destination=destination, date=self.net.day)
+
+    def check(self, fids: list[str]) -> Call:
+        return self.call.check_itinerary(passenger_id=self.passenger, flight_ids=list(fids))
+
+    def hold(self, fids: list[str], step: str = "hold") -> Call:
+        return self.call.hold_itinerary(save_as=step, passenger_id=self.passenger, flight_ids=list(fids))
+
+    def quote(self, fids: list[str], promo: str = "") -> Call:
+        extra = {"promo_code": promo} if promo else {}
+        return self.call.get_fare_quote(flight_ids=list(fids), passenger_id=self.passenger, **extra)
+
+    def confirm(self, step: str = "hold", promo: str = "") -> Call:
+        extra = {"promo_code": promo} if promo else {}
+        return self.call.confirm_booking(booking_id=bid(step), **extra)
+
+    def change(self, old: str, new: str, step: str = "hold") -> Call:
+        return self.call.change_segment(booking_id=bid(step), old_flight_id=old, new_flight_id=new)
+
+    def cancel(self, step: str = "hold") -> Call:
+        return self.call.cancel_booking(booking_id=bid(step))
+
+    def status(self, fid: str) -> Call:
+        return self.call.get_flight_status(flight_id=fid)
+
+    def booking(self, step: str = "hold") -> Call:
+        return self.call.get_booking(booking_id=bid(step))
+
+    def airport(self, code: str) -> Call:
+        return self.call.get_airport_info(airport_id=code)
+
+    def airports(self) -> Call:
+        return self.call.list_airports()
+
+    def profile(self) -> Call:
+        return self.call.get_passenger_profile(passenger_id=self.passenger)
+
+    def bookings(self) -> Call:
+        return self.call.list_passenger_bookings(passenger_id=self.passenger)
+
+    def promos(self) -> Call:
+        return self.call.list_promotions()
+
+    def carriers(self) -> Call:
+        return self.call.list_carriers()
+
+    def tell(self, message: str) -> Call:
+        return self.call.chat_with_user(message=message)
+
+    def book(self, fids: list[str], step: str = "again", promo: str = "") -> list[Call]:
+        """Hold ``fids`` and ticket at once."""
+        return [self.hold(fids, step), self.confirm(step, promo)]
+
+    def reroute(self, fids: list[str], step: str = "again", promo: str = "") -> list[Call]:
+        """Check ``fids``, drop the old booking, hold and ticket the new routing."""
+        return [self.check(fids), self.cancel(), *self.book(fids, step, promo)]
+
+    def nominal(self, promo: str = "") -> Plan:
+        """The plain plan: search both legs, check the routing, hold, price, ticket."""
+        first, second = self.net.f(self.planned[0]), self.net.f(self.planned[-1])
+        return Plan(look=[self.search(first["origin"], first["destination"]),
+                          self.search(second["origin"], second["destination"])],
+                    check=[self.check(self.planned)], hold=[self.hold(self.planned)],
+                    price=[self.quote(self.planned, promo)], confirm=[self.confirm(promo=promo)])
+
+    def refuse(self, message: str, changed_by: list[str], facts: list[str]) -> list[Call]:
+        """The oracle's apology (``I'm sorry, `` + ``message``); marks the request impossible."""
+        pred = self.net.author.pred
+        self.impossible = Impossibility(changed_by=changed_by, blocking_facts=facts, forbidden=[
+            Check(name="no_wrong_ticket", gate=True, description=f"no ticket was issued for {self.passenger} anyway",
+                  holds=pred.no_new_ticket(passenger=self.passenger, existing=[])),
+            Check(name="one_ticket", gate=True, description="at most one ticket, within the budget",
+                  holds=pred.one_ticket(request=self.spec())),
+            Check(name="seats_released", gate=True, description="no hold on a routing that cannot be flown is left "
+                  "blocking seats", holds=pred.nothing_held(passenger=self.passenger))])
+        return [self.cancel(), self.tell(f"I'm sorry, {message}")]
+
+    @property
+    def who(self) -> str:
+        return f"{self.net.state['passengers'][self.passenger]['name']}, passenger {self.passenger}"
+
+    def afford(self, *itineraries: list[str], fee: bool = False) -> None:
+        """The traveller's budget covers each of ``itineraries`` (and a change fee, when ``fee``), with a margin."""
+        s = self.net.state
+        most = max(sum(s["flights"][f]["fares"]["economy"] for f in fids) for fids in itineraries)
+        extra = max(c["change_fee"] for c in s["carriers"].values()) if fee else 0
+        s["passengers"][self.passenger]["budget"] = most + extra + 10 * self.net.author.integer(2, 8)
+
+    # checks
+    def goal(self) -> list[Check]:
+        pred, spec = self.net.author.pred, self.spec()
+        return [Check(name="ticketed", description=f"{self.passenger} holds a ticket {self.net.O} -> {self.net.D} "
+                      f"landing by {self.arrive_by} that can be flown as it stands", holds=pred.trip_ticketed(
+                          request=spec)),
+                Check(name="nothing_stale", description="no other hold or ticket of the traveller is left broken",
+                      holds=pred.bookings_sound(request=spec)),
+                Check(name="one_ticket", gate=True, description="at most one ticket, within the budget with fees",
+                      holds=pred.one_ticket(request=spec))]
+
+    def checklist(self, trigger: str) -> list[Check]:
+        """Milestones that count only once the change was noticed: a policy that never reads it earns nothing."""
+        pred, spec = self.net.author.pred, self.spec()
+        saw = pred.noticed(trigger=trigger)
+
+        def after(p):
+            return pred.all_of(preds=[saw, p])
+
+        return [Check(name="noticed_change", description=f"the agent read what {trigger} changed, after it did",
+                      holds=saw),
+                Check(name="stale_unwound", description="after noticing, no hold or ticket of the traveller is left "
+                      "that cannot be flown as asked", holds=after(pred.bookings_sound(request=spec))),
+                Check(name="alternative_secured", description="after noticing, a hold or ticket flies the request "
+                      "as it stands", holds=after(pred.trip_secured(request=spec))),
+                Check(name="ticketed", description=f"after noticing, a ticket lands at {self.net.D} by "
+                      f"{self.arrive_by} and can be flown", holds=after(pred.trip_ticketed(request=spec))),
+                Check(name="one_ticket", gate=True, description="at most one ticket, within the budget with fees",
+                      holds=pred.one_ticket(request=spec))]
+
+
+def make_task(trip: Trip, query: str, triggers: list[Trigger], nominal: Plan | list[Call], oracle: list[Call],
+              persona: str, answers: dict[tuple, str] | None = None, insist: str = "") -> Task:
+    """The task (impossible once the oracle went through :meth:`Trip.refuse`). The oracle double-checks a drawn
+    few things at the end (before its refusal), so its tool sequence varies as real agents' do."""
+    net, impossible, answers = trip.net, trip.impossible, dict(answers or {})
+    nominal = nominal.calls if isinstance(nominal, Plan) else nominal
+    checks = [trip.profile(), trip.bookings(), trip.airport(net.D), trip.carriers(), trip.airport(net.O),
+              trip.promos()]
+    extra = [checks[int(i)] for i in net.author.rng.permutation(len(checks))[:net.author.integer(1, 3)]]
+    said = [c for c in oracle if c.name == "chat_with_user"]
+    oracle = [c for c in oracle if c.name != "chat_with_user"] + extra + said
+    answers.setdefault(("flight", "routing", "route", "another", "other", "connection", "via"),
+                       f"Any routing is fine as long as I land at {net.D} by {hhmm(trip.arrive_by)} in economy "
+                       "within my budget.")
+    answers.setdefault(("budget", "price", "fare", "cost"), "My budget per booking is on my passenger profile.")
+    profile = UserProfile(
+        persona=f"{net.state['passengers'][net.user]['name']}, {persona}",
+        known_facts=[f"passenger id {net.user}", f"from {net.O} to {net.D}", f"land by {trip.arrive_by}"],
+        clarifications=[Answer(keywords=list(k), text=t) for k, t in answers.items()],
+        insist=(insist or None) if impossible else None,
+        fallback="Everything I know is in my request; please handle the booking as asked.")
+    return Task(query=query, profile=profile, start_time=format_time(net.start), initial_state=net.state,
+                triggers=triggers, checklist=[] if impossible else trip.checklist(triggers[0].name),
+                static_checklist=trip.goal(), nominal_plan=nominal, oracle=oracle, solvable=impossible is None,
+                impossibility=impossible)
+
+
+def standard_query(trip: Trip, extra: str = "") -> str:
+    """The usual request: the routing, the deadline, the steps."""
+    net = trip.net
+    legs = " then ".join(trip.planned)
+    via = net.f(trip.planned[0])["destination"]
+    return (f"Hi, {trip.who} here. I need to fly from {net.name(net.O)} ({net.O}) to {net.name(net.D)} ({net.D}) "
+            f"on {net.day}, economy, landing by {trip.arrive_by} at the latest. The desk suggested connecting at "
+            f"{via} on {legs}. Please check the routing, hold it, price it against my budget and ticket it.{extra}")

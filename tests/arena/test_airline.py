@@ -1,0 +1,459 @@
+"""Airline: tool behaviour on a hand-made network, the rules of connections, and the stories against cheap policies."""
+
+from __future__ import annotations
+
+import copy
+import json
+from itertools import product
+
+import gymnasium as gym
+import pytest
+
+from sttgym import arena_ids  # importing sttgym registers the ids
+from sttgym.agents import NominalAgent, OracleAgent, PlanAgent
+from sttgym.agents.probes import BlindWriter
+from sttgym.clock import Clock
+from sttgym.envs.arena.airline.world import AirlineWorld
+from sttgym.rollout import rollout
+from sttgym.task import resolve
+from sttgym.tools import collect_tools
+
+START = "2024-05-06T09:00"
+DAY = "2024-05-07"
+CONFLICTS = ["T1", "T2", "T3", "S1", "S2", "S3", "ST1", "ST2", "ST3"]
+
+
+def flight(carrier: str, origin: str, destination: str, departs: str, arrives: str, seats: int = 3,
+           fare: int = 100) -> dict:
+    return {"carrier": carrier, "origin": origin, "destination": destination, "departs": f"{DAY}T{departs}",
+            "arrives": f"{DAY}T{arrives}", "status": "scheduled", "aircraft": "A320-1", "inbound": None,
+            "seats": {"economy": seats, "business": 1}, "fares": {"economy": fare, "business": 3 * fare}, "notice": ""}
+
+
+def airport(name: str, city: str, country: str, mct: int = 45, interline: int = 75) -> dict:
+    return {"name": name, "city": city, "country": country, "hub": True, "mct": mct, "interline_mct": interline,
+            "status": "open", "notice": "", "transit_visa_for": [], "transit_rule": ""}
+
+
+def network() -> dict:
+    """Lisbon to Vienna through London (Heathrow, or Gatwick 60 minutes away by road)."""
+    return {
+        "airports": {"LIS": airport("Lisbon", "Lisbon", "PT"), "VIE": airport("Vienna", "Vienna", "AT"),
+                     "LHR": airport("Heathrow", "London", "GB"), "LGW": airport("Gatwick", "London", "GB", mct=30)},
+        "ground_links": {"GT-1": {"a": "LHR", "b": "LGW", "minutes": 60, "open": True}},
+        "carriers": {"NX": {"name": "Northwind", "hold_minutes": 30, "change_fee": 50, "partners": [], "notice": ""},
+                     "AQ": {"name": "Aquila", "hold_minutes": 20, "change_fee": 80, "partners": [], "notice": ""}},
+        "flights": {"NX100": flight("NX", "LIS", "LHR", "08:00", "10:00"),
+                    "NX200": flight("NX", "LHR", "VIE", "11:00", "13:00"),   # 60 min: legal at the 45 minimum
+                    "AQ300": flight("AQ", "LHR", "VIE", "11:00", "13:00"),   # interline: needs 75
+                    "AQ310": flight("AQ", "LHR", "VIE", "11:30", "13:30"),
+                    "NX400": flight("NX", "LGW", "VIE", "11:15", "13:15"),   # 60 ground + 30 = 90 from LHR
+                    "NX500": flight("NX", "LHR", "VIE", "12:00", "14:00", seats=1, fare=300)},
+        "passengers": {"PAX-1": {"name": "Ada", "nationality": "KE", "visas": [], "tier": "standard", "budget": 300}},
+        "bookings": {},
+        "promotions": {"HALF": {"carriers": ["NX"], "discount_pct": 50, "quota": 1, "used": 0, "status": "active",
+                                "note": ""}},
+        "counters": {"booking": 100},
+    }
+
+
+class Desk:
+    """A world plus its clock, calling tools the way the env does (the clock advances by each tool's cost)."""
+
+    def __init__(self, state: dict | None = None):
+        self.clock = Clock(START)
+        self.world = AirlineWorld(state or network(), self.clock)
+        self.tools = collect_tools(self.world)
+
+    def __call__(self, name: str, **arguments) -> dict:
+        result = self.tools[name].func(**arguments)
+        self.clock.advance(self.tools[name].cost)
+        return result
+
+    def hold(self, *fids: str) -> dict:
+        return self("hold_itinerary", passenger_id="PAX-1", flight_ids=list(fids))
+
+    def holds(self, name: str, **request) -> bool:
+        spec = {"passenger": "PAX-1", "origin": "LIS", "destination": "VIE", "arrive_by": f"{DAY}T13:30",
+                "cabin": "economy", **request}
+        return self.world.holds({"name": name, "args": {"request": spec}})
+
+
+@pytest.fixture
+def w() -> Desk:
+    return Desk()
+
+
+# ----------------------------------------------------------------------- tools
+
+
+def test_a_hold_then_a_ticket_takes_a_seat_at_the_current_fare(w):
+    held = w.hold("NX100", "NX200")
+    assert held["success"] and held["data"] == {"booking_id": "BK-101", "ticket_by": "2024-05-06T09:30",
+                                                "estimated_price": 200}
+    assert w("confirm_booking", booking_id="BK-101")["data"]["price"] == 200
+    legs = w("search_flights", origin="LHR", destination="VIE", date=DAY)["data"]["flights"]
+    assert next(f for f in legs if f["flight_id"] == "NX200")["seats_left"] == {"economy": 2}
+    assert w.holds("trip_ticketed") and w.holds("one_ticket") and w.holds("bookings_sound")
+
+
+@pytest.mark.parametrize("change, error", [
+    ({"passenger_id": "PAX-404"}, "no passenger"),
+    ({"flight_ids": ["NX100", "XX1"]}, "no flight 'XX1'"),
+    ({"flight_ids": []}, "at least one flight"),
+    ({"flight_ids": ["NX100", "AQ300"]}, "interline minimum is 75"),
+    ({"flight_ids": ["NX100", "NX400"]}, "minimum is 90, 60 of them on the ground"),
+    ({"flight_ids": ["NX200", "NX100"]}, "no connection"),
+    ({"flight_ids": ["NX100", "NX100"]}, "appears twice"),
+])
+def test_a_bad_hold_is_refused_and_changes_nothing(w, change, error):
+    before = copy.deepcopy(w.world.state)
+    result = w("hold_itinerary", **{"passenger_id": "PAX-1", "flight_ids": ["NX100", "NX200"], **change})
+    assert not result["success"] and error in result["error"], result
+    assert w.world.state == before
+
+
+@pytest.mark.parametrize("name, arguments, error", [
+    ("confirm_booking", {"booking_id": "BK-999"}, "no booking"),
+    ("confirm_booking", {"booking_id": "BK-101", "promo_code": "NOPE"}, "no promotion"),
+    ("change_segment", {"booking_id": "BK-999", "old_flight_id": "NX200", "new_flight_id": "AQ310"}, "no booking"),
+    ("change_segment", {"booking_id": "BK-101", "old_flight_id": "AQ300", "new_flight_id": "AQ310"}, "not a flight"),
+    ("change_segment", {"booking_id": "BK-101", "old_flight_id": "NX200", "new_flight_id": "XX9"}, "no flight"),
+    ("cancel_booking", {"booking_id": "BK-999"}, "no booking"),
+    ("search_flights", {"origin": "LIS", "destination": "XXX", "date": DAY}, "no airport"),
+    ("search_flights", {"origin": "LIS", "destination": "LHR", "date": "7 May"}, "YYYY-MM-DD"),
+    ("get_flight_status", {"flight_id": "XX9"}, "no flight"),
+    ("get_airport_info", {"airport_id": "XXX"}, "no airport"),
+    ("get_booking", {"booking_id": "BK-999"}, "no booking"),
+    ("list_passenger_bookings", {"passenger_id": "PAX-9"}, "no passenger"),
+    ("get_passenger_profile", {"passenger_id": "PAX-9"}, "no passenger"),
+    ("check_itinerary", {"passenger_id": "PAX-1", "flight_ids": ["XX9"]}, "no flight"),
+    ("get_fare_quote", {"flight_ids": ["NX100"], "passenger_id": "PAX-9"}, "no passenger"),
+])
+def test_every_tool_refuses_bad_ids_and_changes_nothing(w, name, arguments, error):
+    w.hold("NX100", "NX200")
+    before = copy.deepcopy(w.world.state)
+    result = w(name, **arguments)
+    assert not result["success"] and error in result["error"], result
+    assert w.world.state == before
+
+
+def test_cancelled_full_departed_and_visa_blocked_flights_cannot_be_held(w):
+    s = w.world.state
+    s["flights"]["NX200"]["status"] = "cancelled"
+    assert "cancelled" in w.hold("NX100", "NX200")["error"]
+    s["flights"]["NX200"]["status"] = "scheduled"
+    s["flights"]["NX200"]["seats"]["economy"] = 0
+    assert "no economy seat" in w.hold("NX100", "NX200")["error"]
+    s["flights"]["NX200"]["seats"]["economy"] = 3
+    s["airports"]["LHR"].update(transit_visa_for=["KE"], transit_rule="TR-1")
+    assert "transit visa for GB" in w.hold("NX100", "NX200")["error"]
+    s["passengers"]["PAX-1"]["visas"] = ["GB"]
+    assert w.hold("NX100", "NX200")["success"]
+    w.clock.advance(24 * 60)
+    assert "already departed" in w.hold("NX100", "NX200")["error"]
+    assert w.world.state["bookings"].keys() == {"BK-101"}
+
+
+def test_partners_connect_at_the_plain_minimum_and_other_airports_of_the_city_by_road(w):
+    assert not w("check_itinerary", passenger_id="PAX-1", flight_ids=["NX100", "AQ300"])["data"]["valid"]
+    w.world.state["carriers"]["NX"]["partners"] = ["AQ"]
+    assert w("check_itinerary", passenger_id="PAX-1", flight_ids=["NX100", "AQ300"])["data"]["valid"]
+    w.world.state["ground_links"]["GT-1"]["minutes"] = 45  # 45 + 30 fits the 75-minute layover
+    assert w("check_itinerary", passenger_id="PAX-1", flight_ids=["NX100", "NX400"])["data"]["valid"]
+    w.world.state["ground_links"]["GT-1"]["open"] = False
+    check = w("check_itinerary", passenger_id="PAX-1", flight_ids=["NX100", "NX400"])["data"]
+    assert not check["valid"] and "no connection" in check["problems"][0]
+
+
+def test_a_hold_lapses_at_its_ticketing_deadline_and_then_takes_no_seat(w):
+    w.world.state["flights"]["NX200"]["seats"]["economy"] = 1
+    w.hold("NX100", "NX200")
+    w.clock.advance(30)
+    assert w("get_booking", booking_id="BK-101")["data"]["status"] == "expired"
+    refused = w("confirm_booking", booking_id="BK-101")
+    assert not refused["success"] and "expired" in refused["error"]
+    assert w.hold("NX100", "NX200")["success"]  # the seat is free again
+
+
+def test_released_holds_lapse_at_once_and_new_ones_are_short(w):
+    w.hold("NX100", "NX200")
+    w.world.apply({"name": "release_holds", "args": {"carrier": "NX", "hold_minutes": 5, "notice": "fare closed"}})
+    assert w("get_booking", booking_id="BK-101")["data"]["status"] == "expired"
+    again = w.hold("NX100", "NX200")
+    assert again["data"]["ticket_by"] == "2024-05-06T09:09"  # held at 09:04 for five minutes
+    w("check_itinerary", passenger_id="PAX-1", flight_ids=["NX100", "NX200"])  # two minutes ...
+    assert "expired" in w("confirm_booking", booking_id="BK-102")["error"]  # ... and the hold is gone
+
+
+def test_the_budget_and_promotions_gate_the_ticket(w):
+    w.world.state["passengers"]["PAX-1"]["budget"] = 150
+    w.hold("NX100", "NX200")
+    before = copy.deepcopy(w.world.state)
+    refused = w("confirm_booking", booking_id="BK-101")
+    assert "exceeds the passenger's budget 150" in refused["error"] and w.world.state == before
+    quote = w("get_fare_quote", flight_ids=["NX100", "NX200"], passenger_id="PAX-1", promo_code="HALF")["data"]
+    assert quote["total"] == 100 and quote["within_budget"]
+    assert w("confirm_booking", booking_id="BK-101", promo_code="HALF")["data"]["price"] == 100
+    assert w.world.state["promotions"]["HALF"]["used"] == 1
+    w.hold("NX100", "AQ310")
+    assert "no quota left" in w("confirm_booking", booking_id="BK-102", promo_code="HALF")["error"]
+
+
+def test_a_held_booking_counts_only_if_some_fare_fits_the_budget(w):
+    w.world.state["passengers"]["PAX-1"]["budget"] = 150
+    w.hold("NX100", "NX200")
+    assert w.holds("trip_secured")  # HALF still applies
+    w.world.state["promotions"]["HALF"]["status"] = "exhausted"
+    assert not w.holds("trip_secured") and not w.holds("bookings_sound")
+
+
+def test_changing_a_ticket_charges_the_change_fee_unless_gold(w):
+    w.hold("NX100", "NX200")
+    w("confirm_booking", booking_id="BK-101")
+    before = copy.deepcopy(w.world.state)
+    assert "interline minimum" in w("change_segment", booking_id="BK-101", old_flight_id="NX200",
+                                    new_flight_id="AQ300")["error"]
+    assert "over the budget" in w("change_segment", booking_id="BK-101", old_flight_id="NX200",
+                                  new_flight_id="NX500")["error"]
+    assert w.world.state == before
+    changed = w("change_segment", booking_id="BK-101", old_flight_id="NX200", new_flight_id="AQ310")
+    assert changed["data"]["change_fee"] == 50 and w.world.state["bookings"]["BK-101"]["fees"] == 50
+    w.world.state["passengers"]["PAX-1"]["tier"] = "gold"
+    assert w("change_segment", booking_id="BK-101", old_flight_id="AQ310",
+             new_flight_id="NX200")["data"]["change_fee"] == 0
+    assert w("cancel_booking", booking_id="BK-101")["data"]["voucher"] == 200
+    assert "cancelled" in w("cancel_booking", booking_id="BK-101")["error"]
+
+
+def test_seats_moved_to_another_flight_offload_the_newest_booking(w):
+    w.hold("NX100", "NX200")
+    w.world.state["bookings"]["BK-050"] = {**w.world.state["bookings"]["BK-101"], "status": "ticketed",
+                                           "passenger": "PAX-1"}
+    w.world.state["flights"]["NX200"]["seats"]["economy"] = 0  # two seats in all, both taken here
+    w.world.apply({"name": "reallocate_seats", "args": {"from_flight": "NX200", "to_flight": "AQ310",
+                                                        "cabin": "economy", "seats": 1, "notice": "moved"}})
+    assert w.world.state["bookings"]["BK-101"]["offloaded"] == ["NX200"]
+    assert w.world.state["bookings"]["BK-050"]["offloaded"] == []
+    assert w.world.state["flights"]["AQ310"]["seats"]["economy"] == 4
+    assert "offloaded from NX200" in w("get_booking", booking_id="BK-101")["data"]["problems"][0]
+
+
+def test_a_closed_hub_cancels_the_flights_in_its_window_only(w):
+    w.world.apply({"name": "close_airport", "args": {"airport_id": "LHR", "start": f"{DAY}T09:30",
+                                                     "end": f"{DAY}T11:15", "notice": "storm"}})
+    status = {f: x["status"] for f, x in w.world.state["flights"].items()}
+    assert status["NX100"] == status["NX200"] == status["AQ300"] == "cancelled"
+    assert status["AQ310"] == status["NX500"] == status["NX400"] == "scheduled"
+
+
+def test_the_request_checks_read_the_final_world(w):
+    w.hold("NX100", "NX200")
+    assert w.holds("trip_secured") and not w.holds("trip_ticketed")
+    w("confirm_booking", booking_id="BK-101")
+    assert w.holds("trip_ticketed") and not w.holds("trip_ticketed", arrive_by=f"{DAY}T12:30")
+    w.world.state["flights"]["NX200"]["departs"] = f"{DAY}T10:30"  # retimed earlier: the connection breaks
+    assert not w.holds("trip_ticketed") and not w.holds("bookings_sound") and w.holds("one_ticket")
+
+
+# ---------------------------------------------------------------------- stories
+
+
+def test_every_conflict_has_four_levels():
+    assert len(arena_ids("Airline")) == 36
+
+
+def start(env_id: str, seed: int = 0):
+    env = gym.make(env_id)
+    env.reset(seed=seed)
+    return env, env.unwrapped
+
+
+def call(env, name: str, **arguments) -> dict:
+    _, _, _, _, info = env.step({"name": name, "arguments": arguments})
+    return info["result"]
+
+
+def finish(env) -> dict:
+    *_, info = env.step({"content": "Task Completed"})
+    return info
+
+
+def solutions(world: AirlineWorld, request: dict) -> list[list[str]]:
+    """Every routing of up to three flights that could be ticketed now and serves the request."""
+    flights, out = world.state["flights"], []
+    budget = world.state["passengers"][request["passenger"]]["budget"]
+    for n in (1, 2, 3):
+        for fids in product(sorted(flights), repeat=n):
+            if flights[fids[0]]["origin"] != request["origin"] or flights[fids[-1]]["destination"] != \
+                    request["destination"] or flights[fids[-1]]["arrives"] > request["arrive_by"]:
+                continue
+            if not world.problems(request["passenger"], list(fids), "economy") and \
+                    world.best_price(list(fids), "economy") <= budget:
+                out.append(list(fids))
+    return out
+
+
+def request_of(task) -> dict:
+    spec = next(c for c in task.static_checklist if c.name == "ticketed").holds.args["request"]
+    return dict(spec)
+
+
+@pytest.mark.parametrize("conflict", CONFLICTS)
+def test_impossible_means_no_routing_is_left_and_the_refusal_needs_its_fact(conflict):
+    env_id = f"STTArena/Airline-{conflict}-impossible"
+    for seed in range(2):
+        traj = rollout(gym.make(env_id), OracleAgent(), seed=seed)
+        assert traj.reward == 1.0
+        env, arena = start(env_id, seed)
+        task = arena.task
+        for c in task.oracle:
+            if c.name != "chat_with_user":
+                call(env, c.name, **resolve(c.arguments, {}))  # refs are not needed: the oracle never tickets
+        for booking in arena.world.state["bookings"].values():  # the oracle's lapsing hold takes no seat
+            booking["status"] = "cancelled" if booking["passenger"] == request_of(task)["passenger"] else \
+                booking["status"]
+        assert solutions(arena.world, request_of(task)) == [], (conflict, seed)
+        # ... while the world as it was offered at least the routing the request names.
+        fresh = AirlineWorld(copy.deepcopy(task.initial_state), Clock(task.start_time))
+        assert solutions(fresh, request_of(task))
+    vague = [c if c.name != "chat_with_user" else c.model_copy(update={"arguments": {
+        "message": "I'm sorry, but I cannot book this trip for you; something changed and it no longer works."}})
+        for c in start(env_id)[1].task.oracle]
+    assert rollout(gym.make(env_id), PlanAgent(vague), seed=0).reward == 0.0
+    assert rollout(gym.make(env_id), NominalAgent(), seed=0).reward == 0.0
+
+
+def hub_of(task) -> str:
+    hold = next(c for c in task.nominal_plan if c.name == "hold_itinerary")
+    return task.initial_state["flights"][hold.arguments["flight_ids"][0]]["destination"]
+
+
+@pytest.mark.parametrize("conflict", CONFLICTS)
+def test_hard_levels_leave_no_routing_through_the_planned_hub(conflict):
+    """A hard cascade needs global replanning: once the nominal plan met every change, whatever still works
+    avoids the hub the request named (and something still works)."""
+    for seed in range(2):
+        env, arena = start(f"STTArena/Airline-{conflict}-hard", seed)
+        task, saved = arena.task, {}
+        for c in task.nominal_plan:
+            saved[c.save_as or ""] = call(env, c.name, **resolve(c.arguments, saved))
+        for booking in arena.world.state["bookings"].values():
+            if booking["passenger"] == request_of(task)["passenger"]:
+                booking["status"] = "cancelled"
+        found = solutions(arena.world, request_of(task))
+        hub = hub_of(task)
+        assert found and all(hub not in (task.initial_state["flights"][f]["destination"] for f in r[:-1])
+                             for r in found), (conflict, seed, found)
+
+
+@pytest.mark.parametrize("conflict", CONFLICTS)
+def test_the_blind_writer_meets_every_trigger_and_is_disrupted(conflict):
+    env = gym.make(f"STTArena/Airline-{conflict}-medium")
+    traj = rollout(env, BlindWriter(), seed=5)
+    assert {e["trigger"] for e in traj.info["trigger_log"]} == {t.name for t in env.unwrapped.task.triggers}
+    assert traj.reward == 0.0
+    tools = env.unwrapped.tools
+    assert all(tools[name].mutates for t in env.unwrapped.task.triggers for name in t.activation)
+
+
+def test_t1_a_hold_then_a_check_lapses_but_a_hold_ticketed_at_once_does_not():
+    env, arena = start("STTArena/Airline-T1-easy", seed=2)
+    plan, saved = arena.task.nominal_plan, {}
+    for c in plan[:3]:  # search, search, hold: the fare closes
+        saved[c.save_as or ""] = call(env, c.name, **resolve(c.arguments, saved))
+    assert arena.log.events and arena.log.events[0]["trigger"] == "fare_hold_cut"
+    held = call(env, "hold_itinerary", **plan[2].arguments)
+    call(env, "check_itinerary", **plan[3].arguments)
+    assert "expired" in call(env, "confirm_booking", booking_id=held["data"]["booking_id"])["error"]
+    again = call(env, "hold_itinerary", **plan[2].arguments)
+    assert call(env, "confirm_booking", booking_id=again["data"]["booking_id"])["success"]
+
+
+def test_s2_the_onward_flight_waits_for_the_aircraft_of_its_inbound_flight():
+    env, arena = start("STTArena/Airline-S2-easy", seed=4)
+    onward = arena.task.nominal_plan[-1]
+    hold = next(c for c in arena.task.nominal_plan if c.name == "hold_itinerary")
+    second = hold.arguments["flight_ids"][1]
+    inbound = call(env, "get_flight_status", flight_id=second)["data"]["inbound"]
+    before = call(env, "get_flight_status", flight_id=inbound)["data"]["arrives"]
+    call(env, "hold_itinerary", **hold.arguments)
+    after = call(env, "get_flight_status", flight_id=second)["data"]
+    assert after["status"] == "delayed" and inbound in after["notice"]
+    assert call(env, "get_flight_status", flight_id=inbound)["data"]["arrives"] > before
+    assert onward.name == "confirm_booking"
+
+
+def test_a_stored_task_replays_and_each_seed_draws_a_different_network():
+    env, arena = start("STTArena/Airline-ST2-hard", seed=11)
+    stored = json.loads(arena.task.model_dump_json())
+    again = gym.make("STTArena/Airline-ST2-hard")
+    again.reset(options={"task": stored})
+    assert again.unwrapped.task.initial_state == arena.task.initial_state
+    assert rollout(again, OracleAgent(), seed=11).reward == 1.0
+    _, other = start("STTArena/Airline-ST2-hard", seed=12)
+    assert other.task.initial_state != arena.task.initial_state
+
+
+# ----------------------------------------------------------------- exploits
+
+
+def next_flight_policy(env, seed: int, reread: bool) -> float:
+    """Rebook the next flight on the same route: the nominal plan, then move the booking's onward leg onto the
+    first flight leaving after the planned one, by the schedule as first searched (``reread``: as searched again
+    now, which reads the change but does not weigh it), then ticket."""
+    env.reset(seed=seed)
+    task, saved, results = env.unwrapped.task, {}, []
+    for c in task.nominal_plan:
+        results.append(call(env, c.name, **resolve(c.arguments, saved)))
+        saved[c.save_as or ""] = results[-1]
+    hold = next(c for c in task.nominal_plan if c.name == "hold_itinerary")
+    booking = saved[hold.save_as]["data"]["booking_id"]
+    planned = hold.arguments["flight_ids"][-1]
+    leg = next(i for i, c in enumerate(task.nominal_plan) if c.name == "search_flights"
+               and c.arguments["destination"] == task.initial_state["flights"][planned]["destination"])
+    search = task.nominal_plan[leg]
+    flights = (call(env, "search_flights", **search.arguments) if reread else results[leg])["data"]["flights"]
+    was = task.initial_state["flights"][planned]["departs"]
+    later = [f["flight_id"] for f in flights if f["departs"] > was and f["flight_id"] != planned]
+    if later:
+        call(env, "change_segment", booking_id=booking, old_flight_id=planned, new_flight_id=later[0])
+        call(env, "confirm_booking", booking_id=booking)
+    return finish(env)["score"]
+
+
+def rebook_same_policy(env, seed: int) -> float:
+    """Confirm the original itinerary blind: the nominal plan, then hold the same flights again and ticket them."""
+    env.reset(seed=seed)
+    task, saved = env.unwrapped.task, {}
+    for c in task.nominal_plan:
+        saved[c.save_as or ""] = call(env, c.name, **resolve(c.arguments, saved))
+    hold = next(c for c in task.nominal_plan if c.name == "hold_itinerary")
+    again = call(env, "hold_itinerary", **hold.arguments)
+    if again["success"]:
+        call(env, "confirm_booking", booking_id=again["data"]["booking_id"])
+    return finish(env)["score"]
+
+
+@pytest.mark.parametrize("conflict", CONFLICTS)
+def test_taking_the_next_flight_by_the_old_schedule_earns_nothing(conflict):
+    for level in ("easy", "medium"):
+        env = gym.make(f"STTArena/Airline-{conflict}-{level}")
+        scores = [next_flight_policy(env, seed, reread=False) for seed in range(3)]
+        assert max(scores) <= 0.25, (level, scores)
+
+
+@pytest.mark.parametrize("env_id", ["STTArena/Airline-T2-easy", "STTArena/Airline-S1-easy",
+                                    "STTArena/Airline-ST1-easy", "STTArena/Airline-ST2-easy",
+                                    "STTArena/Airline-T2-medium", "STTArena/Airline-S3-easy"])
+def test_even_seen_anew_the_next_flight_on_the_leg_is_not_the_answer(env_id):
+    env = gym.make(env_id)
+    scores = [next_flight_policy(env, seed, reread=True) for seed in range(4)]
+    assert max(scores) <= 0.25, scores
+
+
+@pytest.mark.parametrize("conflict", CONFLICTS)
+def test_ticketing_the_original_routing_again_earns_nothing(conflict):
+    env = gym.make(f"STTArena/Airline-{conflict}-easy")
+    scores = [rebook_same_policy(env, seed) for seed in range(3)]
+    assert max(scores) <= 0.25, scores
