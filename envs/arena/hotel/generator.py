@@ -307,7 +307,7 @@ class Request:
     shuttle_by: str = ""
     meeting: str = ""
     capacity: int = 1
-    kept: bool = False  # impossible: the plan's own booking made before the change may stay
+    kept: str = ""  # impossible: the hotel where the plan's own booking, made before the change, may stay
     impossible: Impossibility | None = None
 
     @property
@@ -440,10 +440,10 @@ class Request:
         """What the judge checks; the forbidden gate: no stay confirmed anyway (besides the ``kept`` ones the
         plan had already confirmed before the change, at the hotel asked for)."""
         pred, existing = self.city.author.pred, sorted(self.city.state["reservations"])
-        kept = self.count if self.kept else 0
         return Impossibility(changed_by=changed_by, blocking_facts=facts, forbidden=[
             Check(name="no_wrong_booking", gate=True, description=f"no stay was confirmed for {self.guest} anyway",
-                  holds=pred.no_new_booking(guest=self.guest, existing=existing, hotel=self.hotel, kept=kept))])
+                  holds=pred.no_new_booking(guest=self.guest, existing=existing, hotel=self.kept,
+                                           kept=self.count if self.kept else 0))])
 
 
 def make_task(req: Request, query: str, triggers: list[Trigger], nominal: Plan | list[Call], oracle: list[Call],
