@@ -220,8 +220,7 @@ class City:
 
     def cascade(self, name: str, description: str, path: list, value, effect: list, shown: tuple) -> Trigger:
         """A change that follows once an earlier one left ``path`` at ``value``."""
-        return self.trigger(name, description, self.author.pred.field_equals(path=path, value=value), effect, shown,
-                            timing="before")
+        return self.trigger(name, description, self.author.pred.field_equals(path=path, value=value), effect, shown)
 
 
 def new_city(author: Author, districts: int | None = None) -> City:
