@@ -17,5 +17,4 @@ _MODULES = {"T1": "t1_window_expiry", "T2": "t2_priority_reorder", "T3": "t3_quo
 SCENARIOS: dict[tuple[str, str], Scenario] = {
     (conflict, level): partial(importlib.import_module(f"{__name__}.{module}").build, level=level)
     for conflict, module in _MODULES.items() for level in LEVELS
-    if __import__('os').path.exists(__file__.replace('__init__', module))  # DEV
 }

@@ -71,7 +71,7 @@ def build(author: Author, level: str) -> Task:
     oracle = plan.upto("book") + [req.profile()] + fixes[level]()
     party = " and a colleague (two rooms, same hotel)" if count > 1 else ""
     query = (f"I'm booking for our VIP, {req.who}{party}: {req.stay_text()} at {city.name(hotel)} ({hotel}), or "
-             f"another hotel {req.where}. The guest lands and arrives on {check_in} at {hhmm(late)}; record the "
+             f"another hotel {req.where}. The guest lands and arrives at {late}; record the "
              f"arrival and make sure the room is ready by then.")
     return make_task(req, query, triggers, plan, oracle, "a VIP's personal assistant", {
         ("arrival", "arrive", "flight", "time"): "The guest's current arrival time is always on the guest profile."},
