@@ -12,7 +12,7 @@ the group must stay together. Impossible: every other room of the kind within re
 
 from __future__ import annotations
 
-from sttgym.envs.arena.hotel.generator import Author, Plan, Request, Task, make_task, new_city, one
+from sttgym.envs.arena.hotel.generator import Author, Plan, Request, Task, make_task, new_city
 from sttgym.envs.arena.hotel.world import nights_of
 
 

@@ -18,7 +18,7 @@ from sttgym.envs.arena.hotel.world import nights_of
 
 def build(author: Author, level: str) -> Task:
     city = new_city(author)
-    s, op = city.state, author.op
+    op = author.op
     count = 2 if level == "hard" else 1
     near, far, cut = city.split(3)
     if not far:

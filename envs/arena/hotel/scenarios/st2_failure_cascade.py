@@ -20,7 +20,8 @@ def build(author: Author, level: str) -> Task:
     city = new_city(author)
     s = city.state
     district = one(author, sorted(city.districts))
-    hotel, neighbour = (city.districts[district][int(i)] for i in author.rng.permutation(len(city.districts[district]))[:2])
+    block = city.districts[district]
+    hotel, neighbour = (block[int(i)] for i in author.rng.permutation(len(block))[:2])
     away = min((h for h in s["hotels"] if s["hotels"][h]["district"] != district and city.minutes(h, city.venue)
                 is not None), key=lambda h: (city.minutes(h, city.venue), h))
     cut = max(city.minutes(h, city.venue) for h in (hotel, neighbour, away))

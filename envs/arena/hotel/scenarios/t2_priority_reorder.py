@@ -60,7 +60,8 @@ def build(author: Author, level: str) -> Task:
 
     fixes = {
         "easy": lambda: [req.arrive(early, "hold0"), req.rush(early, "hold0")],
-        "medium": lambda: moved + [req.travel(ready), req.search(ready), req.cancel("hold0"), *settle(ready_room, False)],
+        "medium": lambda: moved + [req.travel(ready), req.search(ready), req.cancel("hold0"),
+                                   *settle(ready_room, False)],
         "hard": lambda: moved + [req.search(ready), req.travel(spare), req.search(spare), req.hotel_info(spare),
                                  req.cancel("hold0"), req.cancel("hold1"), *settle(spare_room, True)],
         "impossible": lambda: moved + [req.travel(h) for h in others] + req.refuse(
