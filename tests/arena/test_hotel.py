@@ -8,7 +8,7 @@ import json
 import gymnasium as gym
 import pytest
 
-import sttgym  # noqa: F401  (registers the ids)
+import sttgym
 from sttgym.agents import NominalAgent, OracleAgent, PlanAgent
 from sttgym.agents.probes import BlindWriter
 from sttgym.clock import Clock
@@ -215,6 +215,11 @@ def test_the_world_changes_leave_confirmed_stays_alone():
 
 
 # -------------------------------------------------------------------- scenarios
+
+
+def test_every_conflict_and_level_is_registered():
+    ids = sttgym.arena_ids("Hotel")
+    assert len(ids) == 36 and "STTArena/Hotel-ST3-impossible" in ids
 
 
 def start(env_id: str, seed: int):
