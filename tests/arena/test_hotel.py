@@ -362,3 +362,23 @@ def test_confirming_the_held_rate_blind_earns_little(env_id):
     env = gym.make(env_id)
     scores = [confirm_blind(env, seed) for seed in range(4)]
     assert max(scores) <= 0.25, scores
+
+
+def act_then_look(env, seed: int) -> float:
+    """The nominal plan, then every read the oracle makes (so the change is seen), and nothing done about it."""
+    env.reset(seed=seed)
+    task, saved, tools = env.unwrapped.task, {}, env.unwrapped.tools
+    for c in task.nominal_plan:
+        saved[c.save_as or ""] = call(env, c.name, **resolve(c.arguments, saved))
+    for c in task.oracle:
+        if c.name in tools and not tools[c.name].mutates:
+            call(env, c.name, **resolve(c.arguments, saved))
+    assert env.unwrapped.log.noticed(task.triggers[0].name)
+    return finish(env)
+
+
+@pytest.mark.parametrize("conflict", ["T1", "T2", "T3", "S1", "S2", "S3", "ST1", "ST2", "ST3"])
+def test_seeing_the_change_without_acting_on_it_earns_at_most_a_third(conflict):
+    env = gym.make(f"STTArena/Hotel-{conflict}-medium")
+    scores = [act_then_look(env, seed) for seed in range(2)]
+    assert max(scores) <= 1 / 3 + 1e-9, scores

@@ -306,6 +306,7 @@ class Request:
     shuttle_by: str = ""
     meeting: str = ""
     capacity: int = 1
+    progress: str = "booked"  # with extras: the milestone before the goal (booked, arrival or seat)
     kept: str = ""  # impossible: the hotel where the plan's own booking, made before the change, may stay
     impossible: Impossibility | None = None
 
@@ -415,25 +416,37 @@ class Request:
     def goal(self) -> list[Check]:
         pred, spec = self.city.author.pred, self.spec()
         what = f"{self.count} {self.kind} room(s) {self.where}"
-        checks = [Check(name="booked", description=f"{self.guest} holds {what}, all at one open hotel",
-                        holds=pred.booked(request=spec))]
-        if self.arrival or self.shuttle_by or self.meeting:  # the stay alone is no progress: it may have to move
-            checks = [Check(name="arranged", description="the arrival, shuttle or meeting room asked for works "
-                                "out with the booked hotel", holds=pred.arranged(request=spec))]
+        booked = Check(name="booked", description=f"{self.guest} holds {what}, all at one open hotel",
+                       holds=pred.booked(request=spec))
+        if not (self.arrival or self.shuttle_by or self.meeting):
+            checks = [Check(name="secured", description=f"{self.guest} holds or has booked {what}, all at one open "
+                            "hotel, at a price the card covers", holds=pred.secured(request=spec)), booked]
+        else:  # a step on the way that a recovery never takes back, then everything asked for
+            step = {"booked": booked,
+                    "arrival": Check(name="arrival_current", description="a booked stay records the guest's arrival "
+                                     "as it is now", holds=pred.arrival_current(request=spec)),
+                    "seat": Check(name="seat_in_time", description=f"the guest has a shuttle seat reaching the venue "
+                                  f"by {self.shuttle_by}", holds=pred.seat_in_time(request=spec))}[self.progress]
+            checks = [step, Check(name="arranged", description="the arrival, shuttle or meeting room asked for works "
+                                  "out with the booked hotel", holds=pred.arranged(request=spec))]
         checks.append(Check(name="only_as_asked", gate=True, description="every confirmed reservation of the guest "
                             "serves the request within the card limit, and there is no extra one",
                             holds=pred.only_as_asked(request=spec)))
         return checks
 
     def checklist(self, trigger: str) -> list[Check]:
-        """The goal with its milestones counted only once the change was noticed."""
+        """The feasible task's checklist: the change read, then the goal's milestones, each counted only once the
+        change was read (a policy that rebooks without looking earns nothing), and the goal's gates as they are."""
         pred = self.city.author.pred
-        saw = pred.noticed(trigger=trigger)
-        return [Check(name="noticed_change", description=f"the agent read what {trigger} changed, after it did",
-                      holds=saw),
-                *[c if c.gate else c.model_copy(update={"description": f"{c.description}, after noticing {trigger}",
-                                                        "holds": pred.all_of(preds=[saw, c.holds])})
-                  for c in self.goal()]]
+        seen = pred.noticed(trigger=trigger)
+        out = [Check(name="noticed_change", description=f"after {trigger} fired, the agent read what it changed",
+                     holds=seen)]
+        for check in self.goal():
+            if not check.gate:
+                check = Check(name=check.name, description=f"{check.description} (once {trigger} was read)",
+                              holds=pred.all_of(preds=[seen, check.holds]))
+            out.append(check)
+        return out
 
     def refusal(self, changed_by: list[str], facts: list[str]) -> Impossibility:
         """What the judge checks; the forbidden gate: no stay confirmed anyway (besides the ``kept`` ones the
@@ -447,26 +460,28 @@ class Request:
 
 def make_task(req: Request, query: str, triggers: list[Trigger], nominal: Plan | list[Call], oracle: list[Call],
               persona: str, answers: dict[tuple, str] | None = None, insist: str = "") -> Task:
-    """The task (impossible once the oracle went through :meth:`Request.refuse`). The oracle double-checks a
-    drawn few things at the end (before its refusal, when impossible), so its tool sequence varies as real
-    agents' do without moving any timing the story measured."""
-    city, impossible = req.city, req.impossible
-    nominal = nominal.calls if isinstance(nominal, Plan) else nominal
-    checks = [req.profile(), req.bookings(), req.hotel_info(), req.search()]
-    extra = [checks[int(i)] for i in city.author.rng.permutation(len(checks))[:city.author.integer(1, 3)]]
-    said = [c for c in oracle if c.name == "chat_with_user"]
-    oracle = [c for c in oracle if c.name != "chat_with_user"] + extra + said
-    answers = {("hotel", "another", "other", "elsewhere", "different", "alternative"):
-               f"Any hotel {req.where} is fine, as long as it is a {req.kind} room for the same nights."
-               if not req.fixed_hotel else f"It has to be {req.hotel}.", **(answers or {})}
+    """Assemble the task; it is impossible once the oracle went through :meth:`Request.refuse`."""
+    city, author = req.city, req.city.author
+    # Before it answers, the oracle double-checks a drawn one to three of: the guest's reservations, the profile, the
+    # hotel asked for and its availability. Real agents differ in this; every timing the story measured comes first.
+    spot = [int(i) for i in author.rng.permutation(4)[:author.integer(1, 3)]]
+    closing = [(req.bookings, req.profile, req.hotel_info, req.search)[i]() for i in spot]
+    replies = [c for c in oracle if c.name == "chat_with_user"]
+    work = [c for c in oracle if c.name != "chat_with_user"]
+    where = (f"It has to be {req.hotel}." if req.fixed_hotel else
+             f"Any hotel {req.where} is fine, as long as it is a {req.kind} room for the same nights.")
+    replies_by_topic = {("hotel", "another", "other", "elsewhere", "different", "alternative"): where,
+                        **(answers or {})}
+    guest = city.state["guests"][city.user]
     profile = UserProfile(
-        persona=f"{city.state['guests'][city.user]['name']}, {persona}",
+        persona=f"{guest['name']}, {persona}",
         known_facts=[f"guest id {city.user}", f"room kind {req.kind}", f"check-in {req.check_in}",
                      f"{req.nights} nights", f"venue {req.venue}"],
-        clarifications=[Answer(keywords=list(k), text=t) for k, t in answers.items()],
-        insist=(insist or None) if impossible else None,
+        clarifications=[Answer(keywords=list(words), text=text) for words, text in replies_by_topic.items()],
+        insist=insist or None if req.impossible else None,
         fallback="Everything I know is in my request; please handle the booking as asked.")
+    plan = nominal.calls if isinstance(nominal, Plan) else list(nominal)
     return Task(query=query, profile=profile, start_time=format_time(city.start), initial_state=city.state,
-                triggers=triggers, checklist=[] if impossible else req.checklist(triggers[0].name),
-                static_checklist=req.goal(), nominal_plan=nominal, oracle=oracle, solvable=impossible is None,
-                impossibility=impossible)
+                triggers=triggers, checklist=req.checklist(triggers[0].name) if req.impossible is None else [],
+                static_checklist=req.goal(), nominal_plan=plan, oracle=work + closing + replies,
+                solvable=req.impossible is None, impossibility=req.impossible)

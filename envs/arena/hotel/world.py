@@ -147,14 +147,13 @@ class HotelWorld(World):
         return {"reservation_id": rid, **r, "status": live_status(r, self._now),
                 "hotel_name": self.hotels.get(r["hotel"], {}).get("name")}
 
-    def _live(self, guest_id: str, ident: str) -> tuple[dict, str] | str:
+    def _confirmed_stay(self, ident: str) -> dict | str:
+        """The confirmed reservation ``ident``, or why it is not one."""
         res = self.reservations.get(ident)
         if res is None:
             return f"no reservation {ident!r}"
         status = live_status(res, self._now)
-        if status != "confirmed":
-            return f"reservation {ident} is {status}, not confirmed"
-        return res, status
+        return res if status == "confirmed" else f"reservation {ident} is {status}, not confirmed"
 
     def _record(self, container: str, ident: str, label: str, what: str) -> dict:
         record = self.state[container].get(ident)
@@ -470,10 +469,9 @@ class HotelWorld(World):
             reservation_id: A confirmed reservation.
             arrival: Arrival time, ISO timestamp on the check-in day.
         """
-        found = self._live("", reservation_id)
-        if isinstance(found, str):
-            return fail(found)
-        res, _ = found
+        res = self._confirmed_stay(reservation_id)
+        if isinstance(res, str):
+            return fail(res)
         moment = _when(arrival)
         if moment is None or format_time(moment)[:10] != res["check_in"]:
             return fail(f"the arrival must be an ISO timestamp on the check-in day {res['check_in']}")
@@ -493,10 +491,9 @@ class HotelWorld(World):
             reservation_id: A confirmed reservation.
             ready_by: When the room must be ready, ISO timestamp on the check-in day.
         """
-        found = self._live("", reservation_id)
-        if isinstance(found, str):
-            return fail(found)
-        res, _ = found
+        res = self._confirmed_stay(reservation_id)
+        if isinstance(res, str):
+            return fail(res)
         moment = _when(ready_by)
         if moment is None or format_time(moment)[:10] != res["check_in"]:
             return fail(f"ready_by must be an ISO timestamp on the check-in day {res['check_in']}")
@@ -517,10 +514,9 @@ class HotelWorld(World):
         Args:
             reservation_id: A confirmed reservation.
         """
-        found = self._live("", reservation_id)
-        if isinstance(found, str):
-            return fail(found)
-        res, _ = found
+        res = self._confirmed_stay(reservation_id)
+        if isinstance(res, str):
+            return fail(res)
         hotel = self.hotels[res["hotel"]]
         if res["key_locker"]:
             return fail(f"{reservation_id} already has a key locker")
@@ -678,6 +674,15 @@ class HotelWorld(World):
         return len(served) >= request.get("count", 1) and len({r["hotel"] for r in served}) == 1
 
     @predicate
+    def secured(self, request: dict) -> bool:
+        """As many live holds or confirmed stays serving the request as asked, all at one hotel, each at a price the
+        card covers: the alternative secured, maybe not yet confirmed."""
+        limit = self.guests[request["guest"]]["payment_limit"]
+        live = [r for _, r in sorted(self.reservations.items()) if r["guest"] == request["guest"]
+                and live_status(r, self._now) in LIVE and r["price"] <= limit and self._serves(r, request)]
+        return len(live) >= request.get("count", 1) and len({r["hotel"] for r in live}) == 1
+
+    @predicate
     def arranged(self, request: dict) -> bool:
         """Booked, and every extra the request names holds: arrival recorded with the room ready and a key to be
         had, a shuttle seat reaching the venue in time, the meeting room slot."""
@@ -688,6 +693,17 @@ class HotelWorld(World):
         return ((not request.get("arrival") or all(self._handover(r) for r in served))
                 and (not request.get("shuttle_by") or self._on_shuttle(request, hotel))
                 and (not request.get("meeting") or self._meeting_ok(request, hotel)))
+
+    @predicate
+    def arrival_current(self, request: dict) -> bool:
+        """A stay serving the request records the guest's arrival as it is now (the room or key may still lag)."""
+        arrival = self.guests[request["guest"]].get("arrival")
+        return arrival is not None and any(r.get("arrival") == arrival for r in self._served(request))
+
+    @predicate
+    def seat_in_time(self, request: dict) -> bool:
+        """The guest has a seat on a scheduled shuttle that reaches the venue by ``shuttle_by`` (from any hotel)."""
+        return any(self._on_shuttle(request, hotel) for hotel in self.hotels)
 
     @predicate
     def only_as_asked(self, request: dict) -> bool:
@@ -704,11 +720,6 @@ class HotelWorld(World):
         new = [x for r, x in self.reservations.items() if x["guest"] == guest and r not in existing
                and x["status"] == "confirmed"]
         return len(new) <= kept and all(x["hotel"] == hotel for x in new)
-
-    @predicate
-    def no_stale_booking(self, guest: str, hotel: str) -> bool:
-        """The guest keeps no confirmed reservation at ``hotel``."""
-        return not [r for r in self._confirmed(guest) if r["hotel"] == hotel]
 
     @predicate
     def has_live(self, guest: str, hotel: str = "", room_type: str = "") -> bool:

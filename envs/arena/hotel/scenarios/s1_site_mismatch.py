@@ -2,7 +2,7 @@
 
 The user books a room at a hotel a short walk from the venue. Right after the confirmation the
 hotel finds it is overbooked and walks the guest: the reservation now sits at a sister property
-in another district, far beyond the reach the user asked for (visible in
+across town, far beyond the reach the user asked for (visible in
 ``list_guest_reservations``), and the hotel has no room of the kind left. Easy: cancel the walked
 stay and book a hotel within reach. Medium: the hotel's other walked guests fill the nearest
 alternative too, so the agent must look further (by transit) for a hotel still within reach.

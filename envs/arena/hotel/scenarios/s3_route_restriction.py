@@ -57,7 +57,7 @@ def build(author: Author, level: str) -> Task:
         if cut >= base[second]:
             raise RuntimeError(f"{city.venue}: no reach separates the ring-road hotels")  # a layout bug, not a seed
     city.afford_all(nights)
-    req = Request(city, hotel, check_in, nights, cut, shuttle_by=keynote, kept=hotel)
+    req = Request(city, hotel, check_in, nights, cut, shuttle_by=keynote, kept=hotel, progress="seat")
     plan = Plan(look=[req.search()], book=req.book(room, "hold0"), ride=[req.shuttles(), req.ride(late)])
     closed = city.set("links", ring, "open", value=False)
     triggers = [city.on_write("book_shuttle", "ring_road_closed", f"the ring road section {ring} from {hotel} to "

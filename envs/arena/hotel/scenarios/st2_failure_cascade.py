@@ -42,7 +42,7 @@ def build(author: Author, level: str) -> Task:
         city.add_room(neighbour, free=1, nights=stay)
         city.add_shuttle(neighbour, shift(keynote, -author.integer(1, 4)))
     city.afford_all(nights)
-    req = Request(city, hotel, check_in, nights, cut, shuttle_by=keynote, kept=hotel)
+    req = Request(city, hotel, check_in, nights, cut, shuttle_by=keynote, kept=hotel, progress="seat")
     plan = Plan(look=[req.search()], book=req.book(room, "hold0"), ride=[req.shuttles(), req.ride(shuttle)])
     dark = city.sets("hotels", hotel, status="outage", notice=f"Power failure {incident}: no check-ins, shuttle "
                      "cancelled")

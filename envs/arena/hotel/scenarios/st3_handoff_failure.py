@@ -45,7 +45,7 @@ def build(author: Author, level: str) -> Task:
     if level == "impossible":  # rooms, but no way to get a key late
         city.add_room(desk, free=1, nights=stay)
     city.afford_all(nights)
-    req = Request(city, hotel, check_in, nights, cut, count, arrival=True, kept=hotel)
+    req = Request(city, hotel, check_in, nights, cut, count, arrival=True, kept=hotel, progress="arrival")
     steps = [f"hold{i}" for i in range(count)]
     plan = Plan(look=[req.search()], book=[c for h in steps for c in req.book(room, h)],
                 arrive=[req.arrive(planned, h) for h in steps])

@@ -42,7 +42,7 @@ def build(author: Author, level: str) -> Task:
     if far:
         city.add_room(one(author, far), free=2, nights=stay, ready_from="08:00")
     city.afford_all(nights)
-    req = Request(city, hotel, check_in, nights, cut, count, arrival=True, kept=hotel)
+    req = Request(city, hotel, check_in, nights, cut, count, arrival=True, kept=hotel, progress="arrival")
     steps = [f"hold{i}" for i in range(count)]
     plan = Plan(look=[req.search()], book=[c for h in steps for c in req.book(room, h)],
                 arrive=[req.arrive(late, h) for h in steps])
