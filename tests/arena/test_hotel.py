@@ -382,3 +382,50 @@ def test_seeing_the_change_without_acting_on_it_earns_at_most_a_third(conflict):
     env = gym.make(f"STTArena/Hotel-{conflict}-medium")
     scores = [act_then_look(env, seed) for seed in range(2)]
     assert max(scores) <= 1 / 3 + 1e-9, scores
+
+
+def every_alternative(env_id: str, seed: int) -> list[str]:
+    """After the oracle's reads (every change has happened), try each room type of the asked kind with every extra the
+    request names (every promotion, a key locker, a rush clean, every shuttle, every meeting room); the room types
+    with which the original goal is met."""
+    env, arena = start(env_id, seed)
+    saved = {}
+    for c in arena.task.oracle:
+        if c.name != "chat_with_user":
+            saved[c.save_as or ""] = call(env, c.name, **resolve(c.arguments, saved))
+    request = arena.task.static_checklist[0].holds.args["request"]
+    changed = copy.deepcopy(arena.world.state)
+    found = []
+    for rt in [t for t, x in sorted(changed["room_types"].items()) if x["kind"] == request["kind"]]:
+        arena.world.state = copy.deepcopy(changed)
+        tools = collect_tools(arena.world)
+        stay = {"guest_id": request["guest"], "check_in": request["check_in"], "nights": request["nights"]}
+        for rid in [r for r, x in changed["reservations"].items() if x["guest"] == request["guest"]]:
+            tools["cancel_reservation"].func(reservation_id=rid)
+        booked = []
+        for _ in range(request["count"]):
+            held = tools["hold_room"].func(room_type_id=rt, **stay)
+            for promo in ["", *sorted(changed["promotions"])] if held["success"] else []:
+                rid = held["data"]["reservation_id"]
+                if tools["confirm_reservation"].func(reservation_id=rid, **({"promo_code": promo} if promo else {}))[
+                        "success"]:
+                    booked.append(rid)
+                    break
+        arrival = changed["guests"][request["guest"]]["arrival"]
+        for rid in booked if request["arrival"] and arrival else []:
+            tools["reserve_key_locker"].func(reservation_id=rid)
+            tools["rush_housekeeping"].func(reservation_id=rid, ready_by=arrival)
+            tools["set_arrival"].func(reservation_id=rid, arrival=arrival)
+        for shuttle in sorted(changed["shuttles"]) if request["shuttle_by"] else []:
+            tools["book_shuttle"].func(shuttle_id=shuttle, guest_id=request["guest"])
+        for room in sorted(changed["meeting_rooms"]) if request["meeting"] else []:
+            tools["book_meeting_room"].func(meeting_room_id=room, start=request["meeting"], guest_id=request["guest"])
+        if all(arena.world.holds(c.holds, log=arena.log) for c in arena.task.static_checklist):
+            found.append(rt)
+    return found
+
+
+@pytest.mark.parametrize("conflict", ["T1", "T2", "T3", "S1", "S2", "S3", "ST1", "ST2", "ST3"])
+def test_an_impossible_task_leaves_no_way_round_and_its_medium_twin_one(conflict):
+    assert every_alternative(f"STTArena/Hotel-{conflict}-impossible", seed=1) == []
+    assert every_alternative(f"STTArena/Hotel-{conflict}-medium", seed=1)  # the search does find a way when one exists

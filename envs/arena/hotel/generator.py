@@ -85,6 +85,11 @@ class City:
     station: str = ""
     districts: dict[str, list[str]] = field(default_factory=dict)  # district -> hotel ids
 
+    @property
+    def a_room(self) -> str:
+        """The focus kind with its article: ``an accessible room``, ``a suite room``."""
+        return f"{'an' if self.focus[0] in 'aeiou' else 'a'} {self.focus} room"
+
     # geography
     def minutes(self, a: str, b: str) -> int | None:
         return travel(self.state, a, b)
@@ -273,12 +278,14 @@ def new_city(author: Author, districts: int | None = None) -> City:
                 if state["room_types"][t]["hotel"] == hid)
     state["promotions"][city.code()] = {"hotel": hid, "kind": kind, "discount_pct": 5 * a.integer(2, 4),
                                         "nightly_quota": a.integer(3, 6), "used": {}, "note": "weekend breaks"}
+    # Background shuttles run to the station and background meeting rooms are let in the evening, so neither ever
+    # opens a way round a story's change (the stories' shuttles go to the venue, their slots are in the day).
     for hid in sorted(state["hotels"]):
         if a.chance(0.4):
-            city.add_shuttle(hid, city.at(a.integer(1, 3), a.integer(7, 9), 15 * a.integer(0, 3)),
-                             riders=a.integer(0, 2))
+            city.add_shuttle(hid, city.at(a.integer(1, 3), a.integer(6, 20), 15 * a.integer(0, 3)),
+                             riders=a.integer(0, 2), destination=city.station)
         if a.chance(0.3):
-            city.add_meeting_room(hid, [city.at(a.integer(1, 3), h) for h in (9, 11, 14)], a.integer(8, 30))
+            city.add_meeting_room(hid, [city.at(a.integer(1, 3), h) for h in (16, 18)], a.integer(8, 30))
     for rt in [t for t in sorted(state["room_types"])][:2]:  # the books are never empty
         x = state["room_types"][rt]
         check_in = city.day(a.integer(1, 4))
@@ -469,7 +476,7 @@ def make_task(req: Request, query: str, triggers: list[Trigger], nominal: Plan |
     replies = [c for c in oracle if c.name == "chat_with_user"]
     work = [c for c in oracle if c.name != "chat_with_user"]
     where = (f"It has to be {req.hotel}." if req.fixed_hotel else
-             f"Any hotel {req.where} is fine, as long as it is a {req.kind} room for the same nights.")
+             f"Any hotel {req.where} is fine, as long as it is {req.city.a_room} for the same nights.")
     replies_by_topic = {("hotel", "another", "other", "elsewhere", "different", "alternative"): where,
                         **(answers or {})}
     guest = city.state["guests"][city.user]

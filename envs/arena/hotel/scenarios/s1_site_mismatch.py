@@ -59,13 +59,13 @@ def build(author: Author, level: str) -> Task:
         "hard": lambda: unwind + [req.travel(second), req.search(second), req.travel(third), req.search(third),
                                   *req.book(alt[third], "new0"), *req.book(alt[third], "new1")],
         "impossible": lambda: [req.search(), req.hotels()] + [req.search(h) for h in others] + req.refuse(
-            f"I can't give you a {city.focus} room within {cut} minutes of the venue: {hotel} was overbooked and "
+            f"I can't give you {city.a_room} within {cut} minutes of the venue: {hotel} was overbooked and "
             f"walked your stay to {sister} ({city.name(sister)}), which is too far, and no other hotel within reach "
-            f"has a {city.focus} room for those nights.", ["guest_walked"], [sister])}
+            f"has {city.a_room} for those nights.", ["guest_walked"], [sister])}
     oracle = plan.calls + [req.bookings()] + fixes[level]()
     party = " for my colleague and me (two rooms, same hotel)" if count > 1 else ""
     query = (f"Hello, {req.who}. Please book {req.stay_text()}{party} at {city.name(hotel)} ({hotel}), right by the "
              f"{city.name(city.venue)}. What matters is being {req.where}.")
     return make_task(req, query, triggers, plan, oracle, "a conference speaker", {
         ("walk", "walked", "sister", "relocated", "moved"): f"I can't stay out there; I need to be {req.where}."},
-        insist=f"I need a {city.focus} room {req.where}, nowhere else.")
+        insist=f"I need {city.a_room} {req.where}, nowhere else.")

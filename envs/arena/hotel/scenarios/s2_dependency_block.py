@@ -78,7 +78,7 @@ def build(author: Author, level: str) -> Task:
                                                                                            req.meetings(h))]
         + req.refuse(f"I can't keep the workshop together: maintenance ({work}) closed the {fact} of {hotel}, "
                      f"where your {city.focus} room and the meeting room are, the hotel has no other {city.focus} "
-                     f"room, and no other hotel within {cut} minutes of the venue has both a {city.focus} room and "
+                     f"room, and no other hotel within {cut} minutes of the venue has both {city.a_room} and "
                      f"a free meeting room at {slot[11:]} on {slot[:10]}.", ["maintenance_closure"], [fact, work])}
     if level == "impossible":
         s["room_types"][inside]["inventory"].update({n: 0 for n in stay})

@@ -85,7 +85,7 @@ def build(author: Author, level: str) -> Task:
         "impossible": lambda: seen + [req.hotels(), req.travel(second), req.shuttles(second)] + req.refuse(
             f"I can't get you to the venue by {hhmm(keynote)} from a hotel within {cut} minutes of it: the ring road "
             f"section {ring} is closed, {hotel} is {base[hotel]} minutes away by the detour and its shuttle arrives "
-            f"late, and no other hotel within reach has a {city.focus} room with a shuttle in time.",
+            f"late, and no other hotel within reach has {city.a_room} with a shuttle in time.",
             ["ring_road_closed"], [ring])}
     oracle = plan.calls + fixes[level]()
     query = (f"Hi, {req.who}. Please book {req.stay_text()} at {city.name(hotel)} ({hotel}), which the ring road "

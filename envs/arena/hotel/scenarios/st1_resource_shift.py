@@ -58,7 +58,7 @@ def build(author: Author, level: str) -> Task:
         "hard": lambda: look + [req.travel(hq), req.travel(trap), req.search(trap), req.travel(spare),
                                 req.search(spare), *req.book(spare_room, "new0"), *req.book(spare_room, "new1")],
         "impossible": lambda: look + [req.travel(hq)] + [req.search(h) for h in others] + req.refuse(
-            f"I can't book a {city.focus} room within {cut} minutes of the venue: the congress peak moved "
+            f"I can't book {city.a_room} within {cut} minutes of the venue: the congress peak moved "
             f"{hotel}'s unsold {city.focus} rooms to {hq}, which is {city.minutes(hq, city.venue)} minutes away, "
             "and no other hotel within reach has one for those nights.", ["rooms_shifted"], [hq])}
     oracle = plan.upto("hold") + fixes[level]()
@@ -66,4 +66,4 @@ def build(author: Author, level: str) -> Task:
     query = (f"Good morning, {req.who}. I'd like {req.stay_text()}{party} at {city.name(hotel)} ({hotel}); any "
              f"hotel {req.where} works for me. Please check my profile, then hold and confirm.")
     return make_task(req, query, triggers, plan, oracle, "a delegate arriving for the congress",
-                     insist=f"It must be a {city.focus} room {req.where}.")
+                     insist=f"It must be {city.a_room} {req.where}.")

@@ -73,9 +73,9 @@ def build(author: Author, level: str) -> Task:
         "hard": lambda: [req.hotel_info(), req.hotels(), req.travel(neighbour), req.hotel_info(neighbour),
                          req.search(neighbour), req.shuttles(neighbour), *move(away)],
         "impossible": lambda: [req.hotel_info(), req.hotels(), req.search(neighbour), req.shuttles(neighbour)]
-        + req.refuse(f"I can't get you a {city.focus} room with a shuttle to the venue by {hhmm(keynote)}: a power "
+        + req.refuse(f"I can't get you {city.a_room} with a shuttle to the venue by {hhmm(keynote)}: a power "
                      f"failure ({incident}) put {hotel} in outage and cancelled its shuttle, and no other hotel "
-                     f"within {cut} minutes of the venue has a {city.focus} room with a shuttle in time.",
+                     f"within {cut} minutes of the venue has {city.a_room} with a shuttle in time.",
                      ["power_failure"], [incident, "outage"])}
     oracle = plan.calls + fixes[level]()
     query = (f"Hello, {req.who}. Please book {req.stay_text()} at {city.name(hotel)} ({hotel}) and a seat on its "
@@ -83,4 +83,4 @@ def build(author: Author, level: str) -> Task:
              "with a shuttle in time would do.")
     return make_task(req, query, triggers, plan, oracle, "a delegate relying on the hotel shuttle", {
         ("shuttle", "time", "keynote", "earlier"): f"Any shuttle that gets me to the venue by {keynote} is fine."},
-        insist=f"I need a {city.focus} room {req.where} and a shuttle there by {hhmm(keynote)}.")
+        insist=f"I need {city.a_room} {req.where} and a shuttle there by {hhmm(keynote)}.")

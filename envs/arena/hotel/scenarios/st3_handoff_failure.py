@@ -72,7 +72,7 @@ def build(author: Author, level: str) -> Task:
         "impossible": lambda: look + [req.hotel_info(h) for h in others] + req.refuse(
             f"I can't arrange a key for your new arrival at {hhmm(delayed)}: {hotel} hands out keys only until "
             f"{cutoff}, has no night desk and no key locker free, and no other hotel within {cut} minutes of the "
-            f"venue with a {city.focus} room can hand over a key that late.", ["train_delayed"], [hhmm(delayed)])}
+            f"venue with {city.a_room} can hand over a key that late.", ["train_delayed"], [hhmm(delayed)])}
     oracle = plan.calls + [req.profile()] + fixes[level]()
     party = " for my colleague and me (two rooms, same hotel)" if count > 1 else ""
     query = (f"Hi, {req.who}. Please book {req.stay_text()}{party} at {city.name(hotel)} ({hotel}) or another hotel "
@@ -80,4 +80,4 @@ def build(author: Author, level: str) -> Task:
              "ready for me.")
     return make_task(req, query, triggers, plan, oracle, "a delegate travelling by train", {
         ("arrival", "arrive", "train", "time", "late"): "My current arrival time is always on my guest profile."},
-        insist=f"I need a {city.focus} room {req.where} where I can get my key when I arrive.")
+        insist=f"I need {city.a_room} {req.where} where I can get my key when I arrive.")

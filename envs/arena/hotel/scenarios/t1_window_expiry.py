@@ -65,7 +65,7 @@ def build(author: Author, level: str) -> Task:
         "impossible": lambda: look + [req.travel(decoy)] * bool(decoy) + req.refuse(
             f"I can't book this: your hold at {hotel} was released when the congress allotment opened (it lapsed as "
             f"of {hhmm(held_at)}) and the waiting list took the room; no other hotel within {cut} minutes of the "
-            f"venue has a {city.focus} room for those nights.", ["holds_released"], [hhmm(held_at)])}
+            f"venue has {city.a_room} for those nights.", ["holds_released"], [hhmm(held_at)])}
     oracle = plan.upto("check") + [req.bookings()] + fixes[level]()
     party = " for my party of two (we must stay at the same hotel)" if count > 1 else ""
     query = (f"Hello, I'm {req.who}, here for the {city.name(city.venue)}. Please hold {req.stay_text()}{party} at "
@@ -73,4 +73,4 @@ def build(author: Author, level: str) -> Task:
              f"price against my card limit first, then confirm.")
     return make_task(req, query, triggers, plan, oracle, "a congress delegate booking by phone", {
         ("price", "budget", "limit", "card"): "My card limit per booking is on my guest profile."},
-        insist=f"It has to be a {city.focus} room {req.where} for exactly those nights.")
+        insist=f"It has to be {city.a_room} {req.where} for exactly those nights.")

@@ -65,9 +65,9 @@ def build(author: Author, level: str) -> Task:
         "hard": lambda: moved + [req.search(ready), req.travel(spare), req.search(spare), req.hotel_info(spare),
                                  req.cancel("hold0"), req.cancel("hold1"), *settle(spare_room, True)],
         "impossible": lambda: moved + [req.travel(h) for h in others] + req.refuse(
-            f"I can't have a {city.focus} room ready for the guest's new arrival at {hhmm(early)}: {hotel}'s rooms "
+            f"I can't have {city.a_room} ready for the guest's new arrival at {hhmm(early)}: {hotel}'s rooms "
             f"are only ready from {s['room_types'][room]['ready_from']}, its housekeeping has no rush clean left, "
-            f"and no other hotel within {cut} minutes of the venue has a {city.focus} room.",
+            f"and no other hotel within {cut} minutes of the venue has {city.a_room}.",
             ["arrival_brought_forward"], [hhmm(early)])}
     oracle = plan.upto("book") + [req.profile()] + fixes[level]()
     party = " and a colleague (two rooms, same hotel)" if count > 1 else ""

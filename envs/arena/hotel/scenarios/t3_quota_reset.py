@@ -82,4 +82,4 @@ def build(author: Author, level: str) -> Task:
              f"promotional rate, so please hold the room and confirm it with the promotion.")
     return make_task(req, query, triggers, plan, oracle, "a delegate on a tight budget", {
         ("price", "budget", "limit", "card", "rate", "full"): "My card limit is on my profile; I can't pay the full "
-        "rate."}, insist=f"It has to be a {city.focus} room {req.where} at a price my card covers.")
+        "rate."}, insist=f"It has to be {city.a_room} {req.where} at a price my card covers.")
