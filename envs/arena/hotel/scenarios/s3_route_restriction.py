@@ -80,8 +80,8 @@ def build(author: Author, level: str) -> Task:
         "easy": lambda: [req.shuttles(), author.call.cancel_shuttle_seat(shuttle_id=late, guest_id=city.user),
                          req.ride(early)],
         "medium": lambda: seen + [req.hotels(), req.travel(nearest), *move(nearest)],
-        "hard": lambda: seen + [req.hotels(), req.travel(second), req.shuttles(second), req.travel(nearest),
-                                *move(nearest)],
+        "hard": lambda: seen + [req.hotels(), req.travel(second), req.search(second), req.shuttles(second),
+                                req.travel(nearest), *move(nearest)],
         "impossible": lambda: seen + [req.hotels(), req.travel(second), req.shuttles(second)] + req.refuse(
             f"I can't get you to the venue by {hhmm(keynote)} from a hotel within {cut} minutes of it: the ring road "
             f"section {ring} is closed, {hotel} is {base[hotel]} minutes away by the detour and its shuttle arrives "

@@ -4,10 +4,11 @@ The user asks for a room at a hotel near the venue. As the agent goes to hold it
 revenue desk answers the congress peak by moving the hotel's unsold rooms of that kind, for
 those nights, to the congress headquarters hotel (visible in ``search_availability``: none left,
 and a notice naming where they went), so the hold fails. Easy: the headquarters is within reach;
-book there. Medium: the headquarters is across town, out of reach, so another hotel within reach
-is needed. Hard: a party of two; a second wave moves rooms out of the obvious alternative too,
-which keeps one, and the group must stay together, so a third hotel is needed. Impossible: the
-rooms went out of reach and no other hotel within reach has one.
+book there. Medium: the headquarters is across town, out of reach, and the nearest alternative is
+sold out of the kind, so a further hotel within reach is needed. Hard: a party of two; a second
+wave moves rooms out of the obvious alternative too, which keeps one, and the group must stay
+together, so a third hotel is needed. Impossible: the rooms went out of reach and no other hotel
+within reach has one.
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ def build(author: Author, level: str) -> Task:
     spare, trap = others[-1], others[0]
     if level in ("medium", "hard"):
         spare_room = city.add_room(spare, free=2, nights=stay)
+    if level == "medium":  # the nearest alternative is sold out of the kind already
+        city.add_room(trap, free=0, nights=stay)
     if level == "hard":
         trap_room = city.add_room(trap, free=2 + author.integer(0, 2), nights=stay)
     city.afford_all(nights)
@@ -53,8 +56,9 @@ def build(author: Author, level: str) -> Task:
             ("search_availability", trap)))
     look = [req.search(), req.hotels()]
     fixes = {
-        "easy": lambda: look + [req.travel(hq), req.search(hq), *req.book(hq_room, "new0")],
-        "medium": lambda: look + [req.travel(hq), req.travel(spare), req.search(spare), *req.book(spare_room, "new0")],
+        "easy": lambda: [req.search(), req.travel(hq), req.search(hq), *req.book(hq_room, "new0")],
+        "medium": lambda: look + [req.travel(hq), req.travel(trap), req.search(trap), req.travel(spare),
+                                  req.search(spare), *req.book(spare_room, "new0")],
         "hard": lambda: look + [req.travel(hq), req.travel(trap), req.search(trap), req.travel(spare),
                                 req.search(spare), *req.book(spare_room, "new0"), *req.book(spare_room, "new1")],
         "impossible": lambda: look + [req.travel(hq)] + [req.search(h) for h in others] + req.refuse(
