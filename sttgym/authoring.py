@@ -63,9 +63,18 @@ class _Calls:
         return build
 
 
+def _holds_ref(value: Any) -> bool:
+    if isinstance(value, Ref):
+        return True
+    if isinstance(value, dict):
+        return any(_holds_ref(v) for v in value.values())
+    return isinstance(value, list) and any(_holds_ref(v) for v in value)
+
+
 def _schema_problem(spec: ToolSpec, arguments: dict) -> str | None:
-    # A value taken from an earlier result (a Ref) is only known in the episode: any type fits it.
-    props = {k: ({} if isinstance(arguments.get(k), Ref) else schema) for k, schema in spec.parameters["properties"].items()}
+    # A value taken from an earlier result (a Ref, also inside a list or object) is only known in the episode:
+    # any type fits the argument that holds it.
+    props = {k: ({} if _holds_ref(arguments.get(k)) else schema) for k, schema in spec.parameters["properties"].items()}
     problem = argument_problem({**spec.parameters, "properties": props}, arguments)
     return None if problem is None else f"{problem}; expected {signature_text(spec)}"
 

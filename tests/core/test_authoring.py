@@ -90,3 +90,28 @@ def test_a_reference_to_an_earlier_result_survives_json_and_still_resolves(autho
     assert resolve(again.arguments, {"pick": {"data": {"locker_id": "L7"}}}) == {"locker_id": "L7", "parcel_id": "P"}
     plain = Call(name="x", arguments={"filter": {"step": "a", "path": []}})  # a dict argument, not a reference
     assert Call.model_validate_json(plain.model_dump_json()).arguments == {"filter": {"step": "a", "path": []}}
+
+
+def test_a_reference_inside_a_list_argument_is_accepted():
+    from sttgym.task import Call, resolve
+    from sttgym.tools import ok, tool
+    from sttgym.world import World
+
+    class Batches(World):
+        domain = "Batches"
+
+        @tool(mutates=True)
+        def ship_together(self, shipment_ids: list[str]) -> dict:
+            """Ship several shipments on one truck.
+
+            Args:
+                shipment_ids: The shipments.
+            """
+            return ok(shipment_ids)
+
+    author = Author(Batches, np.random.default_rng(0))
+    call = author.call.ship_together(shipment_ids=["S-1", Ref(step="made", path=("data", "id"))])
+    again = Call.model_validate_json(call.model_dump_json())
+    assert resolve(again.arguments, {"made": {"data": {"id": "S-2"}}}) == {"shipment_ids": ["S-1", "S-2"]}
+    with pytest.raises(ValueError, match="must be"):
+        author.call.ship_together(shipment_ids="S-1")
