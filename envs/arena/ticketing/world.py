@@ -576,6 +576,7 @@ class TicketingWorld(World):
             event, section = self.events[order["event"]], self.sections[order["section"]]
             if (order["event"] in request["events"] and event["status"] == "on_sale"
                     and section["status"] == "open" and section["event"] == order["event"]
+                    and self.gates.get(section["gate"], {}).get("status") == "open"
                     and len(order["seats"]) == request["count"]
                     and (section["accessible"] or not request.get("accessible"))
                     and all(self.tickets[t]["status"] == "issued" for t in order["tickets"])):
@@ -602,7 +603,7 @@ class TicketingWorld(World):
     @predicate
     def ticketed(self, request: dict) -> bool:
         """The customer holds a paid order of ``count`` issued, adjacent tickets for one of the events, in an open
-        section (accessible when asked) of an event still on sale."""
+        section (accessible when asked) whose gate is open, of an event still on sale."""
         return bool(self._serving(request))
 
     @predicate
