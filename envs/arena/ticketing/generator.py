@@ -429,7 +429,8 @@ def intro(req: Request) -> str:
     """How the user names the show: performer, venue and time."""
     city = req.city
     show, venue = city.show, city.state["venues"][city.venue]["name"]
-    return f"{show['performer']} at {venue} ({city.venue}) on {show['starts'][:10]}, doors {hhmm(show['doors'])}"
+    return (f"{show['performer']} at {venue} ({city.venue}) on {show['starts'][:10]}, doors {hhmm(show['doors'])} "
+            f"(event {city.event})")
 
 
 WILL_CALL = WILL_CALL_LEAD

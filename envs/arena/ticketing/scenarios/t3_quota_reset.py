@@ -18,7 +18,6 @@ from datetime import datetime, timedelta
 from sttgym.clock import format_time
 from sttgym.envs.arena.ticketing.generator import Author, Plan, Request, Task, intro, leave_by, make_task, new_city
 
-DAY_PCT = {"easy": (25, 30), "medium": (25, 30), "hard": (25, 30), "impossible": (5, 10)}
 
 
 def build(author: Author, level: str) -> Task:
@@ -35,7 +34,7 @@ def build(author: Author, level: str) -> Task:
     flash = city.promo(["MIDNIGHT", "NIGHTOWL", "LATESHOW", "AFTERDARK"], pct, 5 * author.integer(20, 40),
                        author.integer(10, 60), "tonight's flash code, while quota lasts")
     daily_quota = 5 * author.integer(6, 12)
-    daily = city.promo(["SUNRISE", "DAYPASS", "MORNING", "DAYBREAK"], 5 * round(author.integer(*DAY_PCT[level]) / 5),
+    daily = city.promo(["SUNRISE", "DAYPASS", "MORNING", "DAYBREAK"], 5 * author.integer(1, 2) if level == "impossible" else pct,
                        daily_quota, daily_quota, "daily code, quota resets at 00:00",
                        sections=[other] if level in ("medium", "hard") else None)
     leave_by(city, city.gate(other))
