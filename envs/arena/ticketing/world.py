@@ -578,7 +578,8 @@ class TicketingWorld(World):
                     and section["status"] == "open" and section["event"] == order["event"]
                     and self.gates.get(section["gate"], {}).get("status") == "open"
                     and len(order["seats"]) == request["count"]
-                    and (section["accessible"] or not request.get("accessible"))
+                    and (not request.get("accessible")
+                         or (section["accessible"] and self.gates.get(section["gate"], {}).get("step_free")))
                     and all(self.tickets[t]["status"] == "issued" for t in order["tickets"])):
                 out.append(order)
         return out
@@ -603,7 +604,7 @@ class TicketingWorld(World):
     @predicate
     def ticketed(self, request: dict) -> bool:
         """The customer holds a paid order of ``count`` issued, adjacent tickets for one of the events, in an open
-        section (accessible when asked) whose gate is open, of an event still on sale."""
+        section (accessible, behind a step-free gate, when asked) whose gate is open, of an event still on sale."""
         return bool(self._serving(request))
 
     @predicate
