@@ -229,7 +229,6 @@ def new_city(author: Author, start: datetime | None = None, doors_hour: int | No
         link(city.home, stations[1], 10, 20)
     for name in a.pick(_VENUES, a.integer(2, 3)):
         vid = "VEN-" + "".join(w[0] for w in name.split()).upper() + str(a.serial(10, 99))
-        state["places"][vid] = {"name": name, "kind": "venue"}
         state["venues"][vid] = {"name": name, "status": "open", "notice": "", "desk_status": "open",
                                 "desk_opens": "00:00"}
         near = [stations[int(i)] for i in a.rng.choice(range(1, len(stations)), 2, replace=False)]
@@ -239,7 +238,6 @@ def new_city(author: Author, start: datetime | None = None, doors_hour: int | No
             state["gates"][gid] = {"venue": vid, "name": f"{side} gate", "status": "open", "step_free": True,
                                    "notice": "", "slots": {}}
             link(gid, station, 3, 10)
-            link(gid, vid, 2, 3)
         city.venues.append(vid)
     city.venue = one(a, city.venues)
     show_day = 0 if start.hour < 14 else 1

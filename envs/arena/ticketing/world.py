@@ -2,7 +2,7 @@
 
 State containers (JSON-like dicts keyed by id):
 
-- ``places``: ``{name, kind: home|station|venue|gate}``; ``links``: ``{a, b, minutes, open, line}`` between
+- ``places``: ``{name, kind: home|station|gate}``; ``links``: ``{a, b, minutes, open, line}`` between
   places, the city's transit (and walking) graph; travel uses the fastest open route.
 - ``venues``: ``{name, status, notice, desk_opens, desk_status}``: the will-call desk opens at ``desk_opens``
   (``HH:MM``) on a show day; collection needs it open ``WILL_CALL_LEAD`` minutes before the doors.
@@ -318,7 +318,7 @@ class TicketingWorld(World):
 
     @tool(cost=2)
     def get_travel_time(self, origin_id: str, destination_id: str) -> dict:
-        """The fastest open transit route between two places (home, station, venue or gate) and its minutes.
+        """The fastest open transit route between two places (a home, a station or a venue's gate) and its minutes.
 
         Args:
             origin_id: Where the trip starts (a customer's home is a place too).
