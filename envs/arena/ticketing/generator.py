@@ -253,7 +253,7 @@ def new_city(author: Author, start: datetime | None = None, doors_hour: int | No
     customer = f"CUS-{a.serial(10000, 99999)}"
     city.user = customer
     state["customers"][customer] = {"name": a.pick(_PEOPLE), "home": city.home, "budget": 0, "smartphone": True,
-                                    "departs": ""}
+                                    "departs": shift(doors, -90)}
     for _ in range(a.integer(1, 2)):
         state["customers"][f"CUS-{a.serial(10000, 99999)}"] = {
             "name": a.pick(_PEOPLE), "home": city.home, "budget": 50 * a.integer(2, 8), "smartphone": a.chance(0.7),
@@ -387,19 +387,21 @@ class Request:
                             "of the seats asked, within the budget", holds=pred.only_as_asked(request=spec)))
         return checks
 
-    def checklist(self, trigger: str) -> list[Check]:
-        """The goal, its milestones counted only once the change was noticed."""
+    def checklist(self, trigger: str, notice_milestone: bool = True) -> list[Check]:
+        """The goal, its milestones counted only once the change was noticed (and noticing it a milestone of its
+        own, unless the stale plan itself reads what changed, so that looking without reacting earns nothing)."""
         pred = self.city.author.pred
         saw = pred.noticed(trigger=trigger)
-        return [Check(name="noticed_change", description=f"the agent read what {trigger} changed, after it did",
-                      holds=saw),
+        return [*[Check(name="noticed_change", description=f"the agent read what {trigger} changed, after it did",
+                        holds=saw)] * notice_milestone,
                 *[c if c.gate else c.model_copy(update={"description": f"{c.description}, after noticing {trigger}",
                                                         "holds": pred.all_of(preds=[saw, c.holds])})
                   for c in self.goal()]]
 
 
 def make_task(req: Request, query: str, triggers: list[Trigger], nominal: Plan | list[Call], oracle: list[Call],
-              persona: str, answers: dict[tuple, str] | None = None, insist: str = "", noticed: str = "") -> Task:
+              persona: str, answers: dict[tuple, str] | None = None, insist: str = "", noticed: str = "",
+              notice_milestone: bool = True) -> Task:
     """The task (impossible once the oracle went through :meth:`Request.refuse`). The oracle double-checks a
     drawn few things at the end (before its refusal, when impossible), so its tool sequence varies as real
     agents' do without moving any timing the story measured."""
@@ -418,7 +420,8 @@ def make_task(req: Request, query: str, triggers: list[Trigger], nominal: Plan |
         insist=(insist or None) if impossible else None,
         fallback="Everything I know is in my request; please sort out the tickets as asked.")
     return Task(query=query, profile=profile, start_time=format_time(city.start), initial_state=city.state,
-                triggers=triggers, checklist=[] if impossible else req.checklist(noticed or triggers[0].name),
+                triggers=triggers,
+                checklist=[] if impossible else req.checklist(noticed or triggers[0].name, notice_milestone),
                 static_checklist=req.goal(), nominal_plan=nominal, oracle=oracle, solvable=impossible is None,
                 impossibility=impossible)
 

@@ -577,12 +577,18 @@ class TicketingWorld(World):
             if (order["event"] in request["events"] and event["status"] == "on_sale"
                     and section["status"] == "open" and section["event"] == order["event"]
                     and self.gates.get(section["gate"], {}).get("status") == "open"
+                    and self._in_time(order, section)
                     and len(order["seats"]) == request["count"]
                     and (not request.get("accessible")
                          or (section["accessible"] and self.gates.get(section["gate"], {}).get("step_free")))
                     and all(self.tickets[t]["status"] == "issued" for t in order["tickets"])):
                 out.append(order)
         return out
+
+    def _in_time(self, order: dict, section: dict) -> bool:
+        """The customer, leaving home when they do, reaches the section's gate by the start."""
+        arrives = reach_time(self.state, self.customers[order["customer"]], section["gate"])
+        return arrives is not None and arrives <= when(self.events[order["event"]]["starts"])
 
     def _delivered(self, order: dict) -> bool:
         customer, event = self.customers[order["customer"]], self.events[order["event"]]
@@ -604,7 +610,8 @@ class TicketingWorld(World):
     @predicate
     def ticketed(self, request: dict) -> bool:
         """The customer holds a paid order of ``count`` issued, adjacent tickets for one of the events, in an open
-        section (accessible, behind a step-free gate, when asked) whose gate is open, of an event still on sale."""
+        section (accessible, behind a step-free gate, when asked) whose gate is open and reached by the start, of an
+        event still on sale."""
         return bool(self._serving(request))
 
     @predicate

@@ -90,4 +90,5 @@ def build(author: Author, level: str) -> Task:
     return make_task(req, query, triggers, plan, oracle, "a customer who goes everywhere by tram", {
         ("tram", "route", "travel", "leave", "home", "time"): f"We leave home at {customer['departs'][11:]}; any "
         f"way to get there works for us.", ("code", "promo", "voucher", "discount"): "Any valid discount is "
-        "welcome."}, insist="We need to be inside before the show starts; nothing else is any use.")
+        "welcome."}, insist="We need to be inside before the show starts; nothing else is any use.",
+        notice_milestone=level == "easy")
