@@ -713,6 +713,13 @@ class TicketingWorld(World):
                 hold["status"] = "void"
 
     @operation
+    def flag_orders(self, event_id: str, notice: str) -> None:
+        """A service notice on every paid order of an event (what the customer's order page shows)."""
+        for order in self.orders.values():
+            if order["event"] == event_id and order["status"] == "paid":
+                order["notice"] = notice
+
+    @operation
     def delay_courier(self, customer: str, minutes: int, notice: str) -> None:
         """The courier runs of the customer's paid orders arrive ``minutes`` later."""
         for order in self._paid(customer):

@@ -1,7 +1,8 @@
 """ST2 Failure Cascade: a power failure at the venue spreads from the box office to the gates and the show.
 
 The customer has no smartphone and collects at will-call. Once the order is paid the venue
-loses power (visible in ``get_venue``, whose notice carries the incident number): the
+loses power (the order page in ``list_customer_orders`` carries the incident number,
+``get_venue`` the details): the
 will-call desk goes offline. Easy: the tickets are couriered home instead. Medium: the
 turnstiles of the section's gate go dark too, and the venue sends that section through the
 other gate, so besides the courier the entry slot is booked there. Hard: the dark gate's
@@ -38,8 +39,11 @@ def build(author: Author, level: str) -> Task:
     if level == "medium":
         effect += [city.set("sections", sec, "gate", value=lit) for sec in city.sections
                    if s["sections"][sec]["gate"] == dark]
+    effect.append(op.flag_orders(event_id=city.event, notice=f"Venue power failure {incident}: check delivery "
+                                 "and entry"))
+    # Shown on the customer's order page (the stale plan reads the venue, never the order: looking is not noticing).
     triggers = [city.on("purchase", "power_failure", f"power failure {incident} at {city.venue}", effect,
-                        ("get_venue", {"venue_id": city.venue}))]
+                        ("list_customer_orders", {"customer_id": city.user}), also=(("get_order", {}),))]
     if level == "hard":
         triggers.append(city.cascade("dark_sections_refunded", f"sections behind {dark} are refunded",
                                      ["gates", dark, "status"], "closed",
@@ -55,13 +59,13 @@ def build(author: Author, level: str) -> Task:
         "easy": lambda: [req.deliver("courier")],
         "medium": lambda: [req.deliver("courier"), req.event(), req.profile(), req.travel(lit),
                            req.slot(lit, city.earliest_reachable(lit))],
-        "hard": lambda: [req.orders(), req.event(), req.hold(other, "again"),
+        "hard": lambda: [req.event(), req.hold(other, "again"),
                          req.buy("courier", "again", save="order2"), *req.entry_calls(other, "order2")],
-        "impossible": lambda: [req.event(), req.orders(), *req.refuse(
+        "impossible": lambda: [req.event(), *req.refuse(
             f"the show can't go ahead: power failure {incident} at the venue could not be repaired in time and the "
             f"promoter has cancelled it; your order has been refunded.", ["show_cancelled", "power_failure"],
             [incident, "cancelled"])]}
-    oracle = plan.upto("buy") + [req.venue()] + fixes[level]()
+    oracle = plan.upto("buy") + [req.orders(), req.venue()] + fixes[level]()
     entry = " and book our entry slot at the section's gate" if req.entry else ""
     query = (f"Good morning, {req.who}. Please buy {count} seats together in section {wanted} for {intro(req)}. "
              f"I have no smartphone, so I'll collect them at the will-call desk{entry}. The total must stay within "
