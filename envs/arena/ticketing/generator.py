@@ -356,8 +356,8 @@ class Request:
     def entry_calls(self, section: str, save: str = "order", venue: str = "", slot: str = "") -> list[Call]:
         """Read the venue and the way to the section's gate, then book the first slot the customer reaches."""
         gate = self.city.gate(section)
-        return [self.profile(), self.venue(venue), self.travel(gate), self.slot(gate, slot or self.city.earliest_reachable(gate),
-                                                                save)]
+        slot = slot or self.city.earliest_reachable(gate)
+        return [self.profile(), self.venue(venue), self.travel(gate), self.slot(gate, slot, save)]
 
     def refuse(self, message: str, changed_by: list[str], facts: list[str]) -> list[Call]:
         """The oracle's apology (``I'm sorry, `` + ``message``); marks the request impossible."""

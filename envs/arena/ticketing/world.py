@@ -490,6 +490,61 @@ class TicketingWorld(World):
         return ok(self._order_view(order_id), message=f"{order_id} now delivered by {delivery}")
 
     @tool(mutates=True, cost=3)
+    def exchange_order(self, order_id: str, hold_id: str, delivery: Delivery, promo_code: str = "") -> dict:
+        """Exchange a paid order's seats for those of a live hold of the same customer and show: the old seats go
+        back on sale, new tickets are issued, the entry slot is released, and the new total must fit the budget.
+
+        Args:
+            order_id: The paid order to exchange.
+            hold_id: A live hold with the new seats.
+            delivery: How the new tickets reach the customer: mobile, will_call or courier.
+            promo_code: A promotion code for the new seats; empty for none.
+        """
+        order = self.orders.get(order_id)
+        if order is None:
+            return fail(f"no order {order_id!r}")
+        if order["status"] != "paid":
+            return fail(f"order {order_id} is {order['status']}")
+        hold, problem = self._live_hold(hold_id)
+        if problem:
+            return fail(problem)
+        if hold["customer"] != order["customer"] or hold["event"] != order["event"]:
+            return fail(f"hold {hold_id} is not for the same customer and show as {order_id}")
+        code = promo_code or hold.get("promo") or ""
+        problem = self._sale_problem(hold["event"], hold["section"])
+        if not problem and code:
+            problem = self._promo_problem(code, hold["event"], hold["section"], len(hold["seats"]))
+        customer, event = self.customers[order["customer"]], self.events[order["event"]]
+        eta = self._now + timedelta(minutes=self.settings["courier_minutes"])
+        problem = problem or delivery_problem(self.state, customer, event, delivery, eta)
+        if problem:
+            return fail(problem)
+        total = self._price(hold, code)["total"] + self.settings["delivery_fee"].get(delivery, 0)
+        if total > customer["budget"]:
+            return fail(f"the new total {total} exceeds the customer's budget {customer['budget']}")
+        self._refund(order)
+        section = self.sections.get(order["section"], {})
+        if section.get("status") == "open":
+            self._free_seats(order["section"], order["seats"])
+        if order["promo"] in self.promotions:
+            old = self.promotions[order["promo"]]
+            old["used"] = max(0, old["used"] - len(order["seats"]))
+        if code:
+            self.promotions[code]["used"] += len(hold["seats"])
+        rows = self.sections[hold["section"]]["rows"]
+        tickets = []
+        for seat in hold["seats"]:
+            rows[seat[0]] = [x for x in rows[seat[0]] if x != int(seat[1:])]
+            tid = self._next_id("ticket", "TKT")
+            self.tickets[tid] = {"order": order_id, "seat": seat, "status": "issued"}
+            tickets.append(tid)
+        hold.update(status="purchased", promo=code or None)
+        order.update(section=hold["section"], seats=list(hold["seats"]), promo=code or None, total=total,
+                     delivery=delivery, courier_eta=format_time(eta) if delivery == "courier" else None,
+                     status="paid", entry=None, tickets=tickets)
+        return ok(self._order_view(order_id), message=f"{order_id} exchanged to {hold['section']}: total {total}")
+
+    @tool(mutates=True, cost=3)
     def cancel_order(self, order_id: str) -> dict:
         """Cancel a paid order and refund it: its seats go back on sale, its entry slot is freed.
 

@@ -21,7 +21,7 @@ TRIGGER_ON = {"easy": "hold_seats", "medium": "purchase", "hard": "purchase", "i
 
 def build(author: Author, level: str) -> Task:
     city = new_city(author)
-    s, op = city.state, author.op
+    op = author.op
     count = author.integer(2, 3)
     near, far = (lambda g: (g, [x for x in city.gates_of(city.venue) if x != g][0]))(one(author, city.gates_of(
         city.venue)))

@@ -47,7 +47,8 @@ def build(author: Author, level: str) -> Task:
     if level == "hard":
         triggers.append(city.cascade("dark_sections_refunded", f"sections behind {dark} are refunded",
                                      ["gates", dark, "status"], "closed",
-                                     [op.close_section(section_id=wanted, notice=f"No entry: {dark} dark ({incident})")],
+                                     [op.close_section(section_id=wanted,
+                                                       notice=f"No entry: {dark} dark ({incident})")],
                                      ("get_section", {"section_id": wanted})))
     if level == "impossible":
         triggers.append(city.cascade(

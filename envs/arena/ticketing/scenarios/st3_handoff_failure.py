@@ -4,8 +4,8 @@ The customer has no smartphone and wants the tickets couriered home before they 
 show. Once the order is paid the courier firm reports a backlog (visible on the order page,
 ``list_customer_orders``): the run now arrives after the customer has left, and new runs take
 as long. Easy: switch the order to will-call collection. Medium: the box office charges a
-collection fee that, with the seats bought, breaks the budget, so the order is exchanged for a
-cheaper section collected at will-call. Hard: the exchange must also come with an entry slot,
+collection fee that, with the seats bought, breaks the budget, so the order's seats are exchanged
+for a cheaper section's, collected at will-call. Hard: the exchange must also come with an entry slot,
 and the collection rush has filled the early slots of the cheaper section's gate. Impossible:
 there is no will-call desk for this show, so no handoff reaches the customer in time.
 """
@@ -13,7 +13,8 @@ there is no will-call desk for this show, so no handoff reaches the customer in 
 from __future__ import annotations
 
 from sttgym.clock import format_time, hhmm, minutes_between
-from sttgym.envs.arena.ticketing.generator import Author, Plan, Request, Task, intro, leave_by, make_task, new_city
+from sttgym.envs.arena.ticketing.generator import (Author, Plan, Request, Task, intro, leave_by, make_task, new_city,
+                                                   hold_id, order_id)
 
 
 def build(author: Author, level: str) -> Task:
@@ -42,7 +43,8 @@ def build(author: Author, level: str) -> Task:
                         [op.delay_courier(customer=city.user, minutes=delay, notice=f"Courier backlog {ref}"),
                          city.set("settings", "courier_minutes", value=s["settings"]["courier_minutes"] + delay)],
                         ("list_customer_orders", {"customer_id": city.user}), also=(("get_order", {}),))]
-    swap = [req.cancel(), req.hold(cheaper, "again"), req.buy("will_call", "again", save="order2")]
+    swap = [req.hold(cheaper, "again"), req.call.exchange_order(order_id=order_id("order"), hold_id=hold_id("again"),
+                                                               delivery="will_call")]
 
     def hard() -> list:
         arrive = city.earliest_reachable(south)
@@ -52,7 +54,7 @@ def build(author: Author, level: str) -> Task:
                                      [city.set("gates", south, "slots", value=rush)],
                                      ("get_venue", {"venue_id": city.venue})))
         later = min(t for t, n in rush.items() if n >= count and t > arrive)
-        return [req.venue(), *swap, *req.entry_calls(cheaper, "order2", slot=later)]
+        return [req.venue(), *swap, *req.entry_calls(cheaper, slot=later)]
 
     fixes = {
         "easy": lambda: [req.deliver("will_call")],

@@ -53,7 +53,8 @@ def build(author: Author, level: str) -> Task:
     if level == "hard":
         triggers.append(city.cascade(
             "fan_code_used_up", f"the queue uses up the quota of {fan}", ["sections", wanted, "notice"],
-            f"Sold out to queue batch {buyer}", [city.set("promotions", fan, "used", value=s["promotions"][fan]["quota"])],
+            f"Sold out to queue batch {buyer}",
+            [city.set("promotions", fan, "used", value=s["promotions"][fan]["quota"])],
             ("list_promotions", {"event_id": city.event})))
     fixes = {
         "easy": lambda: [req.hold(wanted, "again"), req.buy("mobile", "again", fan)],

@@ -39,7 +39,8 @@ def build(author: Author, level: str) -> Task:
     entry_gate = other_gate if level == "hard" else gate
     customer["departs"] = floor(shift(doors, -city.minutes(city.home, entry_gate) - 5 * author.integer(1, 3)))
     if level == "impossible":  # the courier's run takes longer than the time left before the customer leaves
-        s["settings"]["courier_minutes"] = minutes_between(format_time(city.start), customer["departs"]) + 30 * author.integer(1, 3)
+        left = minutes_between(format_time(city.start), customer["departs"])
+        s["settings"]["courier_minutes"] = left + 30 * author.integer(1, 3)
     fee = s["settings"]["delivery_fee"]["courier"]
     city.budget(count * max(city.price(wanted), city.price(other)) + fee + 5 * author.integer(0, 4))
     req = Request(city, count, entry=level in ("medium", "hard"))

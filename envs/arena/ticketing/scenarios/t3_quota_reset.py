@@ -34,7 +34,8 @@ def build(author: Author, level: str) -> Task:
     flash = city.promo(["MIDNIGHT", "NIGHTOWL", "LATESHOW", "AFTERDARK"], pct, 5 * author.integer(20, 40),
                        author.integer(10, 60), "tonight's flash code, while quota lasts")
     daily_quota = 5 * author.integer(6, 12)
-    daily = city.promo(["SUNRISE", "DAYPASS", "MORNING", "DAYBREAK"], 5 * author.integer(1, 2) if level == "impossible" else pct,
+    day_pct = 5 * author.integer(1, 2) if level == "impossible" else pct
+    daily = city.promo(["SUNRISE", "DAYPASS", "MORNING", "DAYBREAK"], day_pct,
                        daily_quota, daily_quota, "daily code, quota resets at 00:00",
                        sections=[other] if level in ("medium", "hard") else None)
     leave_by(city, city.gate(other))
