@@ -43,10 +43,10 @@ def build(author: Author, level: str) -> Task:
     wanted = city.add_section(tram_gate, price)
     other = ""
     if level != "impossible":
-        other = city.add_section(other_gate, price + (10 * author.integer(2, 4) if level == "hard" else 0))
+        other = city.add_section(other_gate, price + (10 * author.integer(1, 2) if level == "hard" else 0))
     else:
         city.add_section(tram_gate, price + 10 * author.integer(1, 3))
-    pct = 5 * author.integer(5, 6)
+    pct = 5 * author.integer(6, 7)  # brings the dearer section back within the budget
     city.budget(budget := count * price + 5 * author.integer(1, 3))
     voucher = city.promo(["TRAMFIX", "DETOUR", "REROUTE", "LINEDOWN"], pct, 300, author.integer(5, 100),
                          f"{line} disruption voucher") if level == "hard" else ""
