@@ -17,7 +17,6 @@ from datetime import datetime, timedelta
 from sttgym.authoring import Author, Plan
 from sttgym.checklist import Check
 from sttgym.clock import format_time, hhmm, shift
-from sttgym.envs.arena.ticketing.world import WILL_CALL_LEAD
 from sttgym.geo import shortest_route
 from sttgym.judge import Impossibility
 from sttgym.task import Call, Ref, Task
@@ -433,5 +432,3 @@ def intro(req: Request) -> str:
     return (f"{show['performer']} at {venue} ({city.venue}) on {show['starts'][:10]}, doors {hhmm(show['doors'])} "
             f"(event {city.event})")
 
-
-WILL_CALL = WILL_CALL_LEAD
