@@ -185,6 +185,21 @@ def test_cancel_and_exchange_give_seats_slots_and_quota_back(w):
     assert "refunded" in w("cancel_order", order_id=oid)["error"] and w.world.state == before
 
 
+def test_only_mobile_tickets_transfer_and_only_before_the_doors(w):
+    oid = bought(w, "SEC-B", 1)["data"]["order_id"]
+    before = copy.deepcopy(w.world.state)
+    assert "smartphone" in w("transfer_order", order_id=oid, recipient_id="CUS-2")["error"]
+    w.world.customers["CUS-2"]["smartphone"] = True
+    w.clock.advance(60 * 9)
+    assert "doors open" in w("transfer_order", order_id=oid, recipient_id="CUS-2")["error"]
+    w.world.customers["CUS-2"]["smartphone"] = False
+    assert w.world.state == before
+    w.clock.minutes = 0
+    w.world.customers["CUS-2"]["smartphone"] = True
+    assert w("transfer_order", order_id=oid, recipient_id="CUS-2")["success"]
+    assert w.world.orders[oid]["customer"] == "CUS-2" and w.world.orders[oid]["transferred_from"] == "CUS-1"
+
+
 def test_accessible_places_need_a_step_free_gate():
     h = Harness()
     h.world.customers["CUS-1"]["budget"] = 500

@@ -18,8 +18,8 @@ State containers (JSON-like dicts keyed by id):
 - ``promotions``: ``{event, sections (None: any), discount_pct, quota, used, ends, status: active|expired,
   note}``.
 - ``orders``: ``{customer, event, section, seats, promo, total, delivery: mobile|will_call|courier,
-  courier_eta, status: paid|refunded, entry: {gate, slot} | None, tickets}``; ``tickets``: ``{order, seat,
-  status: issued|void}``.
+  courier_eta, status: paid|refunded, entry: {gate, slot} | None, tickets, notice, transferred_from}``;
+  ``tickets``: ``{order, seat, status: issued|void}``.
 - ``settings``: ``{courier_minutes, delivery_fee: {method: fee}}``; ``counters``: the last ids issued.
 
 Times are ISO strings at minute precision.
@@ -570,6 +570,33 @@ class TicketingWorld(World):
             self.tickets[tid]["status"] = "void"
         order.update(status="refunded", entry=None)
         return ok(message=f"{order_id} cancelled and refunded {order['total']}")
+
+    @tool(mutates=True, cost=2)
+    def transfer_order(self, order_id: str, recipient_id: str) -> dict:
+        """Hand a paid order of mobile tickets to another customer of the platform before the doors open (its entry
+        slot goes with it).
+
+        Args:
+            order_id: The paid order.
+            recipient_id: The customer id of the person receiving the tickets.
+        """
+        order = self.orders.get(order_id)
+        if order is None:
+            return fail(f"no order {order_id!r}")
+        if order["status"] != "paid":
+            return fail(f"order {order_id} is {order['status']}")
+        recipient = self.customers.get(recipient_id)
+        if recipient is None:
+            return fail(f"no customer {recipient_id!r}")
+        if recipient_id == order["customer"]:
+            return fail(f"order {order_id} already belongs to {recipient_id}")
+        if order["delivery"] != "mobile" or not recipient.get("smartphone"):
+            return fail("only mobile tickets can be transferred, to a customer with a smartphone")
+        doors = when(self.events[order["event"]]["doors"])
+        if self._now >= doors:
+            return fail(f"transfers close when the doors open ({self.events[order['event']]['doors']})")
+        order.update(customer=recipient_id, transferred_from=order["customer"])
+        return ok(self._order_view(order_id), message=f"{order_id} transferred to {recipient_id}")
 
     @tool(mutates=True, cost=2)
     def book_entry_slot(self, order_id: str, gate_id: str, slot: str) -> dict:
