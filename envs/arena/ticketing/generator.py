@@ -16,14 +16,15 @@ from datetime import datetime, timedelta
 
 from sttgym.authoring import Author, Plan
 from sttgym.checklist import Check
-from sttgym.clock import format_time, hhmm, shift
+from sttgym.clock import floor_to, format_time, hhmm, shift
 from sttgym.geo import shortest_route
 from sttgym.judge import Impossibility
 from sttgym.task import Call, Ref, Task
 from sttgym.triggers import Observable, Trigger
 from sttgym.user import Answer, UserProfile
 
-__all__ = ["Author", "Plan", "Task", "City", "Request", "new_city", "hold_id", "order_id", "one", "make_task"]
+__all__ = ["Author", "Plan", "Task", "City", "Request", "new_city", "leave_by", "hold_id", "order_id", "one", "intro",
+           "make_task"]
 
 _PERFORMERS = ["Velvet Harbour", "The Lantern Choir", "Mira Solano", "Northbound Static", "Ada Quartet",
                "Juniper Kite", "Sable & Finch", "Orla Byrne", "The Copper Tides", "Kasimir Trio", "Luna Verde",
@@ -268,12 +269,8 @@ def leave_by(city: City, gate: str, slack: int = 0) -> None:
     """The customer leaves home so as to reach ``gate`` a drawn few minutes before the show's doors (plus
     ``slack`` minutes later)."""
     doors = city.show["doors"]
-    city.state["customers"][city.user]["departs"] = floor(shift(
+    city.state["customers"][city.user]["departs"] = floor_to(shift(
         doors, -city.minutes(city.home, gate) - 5 * city.author.integer(1, 3) + slack))
-
-
-def floor(moment: str) -> str:
-    return shift(moment, -(int(moment[14:16]) % 5))
 
 
 @dataclass

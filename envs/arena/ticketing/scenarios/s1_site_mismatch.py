@@ -13,9 +13,8 @@ has the seats together.
 
 from __future__ import annotations
 
-from sttgym.envs.arena.ticketing.generator import (Author, Plan, Request, Task, floor, intro, make_task, new_city,
-                                                   one)
-from sttgym.clock import shift
+from sttgym.clock import floor_to, shift
+from sttgym.envs.arena.ticketing.generator import Author, Plan, Request, Task, intro, make_task, new_city, one
 
 
 def build(author: Author, level: str) -> Task:
@@ -31,7 +30,7 @@ def build(author: Author, level: str) -> Task:
                              run=author.integer(0, count - 1) if level == "impossible" else None)
     customer = s["customers"][city.user]
     far = max(city.minutes(city.home, g) for g in gates + new_gates)
-    customer["departs"] = floor(shift(city.show["doors"], -far - 5 * author.integer(1, 3)))
+    customer["departs"] = floor_to(shift(city.show["doors"], -far - 5 * author.integer(1, 3)))
     fee = s["settings"]["delivery_fee"]["courier"]
     city.budget(count * city.price(wanted) + fee + 5 * author.integer(0, 3))
     delivery = "mobile"

@@ -13,8 +13,8 @@ section enters through the tram gate, and the detour misses the start.
 
 from __future__ import annotations
 
-from sttgym.clock import minutes_between, shift
-from sttgym.envs.arena.ticketing.generator import Author, Plan, Request, Task, floor, intro, make_task, new_city, one
+from sttgym.clock import floor_to, minutes_between, shift
+from sttgym.envs.arena.ticketing.generator import Author, Plan, Request, Task, intro, make_task, new_city, one
 
 TRIGGER_ON = {"easy": "book_entry_slot", "medium": "purchase", "hard": "purchase", "impossible": "purchase"}
 
@@ -31,7 +31,7 @@ def build(author: Author, level: str) -> Task:
     tram = f"LNK-{author.serial(100, 999)}"
     line = f"Tram {author.integer(2, 9)}"
     s["links"][tram] = {"a": city.home, "b": tram_gate, "minutes": author.integer(6, 10), "open": True, "line": line}
-    customer["departs"] = floor(shift(show["doors"], -s["links"][tram]["minutes"] - 5 * author.integer(1, 3)))
+    customer["departs"] = floor_to(shift(show["doors"], -s["links"][tram]["minutes"] - 5 * author.integer(1, 3)))
     s["links"][tram]["open"] = False
     base = city.minutes(city.home, station)
     s["links"][tram]["open"] = True

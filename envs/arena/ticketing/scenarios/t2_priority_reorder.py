@@ -14,8 +14,8 @@ paper tickets to them.
 
 from __future__ import annotations
 
-from sttgym.clock import format_time, hhmm, minutes_between, shift
-from sttgym.envs.arena.ticketing.generator import (Author, Plan, Request, Task, floor, intro, make_task, new_city,
+from sttgym.clock import floor_to, format_time, hhmm, minutes_between, shift
+from sttgym.envs.arena.ticketing.generator import (Author, Plan, Request, Task, intro, make_task, new_city,
                                                    one, order_id)
 from sttgym.envs.arena.ticketing.world import WILL_CALL_LEAD
 
@@ -37,7 +37,7 @@ def build(author: Author, level: str) -> Task:
     customer = s["customers"][city.user]
     customer["smartphone"] = False
     entry_gate = other_gate if level == "hard" else gate
-    customer["departs"] = floor(shift(doors, -city.minutes(city.home, entry_gate) - 5 * author.integer(1, 3)))
+    customer["departs"] = floor_to(shift(doors, -city.minutes(city.home, entry_gate) - 5 * author.integer(1, 3)))
     if level == "impossible":  # the courier's run takes longer than the time left before the customer leaves
         left = minutes_between(format_time(city.start), customer["departs"])
         s["settings"]["courier_minutes"] = left + 30 * author.integer(1, 3)
