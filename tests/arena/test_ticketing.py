@@ -1,0 +1,343 @@
+"""Ticketing: tool behaviour on a hand-made venue, the tricky rules, and the cheap shortcuts that must fail."""
+
+from __future__ import annotations
+
+import copy
+
+import gymnasium as gym
+import pytest
+
+from sttgym.agents import NominalAgent, OracleAgent, PlanAgent
+from sttgym.agents.probes import AlwaysRefuse, BlindWriter
+from sttgym.checklist import evaluate
+from sttgym.clock import Clock
+from sttgym.envs.arena.ticketing.world import TicketingWorld, adjacent_block
+from sttgym.rollout import rollout
+from sttgym.task import resolve
+from sttgym.tools import collect_tools
+
+START = "2024-05-06T10:00"
+
+
+def venue() -> dict:
+    """One venue with two gates: the North gate is a 10-minute tram ride from home, the South gate 40 minutes by
+    metro; a show at 19:00 with a 15-minute cart, three sections and two promotions."""
+    slots = {"2024-05-06T18:30": 10, "2024-05-06T18:45": 10, "2024-05-06T19:00": 1, "2024-05-06T19:30": 10}
+    return {
+        "places": {"HOME": {"name": "home", "kind": "home"}, "STN-A": {"name": "A", "kind": "station"},
+                   "GT-N": {"name": "North gate", "kind": "gate"}, "GT-S": {"name": "South gate", "kind": "gate"}},
+        "links": {"L1": {"a": "HOME", "b": "GT-N", "minutes": 10, "open": True, "line": "Tram 3"},
+                  "L2": {"a": "HOME", "b": "STN-A", "minutes": 30, "open": True, "line": "Red line"},
+                  "L3": {"a": "STN-A", "b": "GT-S", "minutes": 10, "open": True, "line": "walk"},
+                  "L4": {"a": "STN-A", "b": "GT-N", "minutes": 50, "open": True, "line": "walk"}},
+        "venues": {"VEN-1": {"name": "Hall", "status": "open", "notice": "", "desk_status": "open",
+                             "desk_opens": "17:00"}},
+        "gates": {"GT-N": {"venue": "VEN-1", "name": "North", "status": "open", "step_free": True, "notice": "",
+                           "slots": dict(slots)},
+                  "GT-S": {"venue": "VEN-1", "name": "South", "status": "open", "step_free": False, "notice": "",
+                           "slots": dict(slots)}},
+        "events": {"EVT-1": {"title": "Show", "performer": "Ada Quartet", "venue": "VEN-1",
+                             "doors": "2024-05-06T18:30", "starts": "2024-05-06T19:30", "status": "on_sale",
+                             "cart_minutes": 15, "notice": ""}},
+        "sections": {
+            "SEC-A": {"event": "EVT-1", "name": "Stalls", "price": 50, "accessible": True, "gate": "GT-N",
+                      "status": "open", "notice": "", "rows": {"A": [1, 2, 4, 5, 6], "B": [3]}},
+            "SEC-B": {"event": "EVT-1", "name": "Circle", "price": 30, "accessible": False, "gate": "GT-S",
+                      "status": "open", "notice": "", "rows": {"A": [1, 3, 5]}},
+            "SEC-C": {"event": "EVT-1", "name": "Box", "price": 90, "accessible": False, "gate": "GT-N",
+                      "status": "closed", "notice": "inspection", "rows": {"A": [1, 2]}}},
+        "customers": {"CUS-1": {"name": "Ada", "home": "HOME", "budget": 120, "smartphone": True,
+                                "departs": "2024-05-06T18:00"},
+                      "CUS-2": {"name": "Bo", "home": "HOME", "budget": 500, "smartphone": False,
+                                "departs": "2024-05-06T12:00"}},
+        "carts": {}, "orders": {}, "tickets": {},
+        "promotions": {"HALF": {"event": "EVT-1", "sections": ["SEC-A"], "discount_pct": 50, "quota": 3, "used": 0,
+                                "ends": None, "status": "active", "note": ""},
+                       "OLD": {"event": None, "sections": None, "discount_pct": 20, "quota": 9, "used": 0,
+                               "ends": None, "status": "expired", "note": ""}},
+        "settings": {"courier_minutes": 180, "delivery_fee": {"mobile": 0, "will_call": 3, "courier": 10}},
+        "counters": {"hold": 100, "order": 500, "ticket": 9000},
+    }
+
+
+class Harness:
+    """A world plus its clock, calling tools the way the env does (the clock advances by each tool's cost)."""
+
+    def __init__(self, state: dict | None = None):
+        self.clock = Clock(START)
+        self.world = TicketingWorld(state or venue(), self.clock)
+        self.tools = collect_tools(self.world)
+
+    def __call__(self, name: str, **arguments) -> dict:
+        result = self.tools[name].func(**arguments)
+        self.clock.advance(self.tools[name].cost)
+        return result
+
+
+@pytest.fixture
+def w() -> Harness:
+    return Harness()
+
+
+def bought(w: Harness, section: str = "SEC-A", count: int = 3, customer: str = "CUS-1", **kw) -> dict:
+    held = w("hold_seats", customer_id=customer, section_id=section, count=count)
+    assert held["success"], held
+    return w("purchase", hold_id=held["data"]["hold_id"], **{"delivery": "mobile", **kw})
+
+
+# ----------------------------------------------------------------------- tools
+
+
+def test_adjacent_seats_come_from_one_row_and_skip_gaps():
+    assert adjacent_block({"A": [1, 2, 4, 5, 6], "B": [3]}, 3) == ("A", [4, 5, 6])
+    assert adjacent_block({"A": [1, 3, 5]}, 2) is None
+
+
+def test_hold_then_purchase_with_a_promo_sells_those_seats(w):
+    held = w("hold_seats", customer_id="CUS-1", section_id="SEC-A", count=3)
+    assert held["data"]["seats"] == ["A4", "A5", "A6"] and held["data"]["expires"] == "2024-05-06T10:15"
+    assert w("get_section", section_id="SEC-A")["data"]["rows"]["A"] == [1, 2]  # held seats are not offered
+    order = w("purchase", hold_id=held["data"]["hold_id"], delivery="mobile", promo_code="HALF")
+    assert order["success"] and order["data"]["total"] == 75 and len(order["data"]["tickets"]) == 3
+    assert w.world.promotions["HALF"]["used"] == 3
+    assert w.world.sections["SEC-A"]["rows"]["A"] == [1, 2]  # sold
+
+
+@pytest.mark.parametrize("args, error", [
+    ({"customer_id": "CUS-9"}, "no customer"),
+    ({"section_id": "SEC-C"}, "closed"),
+    ({"section_id": "SEC-B", "count": 2}, "no 2 adjacent"),
+    ({"count": 9}, "between 1 and 8"),
+])
+def test_a_bad_hold_is_refused_and_changes_nothing(w, args, error):
+    before = copy.deepcopy(w.world.state)
+    result = w("hold_seats", **{"customer_id": "CUS-1", "section_id": "SEC-A", "count": 2, **args})
+    assert not result["success"] and error in result["error"]
+    assert w.world.state == before
+
+
+def test_a_cart_lapses_after_the_cart_time_and_then_blocks_nothing(w):
+    hid = w("hold_seats", customer_id="CUS-1", section_id="SEC-A", count=3)["data"]["hold_id"]
+    w.clock.advance(16)
+    before = copy.deepcopy(w.world.state)
+    refused = w("purchase", hold_id=hid, delivery="mobile")
+    assert not refused["success"] and "expired" in refused["error"] and w.world.state == before
+    assert w("hold_seats", customer_id="CUS-1", section_id="SEC-A", count=3)["data"]["seats"] == ["A4", "A5", "A6"]
+
+
+@pytest.mark.parametrize("code, section, error", [
+    ("OLD", "SEC-A", "expired"), ("HALF", "SEC-B", "sections SEC-A only"), ("NOPE", "SEC-A", "no promotion")])
+def test_a_promo_that_does_not_apply_is_refused_and_changes_nothing(w, code, section, error):
+    hid = w("hold_seats", customer_id="CUS-1", section_id=section, count=1)["data"]["hold_id"]
+    before = copy.deepcopy(w.world.state)
+    for name in ("apply_promo", "purchase"):
+        args = {"hold_id": hid, "promo_code": code, **({"delivery": "mobile"} if name == "purchase" else {})}
+        result = w(name, **args)
+        assert not result["success"] and error in result["error"]
+    assert w.world.state == before
+
+
+def test_a_promo_quota_counts_seats(w):
+    hid = w("hold_seats", customer_id="CUS-1", section_id="SEC-A", count=2)["data"]["hold_id"]
+    w.world.promotions["HALF"]["used"] = 2
+    assert "1 tickets of quota left" in w("get_quote", hold_id=hid, promo_code="HALF")["error"]
+
+
+def test_budget_and_delivery_rules_refuse_a_purchase(w):
+    hid = w("hold_seats", customer_id="CUS-1", section_id="SEC-A", count=3)["data"]["hold_id"]
+    assert "exceeds the customer's budget 120" in w("purchase", hold_id=hid, delivery="mobile")["error"]
+    hid2 = w("hold_seats", customer_id="CUS-2", section_id="SEC-B", count=1)["data"]["hold_id"]
+    assert "no smartphone" in w("purchase", hold_id=hid2, delivery="mobile")["error"]
+    assert "after the customer leaves" in w("purchase", hold_id=hid2, delivery="courier")["error"]
+    w.world.venues["VEN-1"]["desk_opens"] = "18:15"  # less than half an hour before the doors
+    assert "less than 30 minutes" in w("purchase", hold_id=hid2, delivery="will_call")["error"]
+    w.world.venues["VEN-1"]["desk_opens"] = "17:00"
+    order = w("purchase", hold_id=hid2, delivery="will_call")
+    assert order["success"] and order["data"]["total"] == 33
+
+
+def test_an_entry_slot_must_be_at_the_sections_gate_and_reachable(w):
+    oid = bought(w, promo_code="HALF")["data"]["order_id"]
+    assert "enters through GT-N" in w("book_entry_slot", order_id=oid, gate_id="GT-S", slot="2024-05-06T18:30")["error"]
+    assert "places left" in w("book_entry_slot", order_id=oid, gate_id="GT-N", slot="2024-05-06T19:00")["error"]
+    assert w("book_entry_slot", order_id=oid, gate_id="GT-N", slot="2024-05-06T18:30")["success"]
+    assert w.world.gates["GT-N"]["slots"]["2024-05-06T18:30"] == 7
+    w.world.links["L1"]["open"] = False  # the tram is suspended: 80 minutes by metro and a walk round
+    route = w("get_travel_time", origin_id="HOME", destination_id="GT-N")["data"]
+    assert route["minutes"] == 80 and "L1 (Tram 3)" in route["closed_links"]
+    refused = w("book_entry_slot", order_id=oid, gate_id="GT-N", slot="2024-05-06T18:45")
+    assert "reaches GT-N at 2024-05-06T19:20" in refused["error"]
+    assert w.world.orders[oid]["entry"]["slot"] == "2024-05-06T18:30"  # the old booking stands
+
+
+def test_cancel_and_exchange_give_seats_slots_and_quota_back(w):
+    oid = bought(w, promo_code="HALF")["data"]["order_id"]
+    w("book_entry_slot", order_id=oid, gate_id="GT-N", slot="2024-05-06T18:30")
+    w.world.customers["CUS-1"]["budget"] = 200
+    hid = w("hold_seats", customer_id="CUS-1", section_id="SEC-A", count=2)["data"]["hold_id"]
+    swapped = w("exchange_order", order_id=oid, hold_id=hid, delivery="will_call")
+    assert swapped["success"] and swapped["data"]["seats"] == ["A1", "A2"] and swapped["data"]["entry"] is None
+    assert w.world.gates["GT-N"]["slots"]["2024-05-06T18:30"] == 10 and w.world.promotions["HALF"]["used"] == 0
+    assert w.world.sections["SEC-A"]["rows"]["A"] == [4, 5, 6]
+    assert w("cancel_order", order_id=oid)["success"]
+    assert w.world.sections["SEC-A"]["rows"]["A"] == [1, 2, 4, 5, 6]
+    before = copy.deepcopy(w.world.state)
+    assert "refunded" in w("cancel_order", order_id=oid)["error"] and w.world.state == before
+
+
+def test_only_mobile_tickets_transfer_and_only_before_the_doors(w):
+    oid = bought(w, "SEC-B", 1)["data"]["order_id"]
+    before = copy.deepcopy(w.world.state)
+    assert "smartphone" in w("transfer_order", order_id=oid, recipient_id="CUS-2")["error"]
+    w.world.customers["CUS-2"]["smartphone"] = True
+    w.clock.advance(60 * 9)
+    assert "doors open" in w("transfer_order", order_id=oid, recipient_id="CUS-2")["error"]
+    w.world.customers["CUS-2"]["smartphone"] = False
+    assert w.world.state == before
+    w.clock.minutes = 0
+    w.world.customers["CUS-2"]["smartphone"] = True
+    assert w("transfer_order", order_id=oid, recipient_id="CUS-2")["success"]
+    assert w.world.orders[oid]["customer"] == "CUS-2" and w.world.orders[oid]["transferred_from"] == "CUS-1"
+
+
+def test_accessible_places_need_a_step_free_gate():
+    h = Harness()
+    h.world.customers["CUS-1"]["budget"] = 500
+    oid = bought(h, "SEC-A", 2)["data"]["order_id"]
+    spec = {"customer": "CUS-1", "events": ["EVT-1"], "count": 2, "accessible": True, "entry": False}
+    assert h.world.ticketed(spec)
+    h.world.gates["GT-N"]["step_free"] = False  # the lift is out
+    assert not h.world.ticketed(spec) and h.world.orders[oid]["status"] == "paid"
+
+
+# ------------------------------------------------------------------ scenarios
+
+
+def start(env_id: str, seed: int = 0):
+    env = gym.make(env_id)
+    env.reset(seed=seed)
+    return env, env.unwrapped
+
+
+def call(env, name: str, **arguments) -> tuple[dict, list]:
+    _, _, _, _, info = env.step({"name": name, "arguments": arguments})
+    return info["result"], [e["trigger"] for e in info["events"]]
+
+
+def test_t1_the_queue_shortens_the_cart_below_a_hold_plus_a_separate_promo_step():
+    env, arena = start("STTArena/Ticketing-T1-easy", seed=3)
+    hold = next(c for c in arena.task.nominal_plan if c.name == "hold_seats")
+    held, fired = call(env, hold.name, **hold.arguments)
+    assert fired == ["virtual_queue"]
+    hid = held["data"]["hold_id"]
+    code = next(c for c in arena.task.nominal_plan if c.name == "apply_promo").arguments["promo_code"]
+    assert call(env, "apply_promo", hold_id=hid, promo_code=code)[0]["success"]
+    assert "expired" in call(env, "purchase", hold_id=hid, delivery="mobile")[0]["error"]
+    again = call(env, hold.name, **hold.arguments)[0]["data"]["hold_id"]  # the corrective action: buy at once
+    assert call(env, "purchase", hold_id=again, delivery="mobile", promo_code=code)[0]["success"]
+
+
+def test_t3_the_flash_code_dies_at_midnight_and_the_day_code_starts_afresh():
+    env, arena = start("STTArena/Ticketing-T3-easy", seed=2)
+    codes = {c: p for c, p in arena.task.initial_state["promotions"].items() if p["event"]}
+    day = next(c for c, p in codes.items() if p["used"] == p["quota"])
+    env.unwrapped.clock.advance(10)  # past midnight (the session starts minutes before it)
+    listed, fired = call(env, "list_promotions")
+    assert fired == ["midnight_reset"]
+    after = {p["code"]: p for p in listed["data"]["promotions"]}
+    assert after[day]["used"] == 0 and [c for c in codes if after[c]["status"] == "expired"]
+
+
+@pytest.mark.parametrize("conflict", ["T1", "T2", "T3", "S1", "S2", "S3", "ST1", "ST2", "ST3"])
+def test_the_blind_writer_meets_every_trigger_and_is_disrupted(conflict):
+    env = gym.make(f"STTArena/Ticketing-{conflict}-hard")
+    traj = rollout(env, BlindWriter(), seed=5)
+    assert {e["trigger"] for e in traj.info["trigger_log"]} == {t.name for t in env.unwrapped.task.triggers}
+    assert traj.reward == 0.0
+    tools = env.unwrapped.tools
+    assert all(tools[name].mutates for t in env.unwrapped.task.triggers for name in t.activation)
+
+
+@pytest.mark.parametrize("conflict", ["T2", "S2", "ST2", "ST3"])
+def test_impossible_tasks_need_the_blocking_fact_and_no_order_left(conflict):
+    env_id = f"STTArena/Ticketing-{conflict}-impossible"
+    assert rollout(gym.make(env_id), OracleAgent(), seed=1).reward == 1.0
+    assert rollout(gym.make(env_id), NominalAgent(), seed=1).reward == 0.0
+    _, arena = start(env_id, seed=1)
+    vague = [c if c.name != "chat_with_user" else c.model_copy(update={"arguments": {
+        "message": "I'm sorry, but I cannot get these tickets for you; something changed and it no longer works."}})
+        for c in arena.task.oracle]
+    assert rollout(gym.make(env_id), PlanAgent(vague), seed=1).reward == 0.0
+
+
+@pytest.mark.parametrize("level", ["easy", "medium", "hard"])
+def test_refusing_everything_earns_nothing_on_a_feasible_task(level):
+    assert rollout(gym.make(f"STTArena/Ticketing-S1-{level}"), AlwaysRefuse(), seed=0).reward == 0.0
+
+
+# ------------------------------------------------------------ cheap shortcuts
+
+
+def retry_policy(env, seed: int) -> float:
+    """Follow the nominal plan; when a write fails, hold the same section again and buy at once with every code
+    the request or the first listing named, never reading what changed."""
+    env.reset(seed=seed)
+    task, saved = env.unwrapped.task, {}
+    codes = sorted(c for c in task.initial_state["promotions"] if c in task.query) or [""]
+    hold = next(c for c in task.nominal_plan if c.name == "hold_seats")
+    mutates = {n: s.mutates for n, s in env.unwrapped.tools.items()}
+    for c in task.nominal_plan:
+        if not mutates[c.name]:
+            continue
+        result, _ = call(env, c.name, **resolve(c.arguments, saved))
+        saved[c.save_as or ""] = result
+        if not result["success"] and c.name in ("purchase", "apply_promo"):
+            held, _ = call(env, hold.name, **hold.arguments)
+            for code in codes:
+                if held["success"]:
+                    bought, _ = call(env, "purchase", hold_id=held["data"]["hold_id"], delivery=c.arguments.get(
+                        "delivery", "mobile"), **({"promo_code": code} if code else {}))
+                    if bought["success"]:
+                        saved["order"] = bought
+                        break
+    *_, info = env.step({"content": "Task Completed"})
+    return info["score"]
+
+
+@pytest.mark.parametrize("env_id", ["STTArena/Ticketing-T1-easy", "STTArena/Ticketing-T1-medium",
+                                    "STTArena/Ticketing-S2-easy", "STTArena/Ticketing-ST1-easy"])
+def test_buying_the_same_section_again_without_reading_the_change_earns_little(env_id):
+    env = gym.make(env_id)
+    scores, goals = [], []
+    for seed in range(4):
+        scores.append(retry_policy(env, seed))
+        goals.append(evaluate(env.unwrapped.task.static_checklist, env.unwrapped.world, env.unwrapped.log)[0])
+    assert max(scores) <= 0.25, scores
+    if env_id == "STTArena/Ticketing-T1-easy":
+        assert max(goals) == 1.0  # the retry does buy the seats: only the change it never read is missing
+
+
+def every_code_policy(env, seed: int) -> float:
+    """The T3 shortcut: read the promotions once, then hold and try every code listed in turn at purchase (a blind
+    promo spray), never re-reading the promotions after midnight."""
+    env.reset(seed=seed)
+    task = env.unwrapped.task
+    listed, _ = call(env, "list_promotions")
+    codes = [p["code"] for p in listed["data"]["promotions"]]
+    hold = next(c for c in task.nominal_plan if c.name == "hold_seats")
+    held, _ = call(env, hold.name, **hold.arguments)
+    for code in codes:
+        if call(env, "purchase", hold_id=held["data"]["hold_id"], delivery="mobile", promo_code=code)[0]["success"]:
+            break
+    *_, info = env.step({"content": "Task Completed"})
+    return info["score"]
+
+
+def test_spraying_promo_codes_past_midnight_earns_nothing():
+    env = gym.make("STTArena/Ticketing-T3-easy")
+    scores, goals = [], []
+    for seed in range(4):
+        scores.append(every_code_policy(env, seed))
+        goals.append(evaluate(env.unwrapped.task.static_checklist, env.unwrapped.world, env.unwrapped.log)[0])
+    assert max(goals) == 1.0, goals  # the spray finds the reset day code ...
+    assert max(scores) == 0.0, scores  # ... but never read the reset, so no milestone counts
