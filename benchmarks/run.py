@@ -17,6 +17,7 @@ memory per env; ``import sttgym`` against
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import subprocess
 import sys
@@ -31,7 +32,8 @@ import sttgym
 from sttgym.agents import OracleAgent
 from sttgym.wrappers import MappingDrift, Obfuscate, StochasticFailure, TemporalWindow
 
-DOMAIN_IDS = ("STTArena/ColdChain-T2-medium", "STTArena/CarRental-T2-medium")
+LIBRARY = sorted(d for d, dom in sttgym.DOMAINS.items() if dom.world.__module__.startswith("sttgym.envs."))
+DOMAIN_IDS = tuple(f"STTArena/{d}-T2-medium" for d in LIBRARY)
 WRAPPERS: dict[str, Callable[[gym.Env], gym.Env]] = {  # MappingDrift needs Obfuscate's aliases underneath
     "Obfuscate": Obfuscate, "Obfuscate+MappingDrift": lambda e: MappingDrift(Obfuscate(e)),
     "StochasticFailure": lambda e: StochasticFailure(e, p=0.1), "TemporalWindow": lambda e: TemporalWindow(e, k=10)}
@@ -128,9 +130,17 @@ def memory_per_env(env_id: str, n: int = 50) -> float:
 
 
 def import_time(module: str, repeats: int) -> float:
+    """Median seconds to import ``module`` in a fresh interpreter, with bytecode cached as an installed package has
+    it (some machines set PYTHONDONTWRITEBYTECODE, which makes every import compile its sources anew)."""
     code = f"import time; s = time.perf_counter(); import {module}; print(time.perf_counter() - s)"
-    return statistics.median(float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                                                  check=True).stdout) for _ in range(repeats))
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+    def once() -> float:
+        return float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                                    env=env).stdout)
+
+    once()  # writes the bytecode
+    return statistics.median(once() for _ in range(repeats))
 
 
 def rl_rows_per_second(count: int) -> float:

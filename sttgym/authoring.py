@@ -28,7 +28,8 @@ from sttgym.tools import ToolSpec, argument_problem, collect_tools, signature_te
 from sttgym.task import Call, Ref, resolve
 from sttgym.triggers import Context, Trigger
 from sttgym.user import UserChannel
-from sttgym.world import Op, Pred, World, json_copy, operations_of, predicates_of, signature_problem
+from sttgym.schema import Op, Pred
+from sttgym.world import World, json_copy, operations_of, predicates_of, signature_problem
 
 __all__ = ["Author", "Plan", "DryRun", "tool_specs"]
 

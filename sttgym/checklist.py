@@ -18,9 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel
 
-from sttgym.world import Pred
+from sttgym.schema import Pred, Schema
 
 __all__ = ["Check", "EpisodeLog", "evaluate"]
 
@@ -48,7 +47,7 @@ class EpisodeLog:
                    for c in self.calls[first:])
 
 
-class Check(BaseModel):
+class Check(Schema):
     """One checklist item: the predicate ``holds`` must be true at the end of the episode."""
 
     name: str

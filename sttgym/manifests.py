@@ -1,9 +1,10 @@
 """Which instances are the benchmark, and which seeds are free for training.
 
 An instance is an (env id, seed) pair. The arena benchmark is a versioned manifest
-(``sttgym/data/manifests/arena-v1.json``) that freezes its instances, each with a digest of
-its task: adding a domain or a scenario does not change ``arena-v1``, and a change to one of
-its instances shows up as a digest mismatch (a test fails; freeze a new version instead).
+(``sttgym/data/manifests/arena-v2.json``: six domains; ``arena-v1``: ColdChain and CarRental)
+that freezes its instances, each with a digest of its task: adding a domain or a scenario
+changes no frozen manifest, and a change to one of its instances shows up as a digest mismatch
+(a test fails; freeze a new version instead).
 Benchmark seeds are small; training instances are drawn from ``TRAINING_SEED_START`` upward
 and from the training half of every name pool, so no benchmark instance leaks into training data.
 """
@@ -17,7 +18,7 @@ from typing import Iterable, Iterator
 
 BENCHMARK_SEEDS: tuple[int, ...] = tuple(range(10))  # per arena id, in arena-v1
 TRAINING_SEED_START = 1_000_000
-MANIFEST = "arena-v1"  # the arena benchmark sttgym eval measures by default
+MANIFEST = "arena-v2"  # the arena benchmark sttgym eval measures by default
 LIVE_SEEDS: tuple[int, ...] = (0, 1, 2)  # per id, for domains no frozen manifest covers
 
 

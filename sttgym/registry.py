@@ -6,23 +6,37 @@ never names a domain. IDs read ``STTArena/<Domain>-<Conflict>-<difficulty>``.
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Callable
 
 import gymnasium as gym
 
-from sttgym.task import CONFLICTS, LEVELS, Task
 from sttgym.vector import make_vector_env
 from sttgym.world import World
 
 if TYPE_CHECKING:
     from sttgym.authoring import Author
+    from sttgym.task import Task
 
-__all__ = ["Domain", "DOMAINS", "register_domain", "arena_id", "arena_ids", "parse_arena_id", "registered_arena_id"]
+__all__ = ["CONFLICTS", "LEVELS", "Domain", "DOMAINS", "register_domain", "scenario_package", "arena_id", "arena_ids", "parse_arena_id", "registered_arena_id"]
 
 ARENA_NAMESPACE = "STTArena"
-Scenario = Callable[["Author"], Task]  # see sttgym.authoring
+# The STT-Arena taxonomy: nine conflict types (ids in env names) and four levels.
+CONFLICTS: dict[str, str] = {
+    "T1": "Window Expiry",
+    "T2": "Priority Reorder",
+    "T3": "Quota Reset",
+    "S1": "Site Mismatch",
+    "S2": "Dependency Block",
+    "S3": "Route Restriction",
+    "ST1": "Resource Shift",
+    "ST2": "Failure Cascade",
+    "ST3": "Handoff Failure",
+}
+LEVELS: tuple[str, ...] = ("easy", "medium", "hard", "impossible")
+Scenario = Callable[["Author"], "Task"]  # see sttgym.authoring
 
 
 @dataclass
@@ -78,6 +92,22 @@ def register_domain(world: type[World], scenarios: dict[tuple[str, str], Scenari
                          vector_entry_point=partial(make_vector_env, env_id),
                          kwargs={"domain": domain.name, "conflict": conflict, "difficulty": level})
     return domain
+
+
+def _build_from(module: str, author: "Author", level: str) -> "Task":
+    return importlib.import_module(module).build(author, level=level)
+
+
+def scenario_package(package: str) -> dict[tuple[str, str], Scenario]:
+    """The 36 scenarios of a package laid out one module per conflict type, each with ``build(author, level)``.
+
+    The modules are named after the conflict types (``t1_window_expiry``, ``s3_route_restriction``,
+    ...); each loads when the first instance of one of its ids is built, so registering a domain
+    costs no scenario code.
+    """
+    return {(conflict, level): partial(_build_from, f"{package}.{conflict.lower()}_{name.lower().replace(' ', '_')}",
+                                       level=level)
+            for conflict, name in CONFLICTS.items() for level in LEVELS}
 
 
 def arena_ids(domain: str | None = None) -> list[str]:

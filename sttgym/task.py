@@ -18,30 +18,20 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import Field, field_validator
 
 from sttgym.checklist import Check
+from sttgym.registry import CONFLICTS, LEVELS
 from sttgym.judge import Impossibility
 from sttgym.triggers import Trigger
 from sttgym.user import UserProfile
+from sttgym.schema import Schema
 
 __all__ = ["CONFLICTS", "LEVELS", "Ref", "Call", "Task", "resolve"]
 
-CONFLICTS: dict[str, str] = {
-    "T1": "Window Expiry",
-    "T2": "Priority Reorder",
-    "T3": "Quota Reset",
-    "S1": "Site Mismatch",
-    "S2": "Dependency Block",
-    "S3": "Route Restriction",
-    "ST1": "Resource Shift",
-    "ST2": "Failure Cascade",
-    "ST3": "Handoff Failure",
-}
-LEVELS: tuple[str, ...] = ("easy", "medium", "hard", "impossible")
 
 
-class Ref(BaseModel):
+class Ref(Schema):
     """A value taken from the result of an earlier plan step saved as ``step``."""
 
     ref: Literal["result"] = "result"  # the tag that tells a stored Ref from an argument that is a dict
@@ -59,7 +49,7 @@ def _refs_restored(value: Any) -> Any:
     return value
 
 
-class Call(BaseModel):
+class Call(Schema):
     """One tool call of a plan; ``save_as`` names its result for later :class:`Ref` s."""
 
     name: str
@@ -88,7 +78,7 @@ def resolve(value: Any, saved: dict[str, dict]) -> Any:
     return value
 
 
-class Task(BaseModel):
+class Task(Schema):
     """Everything one episode needs: the request, the world, its triggers, the checklist and the plans."""
 
     query: str

@@ -27,9 +27,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import Field, model_validator
 
-from sttgym.world import Op, Pred, json_copy
+from sttgym.schema import Op, Pred, Schema
+from sttgym.world import json_copy
 
 __all__ = ["Trigger", "Observable", "Context", "diff"]
 
@@ -44,7 +45,7 @@ class Context:
     arguments: dict  # its (validated) arguments
 
 
-class Observable(BaseModel):
+class Observable(Schema):
     """The read that reveals a change: ``tool`` called with (at least) ``args``."""
 
     tool: str
@@ -54,7 +55,7 @@ class Observable(BaseModel):
         return name == self.tool and all(arguments.get(k) == v for k, v in self.args.items())
 
 
-class Trigger(BaseModel):
+class Trigger(Schema):
     """A change the world makes by itself; see the module docstring."""
 
     name: str

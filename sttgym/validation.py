@@ -52,6 +52,7 @@ class TaskReport:
     oracle_calls: list[int] = field(default_factory=list)
     probes: dict[str, list[float]] = field(default_factory=dict)
     prefix_scores: list[float] = field(default_factory=list)  # stopping after each prefix of the first seed's oracle
+    scores: dict[str, list[float]] = field(default_factory=dict)  # the yardsticks per seed: oracle, nominal, no-op
 
     @property
     def ok(self) -> bool:
@@ -98,7 +99,8 @@ def _shape(task) -> tuple:
 def validate_task(env_id: str, seeds: Iterable[int]) -> TaskReport:
     """Check the invariants of one scenario over ``seeds``; problems are listed, never raised."""
     seeds = list(seeds)
-    report = TaskReport(env_id, seeds, probes={name: [] for name in PROBES})
+    report = TaskReport(env_id, seeds, probes={name: [] for name in PROBES},
+                        scores={name: [] for name in ("oracle", "nominal", "no-op")})
     level = parse_arena_id(env_id)[2]
     instances, sequences, shapes, topologies = set(), set(), set(), set()
     for seed in seeds:
@@ -124,6 +126,8 @@ def validate_task(env_id: str, seeds: Iterable[int]) -> TaskReport:
         shapes.add(counts)
         topologies.add(roads)
         report.oracle_calls.append(oracle.tool_calls)
+        for name, traj in (("oracle", oracle), ("nominal", nominal), ("no-op", noop)):
+            report.scores[name].append(traj.reward)
         failed = [c["name"] for c in oracle.info.get("checklist", []) if not c["passed"]]
         if oracle.reward != 1.0:
             report.problems.append(f"{where}: oracle scored {oracle.reward:.3f} (failed: {failed})")
@@ -195,6 +199,21 @@ def level_call_medians(reports: Iterable[TaskReport]) -> dict[str, float]:
     for r in reports:
         by_level.setdefault(parse_arena_id(r.env_id)[2], []).extend(r.oracle_calls)
     return {lvl: statistics.median(v) for lvl, v in by_level.items() if v}
+
+
+def domain_table(reports: Iterable[TaskReport]) -> dict[str, dict[str, float]]:
+    """Per domain: ids valid, mean score of the oracle, nominal plan, no-op and each probe, and the
+    median oracle calls per level."""
+    by_domain: dict[str, list[TaskReport]] = {}
+    for r in reports:
+        by_domain.setdefault(parse_arena_id(r.env_id)[0], []).append(r)
+    table = {}
+    for domain, rows in sorted(by_domain.items()):
+        means = {name: statistics.fmean(v) for name in (*rows[0].scores, *rows[0].probes)
+                 if (v := [x for r in rows for x in {**r.scores, **r.probes}.get(name, [])])}
+        table[domain] = {"valid": sum(r.ok for r in rows), "ids": len(rows), **means,
+                         **{f"calls {lvl}": v for lvl, v in level_call_medians(rows).items()}}
+    return table
 
 
 def probe_table(reports: Iterable[TaskReport]) -> dict[str, dict[str, float]]:

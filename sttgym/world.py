@@ -16,28 +16,15 @@ task is plain data that round-trips through JSON.
 from __future__ import annotations
 
 import inspect
-from typing import Any, Callable, ClassVar
-
-from pydantic import BaseModel, Field
+from typing import TYPE_CHECKING, Any, Callable, ClassVar
 
 from sttgym.clock import Clock, parse_time
 
-__all__ = ["World", "Pred", "Op", "predicate", "operation", "predicates_of", "operations_of", "json_copy",
+if TYPE_CHECKING:
+    from sttgym.schema import Op, Pred
+
+__all__ = ["World", "predicate", "operation", "predicates_of", "operations_of", "json_copy",
            "named_problems"]
-
-
-class Pred(BaseModel):
-    """A predicate of the world named with its arguments, e.g. ``Pred(name="road_open", args={"road_id": "RD-12"})``."""
-
-    name: str
-    args: dict[str, Any] = Field(default_factory=dict)
-
-
-class Op(BaseModel):
-    """An operation of the world named with its arguments: one step of a trigger's effect."""
-
-    name: str
-    args: dict[str, Any] = Field(default_factory=dict)
 
 
 def predicate(func: Callable) -> Callable:
@@ -87,13 +74,20 @@ def signature_problem(signature: inspect.Signature, args: dict) -> str | None:
     return None
 
 
+def _schema(name: str) -> type:
+    # The data models (and pydantic) load with the first task, not with import sttgym.
+    from sttgym import schema
+
+    return getattr(schema, name)
+
+
 def named_problems(world: type, preds: list, ops: list) -> list[str]:
     """What in ``preds`` and ``ops`` (nested ``preds`` of all_of/any_of/none_of included) the world class lacks or
     cannot be called with: what a task loaded from JSON is checked against before it runs."""
     problems, stack = [], [("predicate", p) for p in preds] + [("operation", o) for o in ops]
     while stack:
         kind, named = stack.pop()
-        named = (Pred if kind == "predicate" else Op).model_validate(named)
+        named = (_schema("Pred") if kind == "predicate" else _schema("Op")).model_validate(named)
         signature = (predicates_of if kind == "predicate" else operations_of)(world).get(named.name)
         problem = f"no {kind} {named.name!r}" if signature is None else signature_problem(signature, named.args)
         if problem:
@@ -136,11 +130,11 @@ class World:
 
     # ---------------------------------------------------------------- evaluation
 
-    def holds(self, pred: Pred | dict, ctx: Any = None, log: Any = None) -> bool:
+    def holds(self, pred: "Pred | dict", ctx: Any = None, log: Any = None) -> bool:
         """Whether ``pred`` holds now. A predicate that cannot read its fields (an entity the agent
         removed, one never created) does not hold."""
         if isinstance(pred, dict):
-            pred = Pred.model_validate(pred)
+            pred = _schema("Pred").model_validate(pred)
         signature = predicates_of(type(self)).get(pred.name)
         if signature is None:
             raise KeyError(f"{type(self).__name__} has no predicate {pred.name!r}")
@@ -150,10 +144,10 @@ class World:
         except (KeyError, TypeError, IndexError, ValueError, AttributeError):
             return False
 
-    def apply(self, op: Op | dict) -> None:
+    def apply(self, op: "Op | dict") -> None:
         """Run one operation of a trigger's effect."""
         if isinstance(op, dict):
-            op = Op.model_validate(op)
+            op = _schema("Op").model_validate(op)
         if op.name not in operations_of(type(self)):
             raise KeyError(f"{type(self).__name__} has no operation {op.name!r}")
         getattr(self, op.name)(**op.args)

@@ -11,6 +11,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from sttgym.cli.app import app
+from sttgym.manifests import MANIFEST
 from sttgym.registry import DOMAINS, arena_ids, parse_arena_id
 from sttgym.task import CONFLICTS, LEVELS
 
@@ -53,7 +54,7 @@ def validate(domain: str = typer.Option(None, help="Only this domain."),
              seed: int = typer.Option(0, help="First seed."),
              out: Path = typer.Option(None, help="Write the report as JSON here.")) -> None:
     """Check every task against the benchmark's rules, and print the adversarial probe panel's scores."""
-    from sttgym.validation import level_call_medians, probe_table, validate as run_validation
+    from sttgym.validation import domain_table, level_call_medians, probe_table, validate as run_validation
 
     ids = list(env_id) if env_id else arena_ids(domain)
     for i in ids:
@@ -80,6 +81,18 @@ def validate(domain: str = typer.Option(None, help="Only this domain."),
     for name, row in probes.items():
         table.add_row(name, *(f"{row[c]:.3f}" if c in row else "–" for c in columns))
     console.print(table)
+    domains = domain_table(reports)
+    if len(domains) > 1:
+        by_domain = Table(title="per domain: mean scores over every id and seed, median oracle calls per level")
+        seen = {c for row in domains.values() for c in row}
+        columns = [c for c in next(iter(domains.values())) if not c.startswith("calls")] + \
+            [f"calls {lvl}" for lvl in LEVELS if f"calls {lvl}" in seen]
+        for column in ["domain", *columns]:
+            by_domain.add_column(column.replace("calls ", "calls:"))
+        for name, row in domains.items():
+            by_domain.add_row(name, *("–" if c not in row else f"{row[c]:g}" if c.startswith(("valid", "ids", "calls"))
+                                      else f"{row[c]:.3f}" for c in columns))
+        console.print(by_domain)
     for p in problems:
         console.print(f"[red]FAIL[/red] {p}")
     console.print("median oracle calls by level: " + ", ".join(f"{k} {v:g}" for k, v in medians.items()))
@@ -96,7 +109,7 @@ def validate(domain: str = typer.Option(None, help="Only this domain."),
 
 @app.command()
 def export(out: Path = typer.Option(Path("runs/export"), help="Directory for the JSONL files (and the dataset)."),
-           manifest: str = typer.Option("arena-v1", help="The benchmark manifest to export."),
+           manifest: str = typer.Option(MANIFEST, help="The benchmark manifest to export."),
            train: int = typer.Option(0, help="Also export this many training instances (training seeds and names)."),
            hf: bool = typer.Option(True, "--hf/--no-hf", help="Also save a Hugging Face dataset (needs `datasets`).")
            ) -> None:

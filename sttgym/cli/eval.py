@@ -12,6 +12,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from sttgym.cli.app import app
+from sttgym.manifests import MANIFEST
 
 console = Console()
 
@@ -53,7 +54,7 @@ def _print(summary: dict, out: Path) -> None:
 @app.command("eval")
 def evaluate(
     suite: str = typer.Option("arena", help="Benchmark: arena (STT-Arena manifest) or scramble (20 episodes per condition)."),
-    manifest: str = typer.Option("arena-v1", help="Arena: the frozen benchmark version to measure."),
+    manifest: str = typer.Option(MANIFEST, help="Arena: the frozen benchmark version to measure."),
     tasks: Optional[Path] = typer.Option(None, help="Arena: measure the instances of a file written by sttgym export "
                                          "instead of a manifest."),
     agent: Optional[str] = typer.Option(None, help="Reference agent: oracle, nominal, noop, random or cycle-tracing. "

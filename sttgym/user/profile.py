@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from pydantic import Field
+
+from sttgym.schema import Schema
 
 __all__ = ["Answer", "UserProfile"]
 
 
-class Answer(BaseModel):
+class Answer(Schema):
     """A reply the user gives when the question mentions any of ``keywords``."""
 
     keywords: list[str]
     text: str
 
 
-class UserProfile(BaseModel):
+class UserProfile(Schema):
     """Who the user is and what they will say."""
 
     persona: str

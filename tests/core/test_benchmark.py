@@ -1,6 +1,7 @@
 """The benchmark as data: the frozen manifest, exported tasks that replay exactly, the judge's calibration."""
 
 import json
+from importlib import resources
 
 import gymnasium as gym
 import pytest
@@ -10,19 +11,26 @@ import sttgym
 from sttgym.agents import OracleAgent
 from sttgym.cli import app
 from sttgym.evaluation.calibration import calibration_items, judge_rates
-from sttgym.manifests import BENCHMARK_SEEDS, arena_manifest, digest, export_rows, load_manifest, task_of
+from sttgym.manifests import (BENCHMARK_SEEDS, MANIFEST, arena_manifest, digest, export_rows, load_manifest,
+                              task_of)
 from sttgym.judge import RuleJudge
 from sttgym.registry import DOMAINS
 
 LIBRARY_DOMAINS = sorted(d for d, dom in DOMAINS.items() if dom.world.__module__.startswith("sttgym.envs."))
 IDS = [i for d in LIBRARY_DOMAINS for i in sttgym.arena_ids(d)]
+MANIFESTS = sorted(p.name[:-5] for p in resources.files("sttgym").joinpath("data/manifests").iterdir())
 
 
-def test_arena_v1_freezes_ten_seeds_of_every_library_id_and_its_instances_have_not_changed():
-    instances = load_manifest("arena-v1")["instances"]
+def test_the_default_manifest_freezes_ten_seeds_of_every_library_id():
+    instances = load_manifest(MANIFEST)["instances"]
     assert {(i, s) for i, s, _ in instances} == {(i, s) for i in IDS for s in BENCHMARK_SEEDS}
+
+
+@pytest.mark.parametrize("name", MANIFESTS)
+def test_a_frozen_manifest_still_builds_exactly_the_instances_it_froze(name):
+    instances = load_manifest(name)["instances"]
     changed = [(i, s) for i, s, d in instances if digest(task_of(i, s)) != d]
-    assert not changed, f"{len(changed)} arena-v1 instances changed (e.g. {changed[:3]}): freeze a new manifest version"
+    assert not changed, f"{len(changed)} {name} instances changed (e.g. {changed[:3]}): freeze a new manifest version"
 
 
 def test_a_domain_outside_the_manifest_is_measured_live_and_an_unknown_manifest_is_a_clear_error(toy_ids):
@@ -53,7 +61,7 @@ def test_export_then_eval_from_the_file(tmp_path):
     runner = CliRunner()
     result = runner.invoke(app, ["export", "--out", str(tmp_path / "x"), "--no-hf", "--train", "3"])
     assert result.exit_code == 0, result.output
-    rows = [json.loads(line) for line in (tmp_path / "x" / "arena-v1.jsonl").read_text().splitlines()]
+    rows = [json.loads(line) for line in (tmp_path / "x" / f"{MANIFEST}.jsonl").read_text().splitlines()]
     train = [json.loads(line) for line in (tmp_path / "x" / "train.jsonl").read_text().splitlines()]
     assert len(rows) == len(IDS) * len(BENCHMARK_SEEDS) and {r["split"] for r in rows} == {"benchmark"}
     assert len(train) == 3 and {r["split"] for r in train} == {"train"}
@@ -77,9 +85,11 @@ def test_the_rule_judge_meets_its_calibration_targets(reply_set):
 
 
 def _names(task) -> set[str]:
-    """The digit-free entity keys of a task's world: drawn names, and any fixed vocabulary."""
-    return {key for container in task.initial_state.values() if isinstance(container, dict)
-            for key in container if isinstance(key, str) and not any(ch.isdigit() for ch in key)}
+    """The digit-free entity keys and entity names of a task's world: drawn names, and any fixed vocabulary."""
+    containers = [c for c in task.initial_state.values() if isinstance(c, dict)]
+    keys = {key for c in containers for key in c if isinstance(key, str) and not any(ch.isdigit() for ch in key)}
+    return keys | {e["name"] for c in containers for e in c.values() if isinstance(e, dict) and isinstance(e.get("name"), str)
+                   and not any(ch.isdigit() for ch in e["name"])}
 
 
 def test_every_library_domain_draws_training_names_from_another_pool():

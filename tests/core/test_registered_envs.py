@@ -212,3 +212,17 @@ def test_an_env_pickles_mid_episode_and_the_copy_goes_on_identically(env_id):
     reply = {"content": "Task Completed"}
     assert clone.step(reply)[1:4] == env.step(reply)[1:4]
     assert clone.unwrapped.world.state == env.unwrapped.world.state
+
+
+def test_validate_summarises_each_domain():
+    from sttgym.validation import TaskReport, domain_table
+
+    def report(env_id, nominal, calls, problems=()):
+        return TaskReport(env_id, [0, 1], problems=list(problems), oracle_calls=calls,
+                          probes={"blind-writer": [0.0, 0.5]}, scores={"oracle": [1.0, 1.0], "nominal": nominal})
+    table = domain_table([report("STTArena/Aa-T1-easy", [0.0, 0.5], [4, 6]),
+                          report("STTArena/Aa-T1-hard", [0.5, 0.5], [10, 12], ["broken"]),
+                          report("STTArena/Bb-T1-easy", [0.0, 0.0], [3, 3])])
+    assert table["Aa"] == {"valid": 1, "ids": 2, "oracle": 1.0, "nominal": 0.375, "blind-writer": 0.25,
+                           "calls easy": 5, "calls hard": 11}
+    assert table["Bb"]["nominal"] == 0.0 and "calls hard" not in table["Bb"]

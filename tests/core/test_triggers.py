@@ -5,7 +5,8 @@ import pytest
 from sttgym.clock import Clock
 from sttgym.checklist import Check, EpisodeLog, evaluate
 from sttgym.triggers import Context, Observable, Trigger, diff
-from sttgym.world import Op, Pred, World, operation, predicate
+from sttgym.schema import Op, Pred
+from sttgym.world import World, operation, predicate
 
 
 class Doors(World):

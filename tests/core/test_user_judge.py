@@ -4,7 +4,8 @@ from sttgym.checklist import Check, EpisodeLog
 from sttgym.clock import Clock
 from sttgym.judge import Impossibility, RuleJudge, claims_success, is_refusal, looks_like_a_list
 from sttgym.triggers import Observable
-from sttgym.world import Pred, World, predicate
+from sttgym.schema import Pred
+from sttgym.world import World, predicate
 from sttgym.user import Answer, RuleUser, UserProfile
 
 PROFILE = UserProfile(

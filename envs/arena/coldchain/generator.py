@@ -20,7 +20,7 @@ from sttgym.judge import Impossibility
 from sttgym.task import Call, Ref, Task
 from sttgym.triggers import Observable, Trigger
 from sttgym.user import Answer, UserProfile
-from sttgym.world import Pred
+from sttgym.schema import Pred
 
 __all__ = ["Author", "Check", "Plan", "Task", "Region", "build_base", "deliver", "shipment", "survey", "maybe",
            "calls", "arrival", "EARLY", "goal", "gate", "left_waiting", "booked", "loaded", "cancelled", "routed",

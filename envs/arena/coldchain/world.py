@@ -36,7 +36,6 @@ from typing import Literal
 
 from sttgym.clock import format_time, parse_time
 from sttgym.geo import shortest_route
-from sttgym.judge import is_refusal, looks_like_a_list
 from sttgym.tools import fail, ok, tool
 from sttgym.world import World, operation, predicate
 
@@ -773,6 +772,8 @@ class ColdChainWorld(World):
     @predicate
     def settled(self, product: str, sites: list, at_least: int, log) -> bool:
         """The doses were received, or the user was told in a sentence (not a list of keywords) why not."""
+        from sttgym.judge import is_refusal, looks_like_a_list  # the judge loads with the first episode
+
         return self.doses_received(product, sites, at_least) or any(
             is_refusal(m) and not looks_like_a_list(m) for m in log.said)
 

@@ -144,7 +144,7 @@ class City:
         for n in nights or []:
             inventory[n] = free
         self.state["room_types"][ident] = {
-            "hotel": hotel, "kind": kind, "name": one(a, _ROOM_NAMES[kind]),
+            "hotel": hotel, "kind": kind, "name": a.pick(_ROOM_NAMES[kind]),
             "floor": a.integer(2, 9) if floor is None else floor, "wing": wing or one(a, _WINGS),
             "rate": a.integer(*_RATES[kind]) if rate is None else rate, "accessible": kind == "accessible",
             "ready_from": ready_from or f"{a.integer(14, 15)}:00", "inventory": inventory}
