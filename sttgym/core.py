@@ -10,7 +10,7 @@ env adds budgets and its curriculum around the cycle.
 
 Wrappers, reward terms, runners and trainers use only the seams documented on
 :class:`ToolEnv` (reach them with :func:`tool_env`), never other attributes: ``tools``, ``done``,
-``call_log``, ``status()``, ``snapshot()``/``restore()``, ``score()``, and for envs that
+``call_log``, ``status()``, ``snapshot()``/``restore()``, ``score()``, ``conclude()``, and for envs that
 own their execution windows ``native_windows``/``window_trigger``/``reset_window()``.
 """
 
@@ -94,6 +94,7 @@ class ToolEnv(gym.Env):
       answers an action itself, such as a timeout, reports them unchanged);
     - :meth:`snapshot` / :meth:`restore`: the world's state, copied out and put back;
     - :meth:`score`: the reward the episode would get if it ended now, with its breakdown;
+    - :meth:`conclude`: end and score the episode now (after a wrapper truncated it);
     - ``native_windows``: True when the env defines its own execution windows, through
       ``window_trigger`` (the call that opens the current one) and :meth:`reset_window`.
     """
@@ -170,6 +171,14 @@ class ToolEnv(gym.Env):
 
     def score(self) -> tuple[float, list[dict]]:
         """The reward the episode would get if it ended now, and its breakdown."""
+        raise NotImplementedError
+
+    def conclude(self) -> tuple[float, dict]:
+        """End the episode now: its reward, and what the final ``info`` adds (:class:`EndInfo`).
+
+        The env calls it at its own end; a harness calls it when a wrapper (a time limit) cut the
+        episode short, so a truncated episode is scored like one the env ended itself.
+        """
         raise NotImplementedError
 
     @property

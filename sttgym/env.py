@@ -127,23 +127,31 @@ class ArenaEnv(ToolEnv):
         self.events: list[dict] = []
         if isinstance(parsed, Reply):
             self.log.said.append(parsed.content)
-            self.transcript.append(("assistant", parsed.content))
             obs, result, terminated = "The conversation has ended.", None, True
+            self._transcribe(("assistant", parsed.content))
         else:
             obs, result = self.perform(parsed)
-            self.transcript.append(("call", f"{parsed.name}({brief(parsed.arguments)})" if isinstance(parsed, ToolCall)
-                                    else brief(action)))
-            self.transcript.append(("tool", obs))
             terminated = False
+            if self.render_mode == "ansi":  # only render() reads it; formatting it is a good part of a cheap step
+                self._transcribe(("call", f"{parsed.name}({brief(parsed.arguments)})" if isinstance(parsed, ToolCall)
+                                  else brief(action)), ("tool", obs))
         truncated = not terminated and self.turn >= self.max_turns
         info: dict[str, Any] = {"result": result, "events": self.events, **self.status()}
         reward = 0.0
         if terminated or truncated:
-            self.done = True
-            reward, breakdown = self.score()
-            self.reward = reward
-            info.update(checklist=breakdown, score=reward, trigger_log=list(self.log.events), task=self.task.harness())
+            reward, end = self.conclude()
+            info.update(end)
         return obs, reward, terminated, truncated, info
+
+    def conclude(self) -> tuple[float, dict]:
+        self.done = True
+        self.reward, breakdown = self.score()
+        return self.reward, {"checklist": breakdown, "score": self.reward, "trigger_log": list(self.log.events),
+                             "task": self.task.harness()}
+
+    def _transcribe(self, *lines: tuple[str, str]) -> None:
+        if self.render_mode == "ansi":
+            self.transcript += lines
 
     def before_call(self, call: ToolCall) -> None:
         self._fire(call, "before")

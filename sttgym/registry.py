@@ -88,8 +88,7 @@ def register_domain(world: type[World], scenarios: dict[tuple[str, str], Scenari
     for conflict, level in scenarios:
         env_id = arena_id(domain.name, conflict, level)
         if env_id not in gym.registry:
-            gym.register(env_id, entry_point="sttgym.env:ArenaEnv",
-                         vector_entry_point=partial(make_vector_env, env_id),
+            gym.register(env_id, entry_point="sttgym.env:ArenaEnv", vector_entry_point="sttgym.registry:arena_vector_env",
                          kwargs={"domain": domain.name, "conflict": conflict, "difficulty": level})
     return domain
 
@@ -108,6 +107,12 @@ def scenario_package(package: str) -> dict[tuple[str, str], Scenario]:
     return {(conflict, level): partial(_build_from, f"{package}.{conflict.lower()}_{name.lower().replace(' ', '_')}",
                                        level=level)
             for conflict, name in CONFLICTS.items() for level in LEVELS}
+
+
+def arena_vector_env(num_envs: int = 1, vectorization: str = "async", *, domain: str, conflict: str,
+                     difficulty: str, **kwargs) -> gym.vector.VectorEnv:
+    """The vector entry point of every arena id (``gym.make_vec``), named by string so specs serialise."""
+    return make_vector_env(arena_id(domain, conflict, difficulty), num_envs, vectorization, **kwargs)
 
 
 def arena_ids(domain: str | None = None) -> list[str]:

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 import gymnasium as gym
 
+from sttgym.core import ToolEnv
+
 if TYPE_CHECKING:  # agents load only when used
     from sttgym.agents.base import Agent
 
@@ -67,6 +69,10 @@ def rollout(env: gym.Env, agent: Agent, seed: int | None = None, max_steps: int 
         traj.steps.append({"action": action, "observation": observation, "reward": reward,
                            "events": info.get("events", [])})
         if terminated or truncated:
+            base = env.unwrapped
+            if truncated and isinstance(base, ToolEnv) and not base.done:  # a wrapper (a time limit) cut it short
+                reward, end = base.conclude()
+                info = {**info, **end}
             traj.reward, traj.terminated, traj.truncated = float(reward), terminated, truncated
             break
     traj.info = info

@@ -11,8 +11,6 @@ Registers the paper's six conditions, each the plaintext curriculum env under a 
 - ``ScrambleTool/All``: Base + drift + failures + windows.
 """
 
-from functools import partial
-
 import gymnasium as gym
 
 from sttgym.vector import make_vector_env
@@ -51,8 +49,15 @@ def make_condition(condition: str, **kwargs) -> gym.Env:
     return env
 
 
+def condition_vector_env(num_envs: int = 1, vectorization: str = "async", *, condition: str,
+                         **kwargs) -> gym.vector.VectorEnv:
+    """The vector entry point of ``ScrambleTool/<condition>`` (``gym.make_vec``)."""
+    return make_vector_env(f"ScrambleTool/{condition}", num_envs, vectorization, **kwargs)
+
+
+# Entry points are named by string and the condition is a keyword, so every spec serialises (env.spec.to_json()).
 for _condition in CONDITIONS:
     _id = f"ScrambleTool/{_condition}"
     if _id not in gym.registry:
-        gym.register(_id, entry_point=partial(make_condition, _condition),
-                     vector_entry_point=partial(make_vector_env, _id))
+        gym.register(_id, entry_point=f"{__name__}:make_condition", kwargs={"condition": _condition},
+                     vector_entry_point=f"{__name__}:condition_vector_env")

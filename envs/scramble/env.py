@@ -165,8 +165,8 @@ class ScrambleEnv(ToolEnv):
         info: dict[str, Any] = {"result": result, "events": events, **self.status()}
         reward = 0.0
         if self.done:
-            reward = self.score()[0]
-            info.update(self._summary())
+            reward, end = self.conclude()
+            info.update(end)
         self.last = observation
         return observation, reward, self.done, False, info
 
@@ -203,6 +203,10 @@ class ScrambleEnv(ToolEnv):
     def score(self) -> tuple[float, list[dict]]:
         solved = [t.outcome == "solved" for t in self.tasks]
         return sum(solved) / self.n_tasks, [{"template": t.template.name, "solved": s} for t, s in zip(self.tasks, solved)]
+
+    def conclude(self) -> tuple[float, dict]:
+        self.done = True
+        return self.score()[0], self._summary()
 
     def _task_info(self) -> dict:
         if self.done:

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import sttgym
-from sttgym.agents import OracleAgent
+from sttgym.agents import OracleAgent, RandomAgent
 from sttgym.registry import DOMAINS
 from sttgym.tools import validate_arguments
 from sttgym.validation import validate, validate_task
@@ -226,3 +226,26 @@ def test_validate_summarises_each_domain():
     assert table["Aa"] == {"valid": 1, "ids": 2, "oracle": 1.0, "nominal": 0.375, "blind-writer": 0.25,
                            "calls easy": 5, "calls hard": 11}
     assert table["Bb"]["nominal"] == 0.0 and "calls hard" not in table["Bb"]
+
+
+def test_every_spec_serialises_and_round_trips():
+    from gymnasium.envs.registration import EnvSpec
+
+    for env_id in IDS + sorted(i for i in gym.registry if i.startswith("ScrambleTool/")):
+        spec = gym.spec(env_id)
+        assert EnvSpec.from_json(spec.to_json()) == spec, env_id
+    made = gym.make(IDS[0])
+    assert EnvSpec.from_json(made.spec.to_json()).id == IDS[0]
+
+
+@pytest.mark.parametrize("env_id", [IDS[0], "ScrambleTool/Base"])
+def test_a_time_limit_that_cuts_an_episode_short_still_scores_it(env_id):
+    agent = OracleAgent() if env_id in IDS else RandomAgent()
+    traj = sttgym.rollout(gym.make(env_id, max_episode_steps=3), agent, seed=0)
+    assert traj.truncated and len(traj.steps) == 3
+    if env_id in IDS:
+        assert "checklist" in traj.info and traj.info["task"]["difficulty"] and traj.reward == traj.info["score"]
+        full = sttgym.rollout(gym.make(env_id), OracleAgent(), seed=0)
+        assert 0.0 <= traj.reward < full.reward == 1.0
+    else:
+        assert "tasks" in traj.info and traj.reward == 0.0
