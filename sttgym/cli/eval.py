@@ -85,7 +85,7 @@ def evaluate(
     max_retries: int = typer.Option(6, help="Retries of one request on rate limits, timeouts and server errors."),
 ) -> None:
     """Evaluate an agent on a benchmark suite; writes trajectories, summary.json, report.md and figures to --out."""
-    from sttgym.evaluation.runner import EvalConfig, Runner
+    from sttgym.evaluation.runner import BackendFailing, EvalConfig, Runner
 
     if model and agent:
         raise typer.BadParameter("give --agent or --model, not both")
@@ -116,6 +116,9 @@ def evaluate(
             runner.run()
         except ValueError as exc:
             raise typer.BadParameter(str(exc)) from exc
+        except BackendFailing as exc:
+            console.print(f"[red]{exc}[/red]")
+            raise typer.Exit(1) from exc
         except OSError as exc:  # read-only or full disk: every finished episode is already on disk
             console.print(f"[red]cannot write the run to {out}: {exc.strerror or exc}[/red] "
                           "(finished episodes are saved; run again with the same --out to resume)")
@@ -123,7 +126,11 @@ def evaluate(
     if not runner.records():
         console.print("[red]no episodes: the suite's manifest is empty (are any domains installed?)[/red]")
         raise typer.Exit(1)
-    _print(finish(runner, config), out)
+    summary = finish(runner, config)
+    _print(summary, out)
+    if not summary["episodes"]:
+        console.print("[red]nothing could be evaluated: every episode ended on an error[/red]")
+        raise typer.Exit(1)
 
 
 @app.command("report")

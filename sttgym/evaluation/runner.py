@@ -48,6 +48,13 @@ CONDITIONS: dict[str, dict] = {"dynamic": {}, "static": {"dynamics": False}, "no
 TRAJECTORIES, CONFIG, SUMMARY = "trajectories.jsonl", "config.json", "summary.json"
 
 
+MAX_ERRORS_IN_A_ROW = 8  # episodes; a dead server or a model that cannot load fails every episode
+
+
+class BackendFailing(RuntimeError):
+    """Episode after episode ends on an error: the model or its server is not working."""
+
+
 @dataclass
 class EvalConfig:
     """What to evaluate and how. Fields in ``IDENTITY`` must match for a run directory to be resumed."""
@@ -283,6 +290,7 @@ class Runner:
         queue, finished = deque(todo), [len(self.episodes()) - len(todo)]
         total = len(self.episodes())
         failures: list[BaseException] = []
+        failing = [0]  # episodes in a row that ended on an error
 
         def work() -> None:
             envs: dict[tuple[str, str], gym.Env] = {}
@@ -297,6 +305,13 @@ class Runner:
                         self._append(record)
                         finished[0] += 1
                         count = finished[0]
+                        failing[0] = failing[0] + 1 if record["error"] else 0
+                        if failing[0] >= MAX_ERRORS_IN_A_ROW and not failures:
+                            failures.append(BackendFailing(
+                                f"{failing[0]} episodes in a row ended on an error (last: {record['error']}); "
+                                "stopped rather than play the rest against a backend that is down. The finished "
+                                "episodes are saved: fix the cause and run again with the same --out and "
+                                "--retry-errors"))
                     if self.progress:
                         self.progress(record, count, total)
             except BaseException as exc:  # surfaced by the main thread once the others stop

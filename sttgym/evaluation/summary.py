@@ -176,7 +176,12 @@ def scramble_summary(records: list[dict]) -> dict:
 
 
 def summarise(records: list[dict], suite: str, k: int = 1, label: str = "") -> dict:
-    """``summary.json``'s content for one evaluation's records."""
-    body = arena_summary(records, k) if suite == "arena" else scramble_summary(records)
-    return {"suite": suite, "agent": label, "episodes": len(records), "runs": len({r["run"] for r in records}),
-            "errors": sum(bool(r.get("error")) for r in records), **body}
+    """``summary.json``'s content for one evaluation's records.
+
+    An episode that ended on an error (the model could not be reached, the agent crashed) says
+    nothing about the agent: it is counted in ``errors`` and left out of every figure, never
+    scored as a failure."""
+    scored = [r for r in records if not r.get("error")]
+    body = arena_summary(scored, k) if suite == "arena" else scramble_summary(scored)
+    return {"suite": suite, "agent": label, "episodes": len(scored), "runs": len({r["run"] for r in scored}),
+            "errors": len(records) - len(scored), **body}

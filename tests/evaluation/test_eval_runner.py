@@ -114,7 +114,7 @@ def test_llm_agent_on_the_scramble_suite_stops_through_end_episode_on_a_backend_
         assert record["steps"][0]["action"] == {"name": "end_episode", "arguments": {}}
         assert "terminal" in record["messages"][0]["content"] and "Task Completed" not in record["messages"][0]["content"]
     summary = summarise(records, "scramble")
-    assert summary["errors"] == 6 and summary["conditions"]["Base"]["completion_rate"] == 0.0
+    assert summary["errors"] == 6 and summary["episodes"] == 0 and summary["conditions"] == {}  # not scored as 0
     with pytest.raises(ValueError, match="arena task plans"):
         EvalConfig(suite="scramble", agent="oracle")
 
@@ -177,3 +177,26 @@ def test_bad_out_directories_are_clear_errors_not_tracebacks(tmp_path, monkeypat
     result = CliRunner().invoke(app, ["eval", "--domain", "EvalToy", "--agent", "oracle", "--out", str(tmp_path / "r")])
     said = " ".join(result.output.split())
     assert result.exit_code == 1 and "cannot write the run" in said and "No space left on device" in said
+
+
+def test_a_backend_that_is_down_stops_the_run_and_nothing_is_scored(tmp_path):
+    from typer.testing import CliRunner
+
+    from sttgym.cli import app
+    from sttgym.evaluation.runner import MAX_ERRORS_IN_A_ROW, BackendFailing
+    from sttgym.models.base import ChatResponse
+
+    down = ScriptedModel(lambda conversation: ChatResponse(error="connection refused"))
+    config = EvalConfig(domains=["EvalToy"], agent="llm", model="m", runs=5, workers=1)
+    runner = Runner(config, tmp_path / "run", model=down)
+    with pytest.raises(BackendFailing, match="in a row ended on an error.*connection refused"):
+        runner.run()
+    records = runner.records()
+    assert len(records) == MAX_ERRORS_IN_A_ROW < len(runner.episodes())
+    summary = summarise(records, "arena")
+    assert summary["errors"] == MAX_ERRORS_IN_A_ROW and summary["episodes"] == 0 and summary["overall"] is None
+    # From the command line: a model that cannot be reached is an error exit, not a report of zeros.
+    result = CliRunner().invoke(app, ["eval", "--domain", "EvalToy", "--model", "m", "--base-url",
+                                      "http://127.0.0.1:9/v1", "--max-retries", "0", "--request-timeout", "2",
+                                      "--out", str(tmp_path / "cli")])
+    assert result.exit_code != 0 and "in a row ended on an error" in result.output
