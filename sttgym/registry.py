@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from sttgym.authoring import Author
     from sttgym.task import Task
 
-__all__ = ["CONFLICTS", "LEVELS", "Domain", "DOMAINS", "register_domain", "scenario_package", "arena_id", "arena_ids", "parse_arena_id", "registered_arena_id"]
+__all__ = ["CONFLICTS", "LEVELS", "Domain", "DOMAINS", "register_domain", "scenario_package", "load_plugins", "arena_id", "arena_ids", "parse_arena_id", "registered_arena_id"]
 
 ARENA_NAMESPACE = "STTArena"
 # The STT-Arena taxonomy: nine conflict types (ids in env names) and four levels.
@@ -47,6 +47,30 @@ class Domain:
 
 
 DOMAINS: dict[str, Domain] = {}
+
+
+PLUGIN_GROUP = "sttgym.domains"  # entry points of packages whose import registers domains
+
+
+def load_plugins() -> tuple[list[str], dict[str, str]]:
+    """Import every installed package that declares an ``sttgym.domains`` entry point.
+
+    Gymnasium no longer loads plugins, and importing sttgym does not either (it stays fast): the
+    command line calls this, and so can any harness. A package declares, in its pyproject.toml,
+    ``[project.entry-points."sttgym.domains"] mydomain = "mypackage.domain"``; importing that
+    module must call :func:`register_domain`. Returns the entry points loaded and, for those that
+    failed, why (a broken plugin is reported, never fatal).
+    """
+    from importlib.metadata import entry_points
+
+    loaded, failed = [], {}
+    for point in entry_points(group=PLUGIN_GROUP):
+        try:
+            point.load()
+            loaded.append(point.name)
+        except Exception as exc:  # a third party's bug must not break every command
+            failed[point.name] = f"{type(exc).__name__}: {exc}"
+    return loaded, failed
 
 
 def arena_id(domain: str, conflict: str, level: str) -> str:

@@ -12,10 +12,15 @@ from rich.table import Table
 
 from sttgym.cli.app import app
 from sttgym.manifests import MANIFEST
-from sttgym.registry import DOMAINS, arena_ids, parse_arena_id
-from sttgym.task import CONFLICTS, LEVELS
+from sttgym.registry import CONFLICTS, DOMAINS, LEVELS, arena_ids, parse_arena_id
 
 console = Console()
+
+
+def _known(domain: str | None) -> None:
+    if domain is not None and domain not in DOMAINS:
+        raise typer.BadParameter(f"no domain {domain!r}; registered: {', '.join(sorted(DOMAINS)) or 'none'} "
+                                 "(a domain of your own package registers through an sttgym.domains entry point)")
 
 
 @app.command("list")
@@ -24,6 +29,7 @@ def list_ids(domain: str = typer.Option(None, help="Only this domain."),
     """Print the registered environment ids, grouped by domain, conflict type and level."""
     import gymnasium as gym
 
+    _known(domain)
     ids = arena_ids(domain)
     others = sorted(i for i in gym.registry if i.startswith("ScrambleTool/"))
     if plain:
@@ -56,9 +62,12 @@ def validate(domain: str = typer.Option(None, help="Only this domain."),
     """Check every task against the benchmark's rules, and print the adversarial probe panel's scores."""
     from sttgym.validation import domain_table, level_call_medians, probe_table, validate as run_validation
 
+    _known(domain)
     ids = list(env_id) if env_id else arena_ids(domain)
     for i in ids:
         parse_arena_id(i)
+    if not ids:
+        raise typer.BadParameter("no arena ids to validate: no domain is registered")
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=console, transient=True) as progress:
         bar = progress.add_task("validating", total=len(ids))

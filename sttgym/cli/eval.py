@@ -141,11 +141,12 @@ def report(run_dirs: list[Path] = typer.Argument(..., help="Run directories writ
     from sttgym.evaluation.runner import CONFIG, EvalConfig, Runner
 
     for run_dir in run_dirs:
-        saved = json.loads((run_dir / CONFIG).read_text())
-        saved["conditions"] = tuple(saved["conditions"])
-        config = EvalConfig(**saved)
+        try:
+            config = EvalConfig.from_dict(json.loads((run_dir / CONFIG).read_text()))
+        except (OSError, ValueError, TypeError) as exc:
+            raise typer.BadParameter(f"{run_dir} is not a run sttgym eval can read: {exc}") from exc
         finish(Runner(config, run_dir), config)
     tables = compare(run_dirs)
     if out:
         out.write_text(tables, encoding="utf-8")
-    console.print(tables)
+    typer.echo(tables)  # markdown as it is: never wrapped to a terminal's width, even when piped

@@ -105,6 +105,8 @@ class EvalConfig:
             raise ValueError("the static and no-user conditions exist only for the arena suite")
         if self.runs < 1 or self.k < 1:
             raise ValueError("runs and k must be at least 1")
+        if self.limit is not None and self.limit < 1:
+            raise ValueError(f"limit must be at least 1 (or left out for every instance), not {self.limit}")
         if self.request_timeout <= 0 or self.max_retries < 0:
             raise ValueError("request_timeout must be positive and max_retries at least 0")
         self.runs = max(self.runs, self.k)  # pass@k needs k attempts per instance
@@ -116,6 +118,14 @@ class EvalConfig:
             return self.agent
         name = Path(self.model).name if self.model and os.path.isdir(self.model) else self.model
         return f"{name}{' +memory' if self.agent == 'memory' else ''}{' (thinking)' if self.thinking else ''}"
+
+    @classmethod
+    def from_dict(cls, saved: dict) -> "EvalConfig":
+        """The config a run directory's config.json holds (a clear error for one this version cannot read)."""
+        unknown = sorted(set(saved) - {f.name for f in dataclasses.fields(cls)})
+        if unknown:
+            raise ValueError(f"this run was written by another sttgym version (unknown settings: {', '.join(unknown)})")
+        return cls(**{**saved, "conditions": tuple(saved.get("conditions", ("dynamic",)))})
 
     def to_dict(self) -> dict:
         return {**dataclasses.asdict(self), "conditions": list(self.conditions), "domains": list(self.domains)}
