@@ -7,10 +7,9 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from sttgym.cli.app import app
+from sttgym.cli.app import app, progress
 from sttgym.manifests import MANIFEST
 from sttgym.registry import CONFLICTS, DOMAINS, LEVELS, arena_ids, parse_arena_id
 
@@ -68,16 +67,15 @@ def validate(domain: str = typer.Option(None, help="Only this domain."),
         parse_arena_id(i)
     if not ids:
         raise typer.BadParameter("no arena ids to validate: no domain is registered")
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=console, transient=True) as progress:
-        bar = progress.add_task("validating", total=len(ids))
+    with progress(console) as display:
+        bar = display.add_task("validating", total=len(ids))
 
         def advance(report):
-            progress.update(bar, advance=1, description=report.env_id)
+            display.update(bar, advance=1, description=report.env_id)
             if not report.ok:
-                progress.console.print(f"[red]FAIL[/red] {report.env_id}")
+                display.console.print(f"[red]FAIL[/red] {report.env_id}")
                 for p in report.problems:
-                    progress.console.print(f"    {p}")
+                    display.console.print(f"    {p}")
 
         reports, problems = run_validation(ids, range(seed, seed + seeds), progress=advance)
     medians = level_call_medians(reports)
@@ -134,16 +132,15 @@ def export(out: Path = typer.Option(Path("runs/export"), help="Directory for the
 
         splits["train"] = training_instances(train)
     out.mkdir(parents=True, exist_ok=True)
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=console, transient=True) as progress:
+    with progress(console) as display:
         for name, instances in splits.items():
-            bar = progress.add_task(f"exporting {name}", total=len(instances))
+            bar = display.add_task(f"exporting {name}", total=len(instances))
             rows = []
             with (out / f"{name}.jsonl").open("w", encoding="utf-8") as handle:
                 for row in export_rows(instances):
                     handle.write(json.dumps(row, ensure_ascii=False) + "\n")
                     rows.append(row)
-                    progress.update(bar, advance=1)
+                    display.update(bar, advance=1)
             console.print(f"{name}: {len(rows)} instances -> {out / (name + '.jsonl')}")
             if hf:
                 _save_dataset(rows, out / name)
@@ -243,10 +240,9 @@ def fuzz_command(actions: int = typer.Option(100_000, help="Hostile actions in a
     if unknown:
         raise typer.BadParameter(f"unknown stack(s) or id(s): {', '.join(unknown)}")
     per_env = -(-actions // (len(ids) * len(stacks)))  # at least the actions asked for
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=console, transient=True) as progress:
-        bar = progress.add_task("hostile actions", total=per_env * len(ids) * len(stacks))
-        report = fuzz(ids, per_env, stacks, seed, progress=lambda n: progress.update(bar, advance=n))
+    with progress(console) as display:
+        bar = display.add_task("hostile actions", total=per_env * len(ids) * len(stacks))
+        report = fuzz(ids, per_env, stacks, seed, progress=lambda n: display.update(bar, advance=n))
     summary = report.summary()
     console.print(json.dumps(summary, indent=1))
     for finding in (report.exceptions + report.state_changes + report.oversized)[:20]:

@@ -8,10 +8,9 @@ from typing import Optional
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from sttgym.cli.app import app
+from sttgym.cli.app import app, progress
 from sttgym.manifests import MANIFEST
 
 console = Console()
@@ -100,19 +99,18 @@ def evaluate(
                             tasks=str(tasks) if tasks else None)
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from exc
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=console, transient=True) as progress:
-        bar = progress.add_task(f"{config.label} on {suite}", total=None)
+    with progress(console) as display:
+        bar = display.add_task(f"{config.label} on {suite}", total=None)
         rewards: list[float] = []
 
         def advance(record: dict, done: int, total: int) -> None:
             rewards.append(record["reward"])
-            progress.update(bar, completed=done, total=total,
+            display.update(bar, completed=done, total=total,
                             description=f"{config.label} on {suite} · mean reward {sum(rewards) / len(rewards):.3f}")
 
         runner = Runner(config, out, retry_errors=retry_errors, progress=advance)
         try:
-            progress.update(bar, total=len(runner.episodes()))
+            display.update(bar, total=len(runner.episodes()))
             runner.run()
         except ValueError as exc:
             raise typer.BadParameter(str(exc)) from exc

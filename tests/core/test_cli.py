@@ -75,3 +75,9 @@ def test_report_output_keeps_markdown_tables_whole_when_piped(tmp_path):
     rows = [line for line in out.splitlines() if line.startswith("|")]
     assert rows and all(line.endswith("|") for line in rows)  # one table row per line, never wrapped
     assert json.loads((run / "summary.json").read_text())["agent"] == "noop"
+
+
+def test_long_work_shows_progress_lines_outside_a_terminal():
+    result = RUN.invoke(app, ["validate", "--domain", "CarRental", "--seeds", "1"])
+    lines = [line for line in result.output.splitlines() if line.startswith("STTArena/CarRental-") and "/36 (" in line]
+    assert result.exit_code == 0 and len(lines) >= 9 and lines[-1].split(": ")[1].startswith("36/36")
