@@ -12,6 +12,7 @@ or a hub name.
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any, Literal
@@ -132,9 +133,51 @@ class RLSettings(_Trains):
         return self
 
 
-def load_settings(path: str | Path) -> SFTSettings | RLSettings:
-    """Read a run's YAML file."""
-    raw = yaml.safe_load(Path(path).read_text()) or {}
+def apply_overrides(raw: dict, args: list[str]) -> dict:
+    """``raw`` with command-line overrides in TRL's style applied: ``--max_steps 2``, ``--learning_rate=1e-5``.
+
+    A dotted key sets a nested field (``--data.count 64``, ``--kl.coef 0.01``); a key that is not
+    a field of the run file is a trainer argument (``trainer: {max_steps: 2}``). Values are read
+    as YAML (``2`` is a number, ``true`` a boolean).
+    """
+    settings = SFTSettings if raw.get("kind") == "sft" else RLSettings
+    raw = json.loads(json.dumps(raw))  # a copy: nested sections are changed in place below
+    rest = list(args)
+    while rest:
+        flag = rest.pop(0)
+        if not flag.startswith("--") or len(flag) < 3:
+            raise ValueError(f"expected --key value, got {flag!r}")
+        key, has_value, value = flag[2:].partition("=")
+        if not has_value:
+            if not rest or rest[0].startswith("--"):
+                raise ValueError(f"{flag} needs a value")
+            value = rest.pop(0)
+        path = key.replace("-", "_").split(".")
+        if path[0] not in settings.model_fields:
+            path = ["trainer", *path]
+        node = raw
+        for part in path[:-1]:
+            node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                raise ValueError(f"--{key}: {part} is not a section")
+        node[path[-1]] = _scalar(value)
+    return raw
+
+
+def _scalar(text: str) -> Any:
+    """A command-line value read as YAML; ``1e-5`` is a number too (YAML 1.1 would keep it a string)."""
+    value = yaml.safe_load(text)
+    if isinstance(value, str):
+        try:
+            return float(value) if value.strip().lower() not in ("nan", "inf", "-inf", "infinity") else value
+        except ValueError:
+            return value
+    return value
+
+
+def load_settings(path: str | Path, overrides: list[str] = ()) -> SFTSettings | RLSettings:
+    """Read a run's YAML file, with command-line ``overrides`` (see :func:`apply_overrides`)."""
+    raw = apply_overrides(yaml.safe_load(Path(path).read_text()) or {}, list(overrides))
     kind = raw.get("kind")
     if kind not in ("sft", "rl"):
         raise ValueError(f"{path}: 'kind' must be 'sft' or 'rl', not {kind!r}")

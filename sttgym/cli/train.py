@@ -39,7 +39,10 @@ def _load(module: str) -> ModuleType:
         raise typer.Exit(2) from None
 
 
-def _settings(config: str, kind: str):
+OVERRIDES = {"allow_extra_args": True, "ignore_unknown_options": True}  # --max_steps 2, as TRL's scripts take
+
+
+def _settings(config: str, kind: str, overrides: list[str] = ()):
     settings_module = _load("sttgym.training.config")
     bundled = settings_module.CONFIG_DIR
     path = Path(config)
@@ -49,28 +52,36 @@ def _settings(config: str, kind: str):
         names = ", ".join(sorted(p.stem for p in bundled.glob("*.yaml")))
         console.print(f"[red]no config {config!r}; bundled: {names}[/red]")
         raise typer.Exit(2)
-    settings = settings_module.load_settings(path)
+    try:
+        settings = settings_module.load_settings(path, overrides)
+    except ValueError as exc:  # pydantic's ValidationError included: the config or an override does not fit
+        console.print(f"[red]{path}: {exc}[/red]")
+        raise typer.Exit(2) from None
     if settings.kind != kind:
         console.print(f"[red]{path} is a {settings.kind} config, not {kind}[/red]")
         raise typer.Exit(2)
     return settings
 
 
-@train_app.command("sft")
-def sft(config: str = typer.Option(..., "--config", help=CONFIG_HELP),
+@train_app.command("sft", context_settings=OVERRIDES)
+def sft(ctx: typer.Context, config: str = typer.Option(..., "--config", help=CONFIG_HELP),
         model: str = typer.Option(None, "--model", help="Start from this checkpoint instead of the config's."),
         out: Path = typer.Option(..., "--out", help="Run directory (resumes when it holds checkpoints).")) -> None:
-    """Supervised fine-tuning on refined expert transcripts (assistant-only loss)."""
-    settings = _settings(config, "sft")
+    """Supervised fine-tuning on refined expert transcripts (assistant-only loss).
+
+    Any further --key value overrides the config: --max_steps 2 (a trainer argument), --data.count 64."""
+    settings = _settings(config, "sft", ctx.args)
     console.print(f"final model: {_load('sttgym.training.sft').train_sft(settings, out, model)}")
 
 
-@train_app.command("rl")
-def rl(config: str = typer.Option(..., "--config", help=CONFIG_HELP),
+@train_app.command("rl", context_settings=OVERRIDES)
+def rl(ctx: typer.Context, config: str = typer.Option(..., "--config", help=CONFIG_HELP),
        model: str = typer.Option(None, "--model", help="Start from this checkpoint (usually the SFT model)."),
        out: Path = typer.Option(..., "--out", help="Run directory (resumes when it holds checkpoints).")) -> None:
-    """REINFORCE++ (or REINFORCE++-baseline) on multi-turn environment rollouts."""
-    settings = _settings(config, "rl")
+    """REINFORCE++ (or REINFORCE++-baseline) on multi-turn environment rollouts.
+
+    Any further --key value overrides the config: --max_steps 2 (a trainer argument), --kl.coef 0.01."""
+    settings = _settings(config, "rl", ctx.args)
     console.print(f"final model: {_load('sttgym.training.rl').train_rl(settings, out, model)}")
 
 

@@ -120,6 +120,19 @@ def test_paper_configs_carry_the_papers_numbers():
         0.1, 1e-6, 32, 4, 100, 32768, 4096, 50, 8119)
 
 
+def test_command_line_overrides_follow_trl_style():
+    from sttgym.training.config import apply_overrides
+
+    raw = {"kind": "rl", "model": "m", "trainer": {"max_steps": 100}, "kl": {"coef": 0.1}}
+    out = apply_overrides(raw, ["--max_steps", "2", "--learning-rate=1e-5", "--kl.coef", "0", "--tasks_per_step", "4"])
+    assert out == {"kind": "rl", "model": "m", "trainer": {"max_steps": 2, "learning_rate": 1e-5}, "kl": {"coef": 0},
+                   "tasks_per_step": 4}
+    assert raw["trainer"] == {"max_steps": 100}  # the file's settings are not changed in place
+    for bad in (["max_steps", "2"], ["--max_steps"], ["--model.x", "1"]):
+        with pytest.raises(ValueError):
+            apply_overrides(raw, bad)
+
+
 def test_settings_refuse_typos_and_derived_keys():
     with pytest.raises(ValueError):
         RLSettings(model="m", learning_rate=1e-3)
@@ -143,11 +156,16 @@ def test_a_config_cannot_make_training_run_code(trainer, toy_ids):
 
 def test_cli_trains_sft_from_a_config_file(tiny_path, toy_ids, tmp_path):
     config = tmp_path / "run.yaml"
-    config.write_text(json.dumps({"kind": "sft", "model": "unused", "data": {"count": 4, "env_ids": list(toy_ids)},
-                                  "trainer": {**CPU, "max_steps": 1, "per_device_train_batch_size": 2}}))
+    config.write_text(json.dumps({"kind": "sft", "model": "unused", "data": {"count": 40, "env_ids": list(toy_ids)},
+                                  "trainer": {**CPU, "max_steps": 50, "per_device_train_batch_size": 2}}))
     result = CliRunner().invoke(app, ["train", "sft", "--config", str(config), "--model", str(tiny_path),
-                                      "--out", str(tmp_path / "run")])
+                                      "--out", str(tmp_path / "run"), "--max_steps", "1", "--data.count=4"])
     assert result.exit_code == 0, result.output
     assert (tmp_path / "run" / "final" / "model.safetensors").exists()
+    state = json.loads(next((tmp_path / "run").rglob("trainer_state.json")).read_text())
+    assert state["global_step"] == 1  # the override, not the file's 50
+    typo = CliRunner().invoke(app, ["train", "sft", "--config", str(config), "--out", str(tmp_path / "y"),
+                                    "--data.cuont", "4"])
+    assert typo.exit_code == 2 and "cuont" in typo.output
     wrong = CliRunner().invoke(app, ["train", "rl", "--config", str(config), "--out", str(tmp_path / "x")])
     assert wrong.exit_code == 2 and "not rl" in wrong.output
