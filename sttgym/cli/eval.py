@@ -22,7 +22,7 @@ def finish(runner, config) -> dict:
     from sttgym.evaluation.runner import SUMMARY
     from sttgym.evaluation.summary import summarise
 
-    summary = summarise(runner.records(), config.suite, config.k, config.label)
+    summary = summarise(runner.records(), config.suite, config.k, config.label, config.weights)
     (runner.out / SUMMARY).write_text(json.dumps(summary, indent=1))
     write_report(runner.out, summary)
     return summary
@@ -32,10 +32,12 @@ def _print(summary: dict, out: Path) -> None:
     table = Table(title=f"{summary['agent']} · {summary['suite']} · {summary['episodes']} episodes")
     if summary["suite"] == "arena":
         cols = ["easy", "medium", "hard", "impossible", "overall"]
-        for c in cols:
+        for c in ["", *cols]:
             table.add_column(c)
-        table.add_row(*("–" if summary.get(c) is None else
-                        f"{100 * summary[c]:.2f} ±{100 * summary['std'].get(c, 0):.2f}" for c in cols))
+        for name, values, stds in (("Pass@1", summary, summary["std"]),
+                                   ("checklist score", summary["score"], summary["score_std"])):
+            table.add_row(name, *("–" if values.get(c) is None else f"{100 * values[c]:.2f} ±{100 * stds.get(c, 0):.2f}"
+                                  for c in cols))
     else:
         table.add_column("condition")
         table.add_column("completion rate")
@@ -82,6 +84,8 @@ def evaluate(
     retry_errors: bool = typer.Option(False, "--retry-errors", help="On resume, play again the episodes that ended on an error."),
     request_timeout: float = typer.Option(120.0, help="Seconds to wait for one reply from a server (--base-url)."),
     max_retries: int = typer.Option(6, help="Retries of one request on rate limits, timeouts and server errors."),
+    weights: str = typer.Option("paper", help="Arena: how overall Pass@1 weights the levels: paper (71/67/59/30 "
+                                "of 227 tasks) or suite (each level's instances)."),
 ) -> None:
     """Evaluate an agent on a benchmark suite; writes trajectories, summary.json, report.md and figures to --out."""
     from sttgym.evaluation.runner import BackendFailing, EvalConfig, Runner
@@ -96,7 +100,7 @@ def evaluate(
                             max_new_tokens=max_new_tokens, workers=workers, user=user, judge=judge,
                             sim_model=sim_model, sim_base_url=sim_base_url, manifest=manifest,
                             request_timeout=request_timeout, max_retries=max_retries,
-                            tasks=str(tasks) if tasks else None)
+                            tasks=str(tasks) if tasks else None, weights=weights)
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from exc
     with progress(console) as display:

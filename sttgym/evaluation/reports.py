@@ -38,18 +38,24 @@ def _table(header: list[str], rows: list[list[str]]) -> str:
 def arena_tables(summaries: list[dict]) -> str:
     """Markdown tables for one or more arena summaries (one row per agent)."""
     cols = [*LEVELS, "overall"]
+    scheme = {s.get("weights", {}).get("scheme", "suite") for s in summaries}
+    basis = ("the paper's task counts (71/67/59/30 of 227)" if scheme == {"paper"} else
+             "the number of instances of each level in the suite" if scheme == {"suite"} else "each run's own weights")
     parts = ["## Pass@1 by level (STT-Arena Table 3)",
-             "Mean reward in percent, ± the standard deviation over runs; overall weights each level by "
-             "its number of instances in the suite.", "",
+             "Share of episodes fully solved (every milestone, no failed gate; impossible tasks: the judge's "
+             f"pass), in percent, ± the standard deviation over runs; overall weights the levels by {basis}.", "",
              _table(["Agent", *(LEVEL_TITLES[c] for c in cols)],
                     [[s["agent"], *(_pct(s.get(c), s.get("std", {}).get(c)) for c in cols)] for s in summaries]),
              "", "## With average tool calls (STT-Arena Table 2)", "",
              _table(["Agent", *(LEVEL_TITLES[c] for c in cols), "Avg. Calls"],
                     [[s["agent"], *(_pct(s.get(c)) for c in cols),
                       f"{s['avg_calls']:.2f}" if s.get("avg_calls") is not None else "–"] for s in summaries]),
-             "", "## Fully solved episodes (reward 1.0)", "",
+             "", "## Mean checklist score (partial credit)", "",
+             "The fraction of checklist milestones that hold, 0 when a gate fails, averaged over episodes: "
+             "progress short of full success, which Pass@1 does not count.", "",
              _table(["Agent", *(LEVEL_TITLES[c] for c in cols)],
-                    [[s["agent"], *(_pct(s.get("success", {}).get(c)) for c in cols)] for s in summaries])]
+                    [[s["agent"], *(_pct(s.get("score", {}).get(c), s.get("score_std", {}).get(c)) for c in cols)]
+                     for s in summaries])]
     if any(s.get("usage") for s in summaries):
         parts += ["", "## Model usage per episode", "",
                   _table(["Agent", "Prompt tokens", "Completion tokens", "Broken turns"],
@@ -58,9 +64,9 @@ def arena_tables(summaries: list[dict]) -> str:
                           for s in summaries if s.get("usage")])]
     domains = sorted({d for s in summaries for d in s.get("by_domain", {})})
     if len(domains) > 1 and len(summaries) > 1:  # one agent's per-domain table is in its details below
-        parts += ["", "## Mean reward by domain", "",
+        parts += ["", "## Pass@1 by domain", "",
                   _table(["Domain", *(s["agent"] for s in summaries)],
-                         [[d, *(_pct(s.get("by_domain", {}).get(d, {}).get("mean")) for s in summaries)]
+                         [[d, *(_pct(s.get("by_domain", {}).get(d, {}).get("pass")) for s in summaries)]
                           for d in domains])]
     for s in summaries:
         parts += _arena_details(s) if len(summaries) == 1 else []
@@ -69,14 +75,15 @@ def arena_tables(summaries: list[dict]) -> str:
 
 def _arena_details(s: dict) -> list[str]:
     parts = ["", "## By conflict type (STT-Arena Figure 4)", "",
-             _table(["Conflict", "Name", *(LEVEL_TITLES[lvl] for lvl in LEVELS), "All", "Episodes"],
-                    [[c, v["name"], *(_pct(v.get(lvl)) for lvl in LEVELS), _pct(v["mean"]), str(v["episodes"])]
-                     for c, v in s.get("by_conflict", {}).items()])]
+             "Pass@1 per level and over all levels, and the mean checklist score.", "",
+             _table(["Conflict", "Name", *(LEVEL_TITLES[lvl] for lvl in LEVELS), "All", "Score", "Episodes"],
+                    [[c, v["name"], *(_pct(v.get(lvl)) for lvl in LEVELS), _pct(v["pass"]), _pct(v["score"]),
+                      str(v["episodes"])] for c, v in s.get("by_conflict", {}).items()])]
     if len(s.get("by_domain", {})) > 1:
         parts += ["", "## By domain", "",
-                  "Mean reward per level and overall, and the share of episodes fully solved.", "",
-                  _table(["Domain", *(LEVEL_TITLES[lvl] for lvl in LEVELS), "All", "Solved", "Episodes"],
-                         [[d, *(_pct(v.get(lvl)) for lvl in LEVELS), _pct(v["mean"]), _pct(v["success"]),
+                  "Pass@1 per level and over all levels, and the mean checklist score.", "",
+                  _table(["Domain", *(LEVEL_TITLES[lvl] for lvl in LEVELS), "All", "Score", "Episodes"],
+                         [[d, *(_pct(v.get(lvl)) for lvl in LEVELS), _pct(v["pass"]), _pct(v["score"]),
                            str(v["episodes"])] for d, v in s["by_domain"].items()])]
     curve = s.get("pass_at_k", {})
     if len(curve) > 1:
@@ -178,8 +185,8 @@ def _figures(out: Path, summary: dict) -> list[Path]:
         return []
     drawn = []
     if summary["suite"] == "arena":
-        drawn.append(_grouped(plt, out / "per_conflict.png", "Mean reward by conflict type",
-                              {"mean reward": {c: v["mean"] for c, v in summary.get("by_conflict", {}).items()}}))
+        drawn.append(_grouped(plt, out / "per_conflict.png", "Pass@1 by conflict type",
+                              {"Pass@1": {c: v["pass"] for c, v in summary.get("by_conflict", {}).items()}}))
         curve = summary.get("pass_at_k", {})
         if len(curve) > 1:
             drawn.append(_pass_at_k(plt, out / "pass_at_k.png", curve))

@@ -82,6 +82,7 @@ class EvalConfig:
     max_retries: int = 6  # per request, on rate limits, timeouts and server errors
     manifest: str = MANIFEST  # the frozen arena benchmark
     tasks: str | None = None  # or the instances of a file written by sttgym export
+    weights: str = "paper"  # how overall Pass@1 weights the levels: the paper's task counts, or the suite's
 
     IDENTITY = ("suite", "agent", "model", "base_url", "seed", "domains", "thinking", "temperature",
                 "max_new_tokens", "user", "judge", "sim_model", "sim_base_url", "env_kwargs", "manifest", "tasks")
@@ -105,6 +106,8 @@ class EvalConfig:
             raise ValueError("the static and no-user conditions exist only for the arena suite")
         if self.runs < 1 or self.k < 1:
             raise ValueError("runs and k must be at least 1")
+        if self.weights not in ("paper", "suite"):
+            raise ValueError(f"weights must be paper or suite, not {self.weights!r}")
         if self.limit is not None and self.limit < 1:
             raise ValueError(f"limit must be at least 1 (or left out for every instance), not {self.limit}")
         if self.request_timeout <= 0 or self.max_retries < 0:

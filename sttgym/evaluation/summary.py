@@ -43,15 +43,30 @@ def level_counts(records: list[dict]) -> dict[str, int]:
     return {lvl: len({(r["env_id"], r["seed"]) for r in records if r.get("difficulty") == lvl}) for lvl in LEVELS}
 
 
-def _by_run(records: list[dict], value: Callable[[dict], float]) -> dict[str, dict]:
+# STT-Arena's overall Pass@1 weights the levels by its 227 tasks: 71 easy, 67 medium, 59 hard, 30 impossible.
+PAPER_WEIGHTS = {"easy": 71, "medium": 67, "hard": 59, "impossible": 30}
+WEIGHTS = ("paper", "suite")
+
+
+def passed(record: dict) -> float:
+    """Pass@1 of one episode: 1 when it fully succeeded (every milestone, no failed gate; on an impossible task,
+    the judge's pass), else 0."""
+    return float(record["reward"] >= 1.0)
+
+
+def _by_run(records: list[dict], value: Callable[[dict], float], weights: str = "paper") -> dict[str, dict]:
     """Per level and ``overall``: mean and std over runs of each run's mean ``value``.
 
-    A run's overall is the level means weighted by the levels' instance counts; a run that
-    misses a level (an interrupted evaluation) has no overall.
+    A run's overall weights the level means by the paper's task counts (``weights="paper"``) or
+    by the levels' instance counts in these records (``"suite"``), over the levels present; a run
+    that misses a level (an interrupted evaluation) has no overall.
     """
+    if weights not in WEIGHTS:
+        raise ValueError(f"weights must be one of {WEIGHTS}, not {weights!r}")
     runs = sorted({r["run"] for r in records})
     counts = level_counts(records)
     levels = [lvl for lvl in LEVELS if counts[lvl]]
+    counts = PAPER_WEIGHTS if weights == "paper" else counts
     total = sum(counts[lvl] for lvl in levels)
     table = {run: {lvl: _mean(value(r) for r in records if r["run"] == run and r.get("difficulty") == lvl)
                    for lvl in levels} for run in runs}
@@ -66,17 +81,23 @@ def _by_run(records: list[dict], value: Callable[[dict], float]) -> dict[str, di
     return out
 
 
-def arena_summary(records: list[dict], k: int = 1) -> dict:
-    """The arena figures; the headline (``easy`` ... ``overall``) is the dynamic condition's."""
+def arena_summary(records: list[dict], k: int = 1, weights: str = "paper") -> dict:
+    """The arena figures. The headline (``easy`` ... ``overall``) is Pass@1 of the dynamic condition:
+    the share of episodes fully solved, as the paper counts it; ``score`` is the mean checklist
+    score (partial credit), a separate quantity."""
     dynamic = [r for r in records if r["condition"] == "dynamic"]
-    levels = _by_run(dynamic, lambda r: r["reward"])
+    levels = _by_run(dynamic, passed, weights)
+    scores = _by_run(dynamic, lambda r: r["reward"], weights)
     counts = level_counts(dynamic)
-    total = sum(counts.values()) or 1
+    present = [lvl for lvl in LEVELS if counts[lvl]]
+    basis = PAPER_WEIGHTS if weights == "paper" else counts
     summary: dict = {lvl: levels[lvl]["mean"] if lvl in levels else None for lvl in (*LEVELS, "overall")}
     summary.update(
         std={lvl: v["std"] for lvl, v in levels.items()},
-        counts=counts, weights={lvl: n / total for lvl, n in counts.items()},
-        success={lvl: v["mean"] for lvl, v in _by_run(dynamic, lambda r: float(r["reward"] >= 1.0)).items()},
+        counts=counts,
+        weights={"scheme": weights, **{lvl: basis[lvl] / sum(basis[x] for x in present) for lvl in present}},
+        score={lvl: v["mean"] for lvl, v in scores.items()},
+        score_std={lvl: v["std"] for lvl, v in scores.items()},
         avg_calls=_mean(r["calls"] for r in dynamic),
         usage=usage(dynamic),
         by_conflict=_grouped(dynamic, "conflict", CONFLICTS),
@@ -85,7 +106,7 @@ def arena_summary(records: list[dict], k: int = 1) -> dict:
         failure_modes=count_modes(dynamic),
     )
     summary["conditions"] = {
-        condition: {lvl: v["mean"] for lvl, v in _by_run(rows, lambda r: r["reward"]).items()}
+        condition: {lvl: v["mean"] for lvl, v in _by_run(rows, passed, weights).items()}
         for condition in sorted({r["condition"] for r in records})
         if (rows := [r for r in records if r["condition"] == condition])}
     return summary
@@ -102,16 +123,16 @@ def usage(records: list[dict]) -> dict | None:
 
 
 def _grouped(records: list[dict], field: str, names: dict[str, str] | None = None) -> dict[str, dict]:
-    """Mean reward, fully solved share and episodes per value of ``field`` (conflict type, domain), with
-    the mean reward per level; ``names`` orders the groups and titles them."""
+    """Pass@1, mean checklist score and episodes per value of ``field`` (conflict type, domain), with
+    Pass@1 per level; ``names`` orders the groups and titles them."""
     keys = list(names) if names else sorted({r[field] for r in records if r.get(field)})
     table: dict[str, dict] = {}
     for key in keys:
         rows = [r for r in records if r.get(field) == key]
         if rows:
-            table[key] = {**({"name": names[key]} if names else {}), "mean": _mean(r["reward"] for r in rows),
-                          "success": _mean(float(r["reward"] >= 1.0) for r in rows), "episodes": len(rows),
-                          **{lvl: _mean(r["reward"] for r in rows if r.get("difficulty") == lvl) for lvl in LEVELS}}
+            table[key] = {**({"name": names[key]} if names else {}), "pass": _mean(map(passed, rows)),
+                          "score": _mean(r["reward"] for r in rows), "episodes": len(rows),
+                          **{lvl: _mean(passed(r) for r in rows if r.get("difficulty") == lvl) for lvl in LEVELS}}
     return table
 
 
@@ -175,13 +196,13 @@ def scramble_summary(records: list[dict]) -> dict:
     return {"conditions": conditions}
 
 
-def summarise(records: list[dict], suite: str, k: int = 1, label: str = "") -> dict:
+def summarise(records: list[dict], suite: str, k: int = 1, label: str = "", weights: str = "paper") -> dict:
     """``summary.json``'s content for one evaluation's records.
 
     An episode that ended on an error (the model could not be reached, the agent crashed) says
     nothing about the agent: it is counted in ``errors`` and left out of every figure, never
     scored as a failure."""
     scored = [r for r in records if not r.get("error")]
-    body = arena_summary(scored, k) if suite == "arena" else scramble_summary(scored)
+    body = arena_summary(scored, k, weights) if suite == "arena" else scramble_summary(scored)
     return {"suite": suite, "agent": label, "episodes": len(scored), "runs": len({r["run"] for r in scored}),
             "errors": len(records) - len(scored), **body}

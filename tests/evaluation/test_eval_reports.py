@@ -73,10 +73,10 @@ def test_arena_report_has_a_table_per_domain():
                 "reward": reward, "calls": 3, "domain": domain, "conflict": "T1", "difficulty": level}
     records = [record("Aa", "easy", 1.0), record("Aa", "hard", 0.5), record("Bb", "easy", 0.0)]
     summary = {"agent": "probe", **arena_summary(records)}
-    assert summary["by_domain"]["Aa"] == {"mean": 0.75, "success": 0.5, "episodes": 2, "easy": 1.0, "medium": None,
-                                          "hard": 0.5, "impossible": None}
-    assert summary["by_domain"]["Bb"]["mean"] == 0.0
+    assert summary["by_domain"]["Aa"] == {"pass": 0.5, "score": 0.75, "episodes": 2, "easy": 1.0, "medium": None,
+                                          "hard": 0.0, "impossible": None}
+    assert summary["by_domain"]["Bb"]["pass"] == 0.0
     one = arena_tables([summary])
-    assert "## By domain" in one and "| Aa | 100.00 | – | 50.00 | – | 75.00 | 50.00 | 2 |" in one
+    assert "## By domain" in one and "| Aa | 100.00 | – | 0.00 | – | 50.00 | 75.00 | 2 |" in one
     both = arena_tables([summary, {**summary, "agent": "other"}])
     assert "| Bb | 0.00 | 0.00 |" in both and "## By domain" not in both

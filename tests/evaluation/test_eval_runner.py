@@ -37,17 +37,23 @@ def test_reference_agents_through_the_runner(tmp_path, agent, expected):
     assert summary["counts"] == {"easy": 6, "medium": 3, "hard": 3, "impossible": 3}
 
 
-def test_overall_weights_levels_by_their_instance_counts():
+def test_pass_at_1_is_binary_and_overall_weights_levels_as_chosen():
     def row(env, level, run, reward):
         return {"condition": "dynamic", "env_id": env, "seed": 0, "run": run, "difficulty": level, "reward": reward,
                 "calls": 2, "conflict": "T1", "steps": []}
     records = [row(f"e{i}", "easy", run, 1.0) for i in range(3) for run in (0, 1)]
     records += [row("h", "hard", 0, 0.0), row("h", "hard", 1, 0.5)]
-    summary = arena_summary(records, k=2)
-    assert summary["overall"] == pytest.approx((0.75 + 0.875) / 2)  # runs: 3/4*1 + 1/4*0, 3/4*1 + 1/4*0.5
-    assert summary["std"]["hard"] == pytest.approx(math.sqrt(0.125))
-    assert summary["medium"] is None and summary["weights"]["easy"] == 0.75
-    assert summary["pass_at_k"]["2"]["hard"] == 0.0 and summary["pass_at_k"]["1"]["easy"] == 1.0
+    suite = arena_summary(records, k=2, weights="suite")
+    assert suite["hard"] == 0.0 and suite["score"]["hard"] == 0.25  # half a checklist is not a pass
+    assert suite["overall"] == pytest.approx(0.75)  # each run: 3/4 * 1 + 1/4 * 0
+    assert suite["score"]["overall"] == pytest.approx((0.75 + 0.875) / 2)
+    assert suite["score_std"]["hard"] == pytest.approx(math.sqrt(0.125)) and suite["std"]["hard"] == 0.0
+    assert suite["medium"] is None and suite["weights"] == {"scheme": "suite", "easy": 0.75, "hard": 0.25}
+    paper = arena_summary(records, k=2)  # the default: the paper's 71 easy and 59 hard tasks
+    assert paper["overall"] == pytest.approx(71 / 130) and paper["weights"]["scheme"] == "paper"
+    with pytest.raises(ValueError, match="weights"):
+        arena_summary(records, weights="equal")
+    assert paper["pass_at_k"]["2"]["hard"] == 0.0 and paper["pass_at_k"]["1"]["easy"] == 1.0
 
 
 def test_remote_models_run_in_threads_and_local_ones_in_batches(tmp_path):

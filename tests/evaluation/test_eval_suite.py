@@ -22,9 +22,17 @@ def test_reference_agents_on_the_installed_suite(tmp_path, agent):
             if summary["counts"][level] == 0:
                 continue
             if agent == "oracle":
-                assert summary[level] == 1.0, (domain, level)
+                assert summary[level] == 1.0 == summary["score"][level], (domain, level)
             else:
-                assert summary[level] <= (0.0 if level == "impossible" else NOOP_CEILING), (domain, level)
+                assert summary[level] == 0.0, (domain, level)
+                assert summary["score"][level] <= (0.0 if level == "impossible" else NOOP_CEILING), (domain, level)
+
+
+def test_the_nominal_plan_passes_nothing(tmp_path):
+    records = Runner(EvalConfig(agent="nominal", runs=1, limit=216), tmp_path).run()  # seed 0 of every id
+    summary = summarise(records, "arena", label="nominal")
+    assert summary["overall"] == 0.0 and all(summary[level] == 0.0 for level in LEVELS)
+    assert summary["score"]["overall"] < 0.1  # milestones count once the change was noticed: a stale plan earns little
 
 
 def test_scramble_suite_with_the_cycle_tracing_agent_reports_the_paper_metrics(tmp_path):
