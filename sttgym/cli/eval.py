@@ -65,7 +65,9 @@ def evaluate(
     base_url: Optional[str] = typer.Option(None, help="OpenAI-compatible server, e.g. http://localhost:8000/v1 "
                                            "(key from OPENAI_API_KEY)."),
     memory: bool = typer.Option(False, "--memory", help="Use the memory-augmented LLM agent (ScrambleToolBench Appendix A)."),
-    runs: int = typer.Option(3, help="Repetitions of every episode; tables give mean ± std over runs."),
+    runs: Optional[int] = typer.Option(None, help="Repetitions of every episode; tables give mean ± std over runs "
+                                       "[default: 3 for a model, 1 for a reference agent, which plays the same "
+                                       "episode every time]."),
     k: int = typer.Option(1, help="Report pass@1..k (runs is raised to k if lower)."),
     limit: Optional[int] = typer.Option(None, help="Only the first N instances of the manifest."),
     seed: int = typer.Option(0, help="Base seed of the LLM's sampling."),
@@ -95,7 +97,7 @@ def evaluate(
     conditions = ("dynamic",) + (("static",) if static else ()) + (("no-user",) if no_user else ())
     try:
         config = EvalConfig(suite=suite, agent=("memory" if memory else "llm") if model else agent or "nominal",
-                            model=model, base_url=base_url, runs=runs, k=k, limit=limit, seed=seed, domains=domain or (),
+                            model=model, base_url=base_url, runs=runs or (3 if model else 1), k=k, limit=limit, seed=seed, domains=domain or (),
                             conditions=conditions, thinking=thinking, temperature=temperature,
                             max_new_tokens=max_new_tokens, workers=workers, user=user, judge=judge,
                             sim_model=sim_model, sim_base_url=sim_base_url, manifest=manifest,
@@ -110,7 +112,7 @@ def evaluate(
         def advance(record: dict, done: int, total: int) -> None:
             rewards.append(record["reward"])
             display.update(bar, completed=done, total=total,
-                            description=f"{config.label} on {suite} · mean reward {sum(rewards) / len(rewards):.3f}")
+                            description=f"{config.label} on {suite} · mean score {sum(rewards) / len(rewards):.3f}")
 
         runner = Runner(config, out, retry_errors=retry_errors, progress=advance)
         try:

@@ -37,7 +37,7 @@ def test_arena_report_has_the_tables_and_figures(tmp_path):
         assert (out / figure).read_bytes().startswith(b"\x89PNG") and f"({figure})" in report
     summary = json.loads((out / "summary.json").read_text())
     assert summary["conditions"]["static"]["overall"] == 1.0 and summary["overall"] == 0.0
-    assert summary["runs"] == 3  # the default
+    assert summary["runs"] == 2  # a reference agent runs once by default; --k 2 asks for two attempts
 
 
 def test_report_command_compares_runs_row_by_row(tmp_path):
