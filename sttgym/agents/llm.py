@@ -35,7 +35,7 @@ from sttgym.models.base import ChatModel, ChatResponse
 from sttgym.models.parsing import extract_json_object, has_malformed_call
 from sttgym.user import USER_TOOL
 
-__all__ = ["LLMAgent", "MemoryAgent", "FINAL_REPLY", "RULES", "SCRAMBLE_RULES", "is_final_reply"]
+__all__ = ["LLMAgent", "MemoryAgent", "FINAL_REPLY", "RULES", "DYNAMICS_HINT", "SCRAMBLE_RULES", "is_final_reply"]
 
 FINAL_REPLY = "Task Completed"
 END_TOOL = "end_episode"  # the ScrambleTool meta-command that stops an episode
@@ -45,7 +45,7 @@ RULES = """You are an assistant that carries out a user's request by calling the
 Rules:
 1. Every turn contains exactly one tool call. Never call two or more tools in one turn.
 2. Do not answer in plain text, except for the final reply described in rule 6.
-3. Read the environment's current state before you change it, and read it again when a result surprises you: the world can change while you work.
+3. Prefer querying the environment's state before you change it.{hint}
 4. {user_rule}
 5. Never invent tool results, identifiers or hidden state: you know only what tools have returned.
 6. When the request is done, or you have established that it cannot be done, reply with exactly: Task Completed"""
@@ -58,6 +58,10 @@ Rules:
 3. Tool names, parameters and outputs may be disguised: find out what each tool does by calling it; an error may tell you which parameters a tool expects.
 4. Submit each task's answer with submit_solution. Use skip_task to set a task aside and end_episode to stop for good.
 5. Never invent tool results: you know only what tools have returned."""
+
+# The STT-Arena rules name no dynamics: telling the model the world changes would hint at the skill under test.
+# The hint is an ablation (sttgym eval --hint), not the default.
+DYNAMICS_HINT = " Read it again when a result surprises you: the world can change while you work."
 
 USER_RULE = "When you need a detail from the user, or must tell them something (for instance that their request cannot be met), use the chat_with_user tool."
 NO_USER_RULE = "The user cannot be reached during the task: work from the request and the environment alone."
@@ -92,14 +96,16 @@ class LLMAgent(Agent):
         seed: base of the per-turn sampling seeds, so a run can be repeated.
         rules: the system prompt's rules; ``{user_rule}`` is filled in with how to reach the user.
             ``RULES`` (the default) are the STT-Arena rules, ``SCRAMBLE_RULES`` the terminal's.
+        hint: add ``DYNAMICS_HINT`` (that the world can change) to the rules: an ablation, off by
+            default, since naming the skill under test would inflate the score.
 
     After an episode, :attr:`messages` is the conversation exactly as the model saw it (system
     prompt included) and :attr:`turns` logs each turn's reasoning, tokens, violation and error.
     """
 
     def __init__(self, model: ChatModel, thinking: bool | None = None, temperature: float = 0.7,
-                 max_new_tokens: int = 2048, seed: int = 0, rules: str = RULES):
-        self.model, self.thinking = model, thinking
+                 max_new_tokens: int = 2048, seed: int = 0, rules: str = RULES, hint: bool = False):
+        self.model, self.thinking, self.hint = model, thinking, hint
         self.temperature, self.max_new_tokens, self.base_seed, self.rules = temperature, max_new_tokens, seed, rules
         self.messages: list[dict] = []
         self.turns: list[dict] = []
@@ -164,7 +170,7 @@ class LLMAgent(Agent):
 
     def system_prompt(self) -> str:
         user_rule = USER_RULE if USER_TOOL in self.tool_names else NO_USER_RULE
-        lines = [self.rules.format(user_rule=user_rule)]
+        lines = [self.rules.format(user_rule=user_rule, hint=DYNAMICS_HINT if self.hint else "")]
         if self.context["world"]:
             lines.append(f"Environment: {self.context['world']}")
         if self.context["clock"]:

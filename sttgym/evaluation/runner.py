@@ -82,10 +82,12 @@ class EvalConfig:
     max_retries: int = 6  # per request, on rate limits, timeouts and server errors
     manifest: str = MANIFEST  # the frozen arena benchmark
     tasks: str | None = None  # or the instances of a file written by sttgym export
+    hint: bool = False  # ablation: tell the model that the world can change (the paper's prompt does not)
     weights: str = "paper"  # how overall Pass@1 weights the levels: the paper's task counts, or the suite's
 
     IDENTITY = ("suite", "agent", "model", "base_url", "seed", "domains", "thinking", "temperature",
-                "max_new_tokens", "user", "judge", "sim_model", "sim_base_url", "env_kwargs", "manifest", "tasks")
+                "max_new_tokens", "user", "judge", "sim_model", "sim_base_url", "env_kwargs", "manifest", "tasks",
+                "hint")
 
     def __post_init__(self) -> None:
         self.conditions, self.domains = tuple(self.conditions), tuple(self.domains)
@@ -442,7 +444,7 @@ class Runner:
             kind = MemoryAgent if cfg.agent == "memory" else LLMAgent
             return kind(model, thinking=cfg.thinking, temperature=cfg.temperature,
                         max_new_tokens=cfg.max_new_tokens, seed=cfg.seed * 7919 + episode.run,
-                        rules=SCRAMBLE_RULES if cfg.suite == "scramble" else RULES)
+                        rules=SCRAMBLE_RULES if cfg.suite == "scramble" else RULES, hint=cfg.hint)
         return reference_agent(cfg.agent)
 
 

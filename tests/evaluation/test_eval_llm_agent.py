@@ -75,6 +75,14 @@ def test_no_user_ablation_changes_the_rule_and_the_tools():
     assert "chat_with_user" not in {t["function"]["name"] for t in model.calls[0]["tools"]}
 
 
+def test_the_prompt_names_no_dynamics_unless_the_hint_ablation_asks():
+    plain, hinted = LLMAgent(ScriptedModel(nominal_policy)), LLMAgent(ScriptedModel(nominal_policy), hint=True)
+    for agent in (plain, hinted):
+        sttgym.rollout(gym.make(EASY), agent, seed=1)
+    assert "Prefer querying" in plain.messages[0]["content"] and "change while you work" not in plain.messages[0]["content"]
+    assert "change while you work" in hinted.messages[0]["content"]
+
+
 def test_thinking_and_seeds_reach_the_model():
     model = ScriptedModel(nominal_policy)
     sttgym.rollout(gym.make(EASY), LLMAgent(model, thinking=True, seed=3), seed=1)
