@@ -141,11 +141,12 @@ class City:
                             shown, activation=(tool,), timing=timing, also=also)
 
     def cascade(self, name: str, description: str, path: list, value, effect: list, shown: tuple,
-                also: tuple = ()) -> Trigger:
+                also: tuple = (), activation: tuple = (), timing: str = "before") -> Trigger:
         """A second wave: once an earlier change left ``path`` at ``value``, the agent's next write sets it off
-        (the nominal plan's next write as much as a recovery's)."""
+        (the nominal plan's next write as much as a recovery's); with ``activation``, the same write that set
+        off the first change spreads it at once."""
         return self.trigger(name, description, self.author.pred.field_equals(path=path, value=value), effect, shown,
-                            activation=WRITES, also=also)
+                            activation=activation or WRITES, also=also, timing=timing)
 
 
 WRITES = ("reserve_car", "reserve_handoff", "start_trip", "end_trip", "cancel_reservation", "extend_reservation",

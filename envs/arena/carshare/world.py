@@ -568,8 +568,18 @@ class CarShareWorld(World):
         return walk is not None and walk <= max_walk
 
     @predicate
-    def trip_open(self, trip_id: str) -> bool:
-        return self.trips[trip_id]["status"] == "open"
+    def held_for(self, ride: dict, leave_at: str) -> bool:
+        """The member holds a live reservation on a car that serves the ride, parked within walking reach, held
+        at least until the member (leaving home at ``leave_at``) walks up to it."""
+        for rid in self._live_of(ride["member"]):
+            res = self.reservations[rid]
+            car = self.cars[res["car"]]
+            walk = walk_minutes(self.state, ride["home"], car["zone"])
+            if (res["status"] == "active" and car["category"] == ride["category"] and walk is not None
+                    and walk <= ride["max_walk"] and car["level_pct"] >= ride["min_level"]
+                    and car["status"] == "available" and res["expires_at"] >= shift(leave_at, walk)):
+                return True
+        return False
 
     @predicate
     def charging(self, car_id: str) -> bool:
