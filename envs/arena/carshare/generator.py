@@ -234,6 +234,7 @@ class Ride:
     min_level: int = 30
     energy: str = ""
     promo: bool = False
+    by: str = ""
     impossible: Impossibility | None = None
 
     @property
@@ -251,7 +252,7 @@ class Ride:
     def spec(self) -> dict:
         return {"member": self.member, "home": self.home, "max_walk": self.max_walk, "category": self.city.focus,
                 "min_level": self.min_level, "destination": self.destination, "energy": self.energy,
-                "promo": self.promo}
+                "promo": self.promo, "by": self.by}
 
     def reach(self) -> list[str]:
         """Zones within walking reach of home (home first)."""

@@ -423,22 +423,27 @@ class CarShareWorld(World):
         if res is None:
             return fail(f"no reservation {reservation_id!r}")
         status = live_status(res, self.now)
+        car, member = self.cars[res["car"]], self.members[res["member"]]
+        car_status, car_zone, car_spot, closing = car["status"], car["zone"], car["spot"], None
         if status == "handoff":
             before = self.trips.get(res["after_trip"], {})
-            if before.get("status") != "ended":
-                return fail(f"car {res['car']} is still on trip {res['after_trip']} (planned end "
-                            f"{before.get('planned_end_at')})")
+            if before.get("status") == "open":
+                if before["planned_end_at"] > self.now:
+                    return fail(f"car {res['car']} is still on trip {res['after_trip']} (planned end "
+                                f"{before['planned_end_at']})")
+                closing = before  # the previous member parks on time: the car is handed over where they end
+                spots = sorted(s for s, x in self.spots.items() if x["zone"] == before["destination"])
+                car_status, car_zone, car_spot = "available", before["destination"], spots[0] if spots else None
         elif status != "active":
             return fail(f"reservation {reservation_id} is {status}")
         for z in (member_zone_id, destination_zone_id):
             problem = self._zone_check(z)
             if problem:
                 return fail(problem)
-        car, member = self.cars[res["car"]], self.members[res["member"]]
-        if car["status"] != "available":
-            return fail(f"car {res['car']} is in {car['status']}" + (f": {car['notice']}" if car.get("notice") else ""))
-        if car["zone"] != member_zone_id:
-            return fail(f"car {res['car']} is parked in {car['zone']} ({car['spot']}), not in {member_zone_id}")
+        if car_status != "available":
+            return fail(f"car {res['car']} is in {car_status}" + (f": {car['notice']}" if car.get("notice") else ""))
+        if car_zone != member_zone_id:
+            return fail(f"car {res['car']} is parked in {car_zone} ({car_spot}), not in {member_zone_id}")
         if car["level_pct"] < MIN_START_LEVEL:
             return fail(f"car {res['car']} is at {car['level_pct']}%, below {MIN_START_LEVEL}%")
         promo = None
@@ -447,16 +452,19 @@ class CarShareWorld(World):
             if problem:
                 return fail(problem)
             promo = self.promotions[promo_code]
-        price = estimate(self.state, member, car, car["zone"], destination_zone_id, promo)
+        price = estimate(self.state, member, car, car_zone, destination_zone_id, promo)
         if price is None:
-            return fail(f"{destination_zone_id} cannot be reached from {car['zone']}")
+            return fail(f"{destination_zone_id} cannot be reached from {car_zone}")
         if price["total"] > member["credit_limit"]:
             return fail(f"the estimate {price['total']} exceeds the member's credit limit {member['credit_limit']}")
+        if closing is not None:
+            closing.update(status="ended", end_zone=car_zone, ended_at=closing["planned_end_at"])
+            car.update(zone=car_zone, spot=car_spot)
         if promo is not None:
             promo["used"] += 1
         tid = self._next("trip", "TRP")
         self.trips[tid] = {"member": res["member"], "car": res["car"], "reservation": reservation_id,
-                           "start_zone": car["zone"], "destination": destination_zone_id, "started_at": self.now,
+                           "start_zone": car_zone, "destination": destination_zone_id, "started_at": self.now,
                            "level_at_start": car["level_pct"], "status": "open", "end_zone": None, "ended_at": None,
                            "planned_end_at": shift(self.now, price["drive_minutes"]), "promo": promo_code or None,
                            "estimate": price["total"], "price": None}
@@ -528,7 +536,7 @@ class CarShareWorld(World):
 
     # ------------------------------------------------- predicates and operations
     # A ride request, as checks name it: {"member", "home", "max_walk", "category", "min_level", "destination",
-    # "energy" (optional), "promo" (optional: the trip must carry some promotion)}.
+    # "energy" (optional), "promo" (optional: the trip must carry some promotion), "by" (optional: started by then)}.
 
     def _trips_of(self, member: str) -> list[dict]:
         return [t for _, t in sorted(self.trips.items()) if t["member"] == member]
@@ -538,7 +546,8 @@ class CarShareWorld(World):
         walk = walk_minutes(self.state, ride["home"], trip["start_zone"])
         return (car["category"] == ride["category"] and trip["level_at_start"] >= ride["min_level"]
                 and walk is not None and walk <= ride["max_walk"] and trip["destination"] == ride["destination"]
-                and ride.get("energy") in (None, "", car["energy"]) and (not ride.get("promo") or bool(trip["promo"])))
+                and ride.get("energy") in (None, "", car["energy"]) and (not ride.get("promo") or bool(trip["promo"]))
+                and (not ride.get("by") or trip["started_at"] <= ride["by"]))
 
     @predicate
     def riding(self, ride: dict) -> bool:
