@@ -86,9 +86,10 @@ def build(author: Author, level: str) -> Task:
             f"other one within {ride.max_walk} minutes' walk at its hub, and a petrol car cannot enter your "
             "destination's low-emission core.", ["hub_outage"], [code])]}
     oracle = plan.upto("go") + fixes[level]()
-    query = (f"Hi, {ride.who}. I need an electric {ride.wants().split(' ', 1)[1]} with at least {ride.min_level}% charge to drive from {home} to {ride.destination}, which is in the "
-             f"low-emission core, so petrol won't do. I'll walk up to {ride.max_walk} minutes. Check my account and "
-             "the price, then reserve the nearest one and unlock it.")
+    query = (f"Hi, {ride.who}. I need an electric {ride.wants().split(' ', 1)[1]} with at least "
+             f"{ride.min_level}% charge to drive from {home} to {ride.destination}, which is in the low-emission core, "
+             f"so petrol won't do. I'll walk up to {ride.max_walk} minutes. Check my account and the price, then "
+             "reserve the nearest one and unlock it.")
     return make_task(city, ride, query, triggers, plan, oracle, "a member who only drives electric",
                      ride.checklist("hub_outage", [car0]), ride.goal(),
                      answers={("petrol", "fuel", "combustion"): "No, it has to be electric."},
