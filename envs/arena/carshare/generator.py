@@ -219,8 +219,8 @@ def new_city(author: Author) -> City:
         city.add_member(one(a, zones))
     code = f"{a.pick(_PROMOS)}-{a.serial(10, 99)}"
     state["promotions"][code] = {"discount_pct": 10 * a.integer(1, 3), "categories": [one(a, background)],
-                                 "quota": 50, "used": a.integer(5, 40), "resets_at": shift(start, 24 * 60)[:10] +
-                                 "T00:00", "note": "background offer"}
+                                 "energy": None, "quota": 50, "used": a.integer(5, 40),
+                                 "resets_at": shift(start, 24 * 60)[:10] + "T00:00", "note": "background offer"}
     return city
 
 

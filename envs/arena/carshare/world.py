@@ -21,7 +21,8 @@ State containers (JSON-like dicts keyed by id):
   status: open|ended, end_zone, ended_at, planned_end_at, promo, estimate, price}``.
 - ``chargers``: ``{zone, spot, status: working|fault, slots, notice}``; ``charge_sessions``:
   ``{charger, car, started_at}``.
-- ``promotions``: ``{discount_pct, categories, quota, used, resets_at, note}``.
+- ``promotions``: ``{discount_pct, categories, energy, quota, used, resets_at, note}`` (``energy``: None or
+  the only energy it covers); a promotion with ``used`` at ``quota`` applies to nothing until it resets.
 - ``rates``: per-minute and per-km prices per plan, ``km_per_minute``; ``counters``: id counters.
 """
 
@@ -131,6 +132,8 @@ class CarShareWorld(World):
             return f"no promotion {code!r}"
         if promo["categories"] and car["category"] not in promo["categories"]:
             return f"promotion {code} covers {', '.join(promo['categories'])} cars only"
+        if promo.get("energy") and car["energy"] != promo["energy"]:
+            return f"promotion {code} covers {promo['energy']} cars only"
         if promo["used"] >= promo["quota"]:
             return f"promotion {code} is used up ({promo['used']}/{promo['quota']}) until {promo['resets_at']}"
         return None
