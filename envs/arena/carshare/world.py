@@ -594,6 +594,11 @@ class CarShareWorld(World):
         return False
 
     @predicate
+    def trip_open(self, trip_id: str) -> bool:
+        """Trip ``trip_id`` is still open."""
+        return self.trips[trip_id]["status"] == "open"
+
+    @predicate
     def charging(self, car_id: str) -> bool:
         """``car_id`` is plugged in on a working charger."""
         return any(s["car"] == car_id and self.chargers[s["charger"]]["status"] == "working"
