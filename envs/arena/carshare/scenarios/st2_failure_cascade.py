@@ -73,8 +73,8 @@ def build(author: Author, level: str) -> Task:
     def hard() -> list:
         low = city.add_car(n2, energy="ev", level=author.integer(5, ride.min_level - 5), spot=street(n2))
         good = city.add_car(n2, energy="ev", level=author.integer(60, 95), spot=street(n2))
-        return [*unwind, call.list_chargers(), ride.look(low), ride.look(good), ride.walk_to(n2),
-                *ride.take(good, n2)]
+        return [*unwind, call.list_chargers(), call.list_chargers(zone_id=n1), ride.look(low), ride.look(good),
+                ride.walk_to(n2), ride.quote(good), *ride.take(good, n2)]
 
     fixes = {
         "easy": lambda: [*unwind, *ride.take(alt, home)],

@@ -59,7 +59,7 @@ def build(author: Author, level: str) -> Task:
         "easy": lambda: [ride.bookings(), author.call.extend_reservation(reservation_id=rid("res"))],
         "medium": lambda: [ride.bookings(), ride.find(), author.call.get_zone(zone_id=n1), ride.walk_to(n1),
                            ride.cancel(), ride.reserve(alt[0], "again")],
-        "hard": lambda: [ride.bookings(), ride.find(), author.call.get_zone(zone_id=n1),
+        "hard": lambda: [ride.bookings(), ride.zones(), ride.find(), author.call.get_zone(zone_id=n1),
                          author.call.get_zone(zone_id=n2), ride.walk_to(n2), ride.look(alt[1]), ride.cancel(),
                          ride.reserve(alt[1], "again")],
         "impossible": lambda: [ride.bookings(), ride.find(), ride.zones(), *ride.refuse(
