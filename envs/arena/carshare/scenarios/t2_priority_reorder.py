@@ -5,9 +5,10 @@ member and the price and reserves the nearest car; right after, a business accou
 booking takes that car and the member's reservation reads ``preempted`` (visible in
 ``list_member_reservations`` and ``get_car``). Easy: another car is free in the home zone. Medium:
 the only other one is in the neighbouring zone, within the walk. Hard: the business account is
-booking a block: at the agent's next booking it takes the neighbour's car too, so the agent must
-look again and choose between two cars two zones away, one of them too low on charge or fuel.
-Impossible: the block takes every car of the category within walking reach at once.
+booking a block: it takes the neighbour's car too (the agent's earlier listing still shows it, so
+reserving it from memory fails), so the agent must look again and choose between two cars two zones
+away, one of them too low on charge or fuel. Impossible: the block takes every car of the category
+within walking reach.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ def build(author: Author, level: str) -> Task:
         triggers.append(city.cascade(
             "block_booking", f"the business block takes {alt} as well", ["reservations", first, "status"], "active",
             [op2], ("get_car", {"car_id": alt}), also=(("find_cars", {"zone_id": home}),),
-            activation=("reserve_car",) if level == "impossible" else (), timing="after"))
+            activation=("reserve_car",), timing="after"))
     plan = Plan(look=[ride.find(), ride.profile(), ride.quote(car0)], book=[ride.reserve(car0)],
                 go=[ride.start(home)])
 

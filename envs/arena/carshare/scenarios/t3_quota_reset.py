@@ -64,7 +64,8 @@ def build(author: Author, level: str) -> Task:
         triggers.append(city.cascade(
             "second_reset", f"{codes[1]} rolls over as well", ["promotions", codes[0], "note"],
             triggers[0].effect[-1].args["value"], roll(codes[1]), ("list_promotions", {}),
-            activation=("reserve_car",) if level == "impossible" else (), timing="after"))
+            activation=("reserve_car",) if level == "impossible" else (),
+            timing="after" if level == "impossible" else "before"))
     plan = Plan(look=[ride.find(), ride.profile(), ride.quote(car0, codes[0])], book=[ride.reserve(car0)],
                 go=[ride.start(home, promo=codes[0])])
     def switch() -> list:
