@@ -13,10 +13,11 @@ State containers (JSON-like dicts keyed by id):
   available|in_use|charging|maintenance, notice}``. A car is *reserved* while a live reservation
   holds it (a derived status, never stored).
 - ``members``: ``{name, plan: basic|plus|business, age, licence_valid, credit_limit, home_zone}``.
-- ``reservations``: ``{member, car, status: active|cancelled|started|preempted|handoff,
+- ``reservations``: ``{member, car, status: active|cancelled|started|preempted|handoff|handoff_failed,
   created_at, expires_at, extended, note, after_trip}``. An active reservation past
   ``expires_at`` reads ``expired`` and holds nothing. A ``handoff`` reservation waits for the
-  open trip ``after_trip`` to end in the car's zone.
+  open trip ``after_trip``: once that trip's planned end has passed, starting hands the car over
+  where the trip ends; a late driver turns it ``handoff_failed``.
 - ``trips``: ``{member, car, reservation, start_zone, destination, started_at, level_at_start,
   status: open|ended, end_zone, ended_at, planned_end_at, promo, estimate, price}``.
 - ``chargers``: ``{zone, spot, status: working|fault, slots, notice}``; ``charge_sessions``:

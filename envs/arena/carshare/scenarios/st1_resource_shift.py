@@ -43,7 +43,8 @@ def build(author: Author, level: str) -> Task:
         good = city.add_car(n2, level=author.integer(60, 95))
         ident, ops = city.taken(cars[2], note=f"held for the {peak} peak")
         triggers.append(city.cascade(
-            "second_wave", f"a second wave relocates {cars[2]} as the home zone empties", ["zones", home, "demand"], "low",
+            "second_wave", f"a second wave relocates {cars[2]} as the home zone empties",
+            ["zones", home, "demand"], "low",
             [*city.sets("cars", cars[2], zone=peak, spot=city.spot_in(peak)), *ops],
             ("find_cars", {"zone_id": home})))
         return [ride.find(), ride.walk_to(n1), ride.reserve(cars[2], "again"), ride.find(), ride.look(low),

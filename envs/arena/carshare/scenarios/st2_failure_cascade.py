@@ -38,6 +38,7 @@ def build(author: Author, level: str) -> Task:
         s["spots"].setdefault(spot, {"zone": zone, "name": "Side Street", "kind": "street"})
         return spot
 
+    s["zones"][ride.destination].update(petrol_allowed=False, notice="low-emission core: no petrol cars")
     home_hub, home_spot = hub(home)
     car0 = city.add_car(home, energy="ev", spot=home_spot, level=author.integer(80, 100))
     code = f"HO-{author.serial()}"
