@@ -166,11 +166,9 @@ def new_city(author: Author) -> City:
                       "business": {"per_minute": 0.35, "per_km": 0.1}, "km_per_minute": 0.6}
     state["counters"] = {"reservation": a.integer(4000, 8999), "trip": a.integer(100, 899), "session": 10}
     city = City(a, state, start, focus)
-    kinds = ["residential"] * a.integer(2, 3) + ["business", "nightlife"]
-    used: set = set()
-    for kind in kinds:
-        name = a.pick([n for n in _ZONES[kind] if n not in used] if kind == "residential" else _ZONES[kind])
-        used.add(name)
+    homes = a.pick(_ZONES["residential"], a.integer(2, 3))
+    named = [("residential", n) for n in homes] + [(k, a.pick(_ZONES[k])) for k in ("business", "nightlife")]
+    for kind, name in named:
         zid = f"ZN-{name}"
         state["zones"][zid] = {"name": name.title(), "kind": kind, "demand": "normal",
                                "hold_minutes": 5 * a.integer(3, 6), "parking": "open", "petrol_allowed": True,
@@ -358,11 +356,13 @@ def noticed_checks(author: Author, trigger: str, goal: list[Check], unwound: lis
 def make_task(city: City, ride, query: str, triggers: list[Trigger], nominal: Plan, oracle: list[Call],
               persona: str, checklist: list[Check], goal: list[Check], answers: dict | None = None,
               insist: str = "", checks: list[Call] = ()) -> Task:
-    """The task (impossible once the oracle went through :meth:`Ride.refuse`). The oracle double-checks a drawn
-    few of ``checks`` at the end (before its refusal), so its tool sequence varies as real agents' do."""
+    """The task (impossible once the oracle went through :meth:`Ride.refuse`). The oracle double-checks two or
+    three of ``checks`` (five reads), drawn in a drawn order, at the end (before its refusal), so its tool sequence
+    varies as real agents' do."""
     author, impossible = city.author, ride.impossible
-    checks = list(checks) or [ride.profile(), ride.bookings(), author.call.list_member_trips(member_id=city.user)]
-    extra = [checks[int(i)] for i in author.rng.permutation(len(checks))[:author.integer(1, 2)]]
+    checks = list(checks) or [ride.profile(), ride.bookings(), author.call.list_member_trips(member_id=city.user),
+                              ride.zones(), author.call.get_zone(zone_id=city.home)]
+    extra = [checks[int(i)] for i in author.rng.permutation(len(checks))[:author.integer(2, 3)]]
     said = [c for c in oracle if c.name == "chat_with_user"]
     oracle = [c for c in oracle if c.name != "chat_with_user"] + extra + said
     answers = {("car", "another", "other", "different"): f"Any {city.focus} car I can walk to is fine.",

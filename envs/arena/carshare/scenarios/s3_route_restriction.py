@@ -66,9 +66,9 @@ def build(author: Author, level: str) -> Task:
     see = [call.get_zone(zone_id=dest), call.list_zones()]
     fixes = {
         "easy": lambda: [*see, *park(near[0])],
-        "medium": lambda: [*see, call.get_zone(zone_id=near[0]), *park(near[1])],
+        "medium": lambda: [*see, call.get_zone(zone_id=near[0]), call.get_zone(zone_id=near[1]), *park(near[1])],
         "hard": lambda: [*see, call.get_zone(zone_id=near[0]), call.get_zone(zone_id=near[1]), walk_from(near[1]),
-                         *park(near[2])],
+                         call.get_zone(zone_id=near[2]), walk_from(near[0]), *park(near[2])],
         "impossible": lambda: [*see, walk_from(near[0]), ride.tell(
             f"I'm sorry, I can't end your trip within {walk} minutes' walk of {dest}: low-emission zone {code} now "
             f"bans petrol cars like {car} from {dest} and every zone that close, so the car has to be parked further "
@@ -85,5 +85,5 @@ def build(author: Author, level: str) -> Task:
     return make_task(city, ride, query, triggers, plan, oracle, "a member arriving by car",
                      noticed_checks(author, "low_emission_zone", goal), goal,
                      checks=[call.get_trip(trip_id=trip), call.list_member_trips(member_id=city.user),
-                             ride.profile()],
+                             ride.profile(), call.list_zones(), call.get_zone(zone_id=dest)],
                      insist=f"I can't walk more than {walk} minutes from {dest}.")

@@ -13,7 +13,7 @@ hub within walking reach, where all the electric cars of the category stand.
 
 from __future__ import annotations
 
-from sttgym.envs.arena.carshare.generator import Author, Plan, Task, draw_ride, make_task, new_city, one
+from sttgym.envs.arena.carshare.generator import _SPOTS, Author, Plan, Task, draw_ride, make_task, new_city, one
 
 
 def build(author: Author, level: str) -> Task:
@@ -25,7 +25,7 @@ def build(author: Author, level: str) -> Task:
     def hub(zone: str) -> tuple[str, str]:
         spots = [x for x, v in sorted(s["spots"].items()) if v["zone"] == zone and v["kind"] == "hub"]
         spot = spots[0] if spots else f"SP-{author.serial(100, 999)}"
-        s["spots"].setdefault(spot, {"zone": zone, "name": "Charging Hub", "kind": "hub"})
+        s["spots"].setdefault(spot, {"zone": zone, "name": author.pick(_SPOTS), "kind": "hub"})
         chargers = [c for c, v in sorted(s["chargers"].items()) if v["spot"] == spot]
         charger = chargers[0] if chargers else f"CH-{author.serial(10, 99)}"
         s["chargers"].setdefault(charger, {"zone": zone, "spot": spot, "status": "working",
@@ -35,7 +35,7 @@ def build(author: Author, level: str) -> Task:
     def street(zone: str) -> str:
         spots = [x for x, v in sorted(s["spots"].items()) if v["zone"] == zone and v["kind"] != "hub"]
         spot = spots[0] if spots else f"SP-{author.serial(100, 999)}"
-        s["spots"].setdefault(spot, {"zone": zone, "name": "Side Street", "kind": "street"})
+        s["spots"].setdefault(spot, {"zone": zone, "name": author.pick(_SPOTS), "kind": "street"})
         return spot
 
     s["zones"][ride.destination].update(petrol_allowed=False, notice="low-emission core: no petrol cars")
