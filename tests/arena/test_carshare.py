@@ -1,0 +1,346 @@
+"""CarShare: tool behaviour on a hand-made city, the world's rules, and the cheap shortcuts the stories defeat."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import gymnasium as gym
+import pytest
+
+from sttgym.agents import NominalAgent, OracleAgent, PlanAgent  # importing sttgym registers the ids
+from sttgym.agents.probes import BlindWriter
+from sttgym.checklist import evaluate
+from sttgym.clock import Clock
+from sttgym.envs.arena.carshare.world import CarShareWorld
+from sttgym.rollout import rollout
+from sttgym.task import resolve
+from sttgym.tools import collect_tools
+
+START = "2025-03-04T18:00"
+CONFLICTS = ["T1", "T2", "T3", "S1", "S2", "S3", "ST1", "ST2", "ST3"]
+
+
+def city() -> dict:
+    """Home ZN-A, its neighbour ZN-B (8 minutes' walk) and the business zone ZN-C (30 minutes' walk)."""
+    zone = {"demand": "normal", "hold_minutes": 15, "parking": "open", "petrol_allowed": True, "surcharge": 0,
+            "notice": ""}
+    return {
+        "zones": {"ZN-A": {"name": "A", "kind": "residential", **zone},
+                  "ZN-B": {"name": "B", "kind": "residential", **zone},
+                  "ZN-C": {"name": "C", "kind": "business", **zone, "surcharge": 2}},
+        "links": {"LK-1": {"a": "ZN-A", "b": "ZN-B", "minutes": 3, "walk": 8, "open": True},
+                  "LK-2": {"a": "ZN-B", "b": "ZN-C", "minutes": 7, "walk": 22, "open": True}},
+        "spots": {"SP-1": {"zone": "ZN-A", "name": "Square", "kind": "street"},
+                  "SP-2": {"zone": "ZN-B", "name": "Hub", "kind": "hub"},
+                  "SP-3": {"zone": "ZN-C", "name": "Plaza", "kind": "street"}},
+        "cars": {
+            "CS-1": {"model": "VW Golf", "category": "compact", "seats": 5, "energy": "petrol", "level_pct": 80,
+                     "zone": "ZN-A", "spot": "SP-1", "status": "available", "notice": ""},
+            "CS-2": {"model": "Renault Zoe", "category": "compact", "seats": 5, "energy": "ev", "level_pct": 70,
+                     "zone": "ZN-B", "spot": "SP-2", "status": "available", "notice": ""},
+            "CS-3": {"model": "Ford Focus", "category": "compact", "seats": 5, "energy": "petrol", "level_pct": 9,
+                     "zone": "ZN-A", "spot": "SP-1", "status": "available", "notice": ""},
+            "CS-4": {"model": "VW Golf", "category": "compact", "seats": 5, "energy": "petrol", "level_pct": 90,
+                     "zone": "ZN-C", "spot": "SP-3", "status": "maintenance", "notice": "brakes"}},
+        "members": {"MB-1": {"name": "Ada", "plan": "basic", "age": 30, "licence_valid": True, "credit_limit": 20,
+                             "home_zone": "ZN-A"},
+                    "MB-2": {"name": "Bo", "plan": "plus", "age": 40, "licence_valid": True, "credit_limit": 50,
+                             "home_zone": "ZN-C"},
+                    "MB-3": {"name": "Cy", "plan": "basic", "age": 19, "licence_valid": False, "credit_limit": 50,
+                             "home_zone": "ZN-A"}},
+        "reservations": {}, "trips": {}, "charge_sessions": {},
+        "chargers": {"CH-1": {"zone": "ZN-B", "spot": "SP-2", "status": "working", "slots": 1, "notice": ""}},
+        "promotions": {"HALF-1": {"discount_pct": 50, "categories": ["compact"], "energy": None, "quota": 1,
+                                  "used": 0, "resets_at": "2025-03-05T00:00", "note": ""}},
+        "rates": {"basic": {"per_minute": 0.3, "per_km": 0.2}, "plus": {"per_minute": 0.25, "per_km": 0.15},
+                  "business": {"per_minute": 0.35, "per_km": 0.1}, "km_per_minute": 0.6},
+        "counters": {"reservation": 100, "trip": 10, "session": 1},
+    }
+
+
+class Harness:
+    """A world plus its clock, calling tools the way the env does (the clock advances by each tool's cost)."""
+
+    def __init__(self, state: dict | None = None):
+        self.clock = Clock(START)
+        self.world = CarShareWorld(state or city(), self.clock)
+        self.tools = collect_tools(self.world)
+
+    def __call__(self, name: str, **arguments) -> dict:
+        result = self.tools[name].func(**arguments)
+        self.clock.advance(self.tools[name].cost)
+        return result
+
+    def refused(self, name: str, error: str, **arguments) -> None:
+        """``name`` fails with ``error`` and leaves the state as it was."""
+        before = copy.deepcopy(self.world.state)
+        result = self(name, **arguments)
+        assert not result["success"] and error in result["error"], result
+        assert self.world.state == before
+
+
+@pytest.fixture
+def w() -> Harness:
+    return Harness()
+
+
+# ----------------------------------------------------------------------- tools
+
+
+def test_reserve_start_and_end_a_trip_prices_it_and_moves_the_car(w):
+    found = w("find_cars", zone_id="ZN-A", max_walk_minutes=10, category="compact")["data"]["cars"]
+    assert [c["car_id"] for c in found] == ["CS-1", "CS-3", "CS-2"]  # nearest first; CS-4 in maintenance
+    assert found[-1]["walk_minutes"] == 8
+    res = w("reserve_car", member_id="MB-1", car_id="CS-1")
+    assert res["success"] and res["data"]["expires_at"] == "2025-03-04T18:17"  # made at 18:02, held 15 minutes
+    assert w("get_car", car_id="CS-1")["data"]["status"] == "reserved"
+    assert "CS-1" not in [c["car_id"] for c in w("find_cars", zone_id="ZN-A")["data"]["cars"]]
+    quote = w("quote_price", member_id="MB-1", car_id="CS-1", destination_zone_id="ZN-C")["data"]
+    assert (quote["drive_minutes"], quote["km"], quote["total"]) == (10, 6, 6.2)  # 10 x 0.3 + 6 x 0.2 + 2
+    trip = w("start_trip", reservation_id=res["data"]["reservation_id"], member_zone_id="ZN-A",
+             destination_zone_id="ZN-C")
+    assert trip["success"] and w.world.state["cars"]["CS-1"]["status"] == "in_use"
+    ended = w("end_trip", trip_id=trip["data"]["trip_id"], zone_id="ZN-C")
+    assert ended["success"] and ended["data"]["price"] == 6.2
+    assert w.world.state["cars"]["CS-1"]["zone"] == "ZN-C" and w.world.state["cars"]["CS-1"]["status"] == "available"
+
+
+@pytest.mark.parametrize("args, error", [
+    ({"member_id": "MB-9"}, "no member"),
+    ({"member_id": "MB-3"}, "licence"),
+    ({"car_id": "CS-9"}, "no car"),
+    ({"car_id": "CS-4"}, "maintenance"),
+    ({"car_id": "CS-3"}, "below the 15%"),
+])
+def test_a_bad_reservation_is_refused_and_changes_nothing(w, args, error):
+    w.refused("reserve_car", error, **{"member_id": "MB-1", "car_id": "CS-1", **args})
+
+
+def test_one_live_reservation_per_member_and_only_the_holder_cancels(w):
+    rid = w("reserve_car", member_id="MB-1", car_id="CS-1")["data"]["reservation_id"]
+    w.refused("reserve_car", "cancel it first", member_id="MB-1", car_id="CS-2")
+    w.refused("cancel_reservation", "not held by", member_id="MB-2", reservation_id=rid)
+    assert w("cancel_reservation", member_id="MB-1", reservation_id=rid)["success"]
+    assert w("reserve_car", member_id="MB-1", car_id="CS-2")["success"]
+
+
+def test_a_reservation_lapses_after_the_zone_hold_and_extends_only_once_while_live(w):
+    rid = w("reserve_car", member_id="MB-1", car_id="CS-1")["data"]["reservation_id"]
+    assert w("extend_reservation", reservation_id=rid)["data"]["expires_at"] == "2025-03-04T18:25"
+    w.refused("extend_reservation", "already extended", reservation_id=rid)
+    w.clock.advance(30)
+    assert w("list_member_reservations", member_id="MB-1")["data"]["reservations"][0]["status"] == "expired"
+    w.refused("start_trip", "expired", reservation_id=rid, member_zone_id="ZN-A", destination_zone_id="ZN-C")
+    assert w("get_car", car_id="CS-1")["data"]["status"] == "available"  # a lapsed hold holds nothing
+
+
+def test_a_trip_starts_only_where_the_car_stands_within_the_credit_limit_and_with_a_live_promotion(w):
+    rid = w("reserve_car", member_id="MB-1", car_id="CS-2")["data"]["reservation_id"]
+    w.refused("start_trip", "parked in ZN-B", reservation_id=rid, member_zone_id="ZN-A", destination_zone_id="ZN-C")
+    w.world.state["members"]["MB-1"]["credit_limit"] = 3
+    w.refused("start_trip", "credit limit", reservation_id=rid, member_zone_id="ZN-B", destination_zone_id="ZN-C")
+    w.world.state["promotions"]["HALF-1"]["used"] = 1
+    w.refused("start_trip", "used up", reservation_id=rid, member_zone_id="ZN-B", destination_zone_id="ZN-C",
+              promo_code="HALF-1")
+    w.world.state["promotions"]["HALF-1"]["used"] = 0
+    assert w("start_trip", reservation_id=rid, member_zone_id="ZN-B", destination_zone_id="ZN-C",
+             promo_code="HALF-1")["success"]  # 2.1 + 0.6 + 2 = 4.7, half off: 2.35
+    assert w.world.state["promotions"]["HALF-1"]["used"] == 1
+
+
+def test_a_trip_ends_only_where_parking_is_open_and_petrol_is_allowed(w):
+    rid = w("reserve_car", member_id="MB-1", car_id="CS-1")["data"]["reservation_id"]
+    tid = w("start_trip", reservation_id=rid, member_zone_id="ZN-A", destination_zone_id="ZN-B")["data"]["trip_id"]
+    w.world.state["zones"]["ZN-B"].update(petrol_allowed=False, notice="low-emission zone LEZ-1")
+    w.refused("end_trip", "bans petrol", trip_id=tid, zone_id="ZN-B")
+    w.world.state["zones"]["ZN-C"]["parking"] = "no_parking"
+    w.refused("end_trip", "no_parking", trip_id=tid, zone_id="ZN-C")
+    assert w("end_trip", trip_id=tid, zone_id="ZN-A")["success"]
+    w.refused("end_trip", "ended", trip_id=tid, zone_id="ZN-A")
+
+
+def test_travel_times_follow_open_links(w):
+    assert w("get_travel_time", from_zone_id="ZN-A", to_zone_id="ZN-C", mode="walk")["data"]["minutes"] == 30
+    assert w("get_travel_time", from_zone_id="ZN-A", to_zone_id="ZN-C", mode="drive")["data"]["minutes"] == 10
+    w.world.state["links"]["LK-2"]["open"] = False
+    assert w("get_travel_time", from_zone_id="ZN-A", to_zone_id="ZN-C")["data"]["reachable"] is False
+    w.refused("get_travel_time", "no zone", from_zone_id="ZN-A", to_zone_id="ZN-X")
+
+
+def test_a_handoff_waits_for_the_previous_trip_and_fails_when_it_runs_late(w):
+    s = w.world.state
+    s["cars"]["CS-4"].update(status="in_use", notice="")
+    s["trips"]["TRP-1"] = {"member": "MB-2", "car": "CS-4", "reservation": None, "start_zone": "ZN-C",
+                           "destination": "ZN-A", "started_at": "2025-03-04T17:40", "level_at_start": 90,
+                           "status": "open", "end_zone": None, "ended_at": None, "planned_end_at": "2025-03-04T18:05",
+                           "promo": None, "estimate": 5, "price": None}
+    w.refused("reserve_handoff", "not in the member's home zone", member_id="MB-2", trip_id="TRP-1")
+    rid = w("reserve_handoff", member_id="MB-1", trip_id="TRP-1")["data"]["reservation_id"]
+    w.refused("start_trip", "still on trip", reservation_id=rid, member_zone_id="ZN-A", destination_zone_id="ZN-B")
+    w.clock.advance(5)
+    assert w("start_trip", reservation_id=rid, member_zone_id="ZN-A", destination_zone_id="ZN-B")["success"]
+    assert s["trips"]["TRP-1"]["status"] == "ended" and s["trips"]["TRP-1"]["end_zone"] == "ZN-A"
+    # A late driver: the handoff fails and the reservation holds nothing any more.
+    late = Harness(copy.deepcopy(city()))
+    late.world.state["cars"]["CS-4"].update(status="in_use")
+    late.world.state["trips"]["TRP-1"] = {**s["trips"]["TRP-1"], "status": "open", "end_zone": None}
+    rid = late("reserve_handoff", member_id="MB-1", trip_id="TRP-1")["data"]["reservation_id"]
+    late.world.delay_trip(trip_id="TRP-1", minutes=60, note="late")
+    assert late.world.state["reservations"][rid]["status"] == "handoff_failed"
+    assert late("reserve_car", member_id="MB-1", car_id="CS-1")["success"]
+
+
+def test_a_hub_outage_locks_its_cars_and_its_slots(w):
+    w.world.state["cars"]["CS-5"] = {**w.world.state["cars"]["CS-2"], "spot": "SP-2"}
+    assert w("book_charger", charger_id="CH-1", car_id="CS-2")["success"]
+    w.refused("book_charger", "charging", charger_id="CH-1", car_id="CS-2")
+    w.refused("book_charger", "no free slot", charger_id="CH-1", car_id="CS-5")
+    w.refused("book_charger", "not electric", charger_id="CH-1", car_id="CS-1")
+    fresh = Harness()
+    fresh.world.hub_outage(charger_id="CH-1", notice="outage HO-1")
+    assert fresh.world.state["cars"]["CS-2"]["status"] == "charging"
+    fresh.refused("reserve_car", "charging", member_id="MB-1", car_id="CS-2")
+    fresh.refused("book_charger", "fault", charger_id="CH-1", car_id="CS-2")
+
+
+def test_a_priority_booking_preempts_and_a_peak_cuts_open_holds(w):
+    rid = w("reserve_car", member_id="MB-1", car_id="CS-1")["data"]["reservation_id"]
+    w.world.shorten_holds(zone_id="ZN-A", hold_minutes=5, notice="peak")
+    assert w.world.state["reservations"][rid]["expires_at"] == "2025-03-04T18:05"
+    w.world.preempt(car_id="CS-1", reservation_id="RES-9", member_id="MB-2", note="business")
+    assert w.world.state["reservations"][rid]["status"] == "preempted"
+    assert w("get_car", car_id="CS-1")["data"]["reservation_id"] == "RES-9"
+
+
+def test_the_ride_checks_read_the_final_world(w):
+    ride = {"member": "MB-1", "home": "ZN-A", "max_walk": 5, "category": "compact", "min_level": 30,
+            "destination": "ZN-C", "energy": "", "promo": False, "by": ""}
+    holds = lambda name, **kw: w.world.holds({"name": name, "args": kw})  # noqa: E731
+    rid = w("reserve_car", member_id="MB-1", car_id="CS-2")["data"]["reservation_id"]
+    w("start_trip", reservation_id=rid, member_zone_id="ZN-B", destination_zone_id="ZN-C")
+    assert not holds("riding", ride=ride)  # picked up 8 minutes' walk away, more than the member walks
+    assert holds("riding", ride={**ride, "max_walk": 8}) and not holds("riding", ride={**ride, "energy": "petrol"})
+    assert holds("single_trip", member="MB-1") and not holds("no_new_trip", member="MB-1")
+
+
+# ---------------------------------------------------------------------- stories
+
+
+def start(env_id: str, seed: int = 0):
+    env = gym.make(env_id)
+    env.reset(seed=seed)
+    return env, env.unwrapped
+
+
+def call(env, name: str, **arguments) -> dict:
+    _, _, _, _, info = env.step({"name": name, "arguments": arguments})
+    return info["result"]
+
+
+def finish(env) -> float:
+    *_, info = env.step({"content": "Task Completed"})
+    return info["score"]
+
+
+@pytest.mark.parametrize("conflict", CONFLICTS)
+def test_the_oracle_solves_and_the_blind_writer_meets_every_trigger_yet_earns_nothing(conflict):
+    env_id = f"STTArena/CarShare-{conflict}-medium"
+    assert rollout(gym.make(env_id), OracleAgent(), seed=5).reward == 1.0
+    env = gym.make(env_id)
+    traj = rollout(env, BlindWriter(), seed=5)
+    assert {e["trigger"] for e in traj.info["trigger_log"]} == {t.name for t in env.unwrapped.task.triggers}
+    assert traj.reward == 0.0
+    tools = env.unwrapped.tools
+    assert all(tools[name].mutates for t in env.unwrapped.task.triggers for name in t.activation)
+
+
+@pytest.mark.parametrize("conflict", ["T1", "S2", "S3", "ST3"])
+def test_impossible_tasks_need_the_blocking_fact_and_punish_a_trip_started_anyway(conflict):
+    env_id = f"STTArena/CarShare-{conflict}-impossible"
+    assert rollout(gym.make(env_id), OracleAgent(), seed=1).reward == 1.0
+    assert rollout(gym.make(env_id), NominalAgent(), seed=1).reward == 0.0
+    _, arena = start(env_id, seed=1)
+    vague = [c if c.name != "chat_with_user" else c.model_copy(update={"arguments": {
+        "message": "I'm sorry, but I cannot arrange this car for you; something changed and it no longer works."}})
+        for c in arena.task.oracle]
+    assert rollout(gym.make(env_id), PlanAgent(vague), seed=1).reward == 0.0
+
+
+def test_a_stored_task_replays_and_each_seed_draws_a_different_city():
+    _, arena = start("STTArena/CarShare-ST2-hard", seed=11)
+    again = gym.make("STTArena/CarShare-ST2-hard")
+    again.reset(options={"task": json.loads(arena.task.model_dump_json())})
+    assert again.unwrapped.task.initial_state == arena.task.initial_state
+    assert rollout(again, OracleAgent(), seed=11).reward == 1.0
+    assert start("STTArena/CarShare-ST2-hard", seed=12)[1].task.initial_state != arena.task.initial_state
+
+
+# ------------------------------------------------------------------ shortcuts
+
+
+def same_car_again(env, seed: int) -> float:
+    """Reserve the planned car again after any failure (cancelling the member's own hold first), and unlock it
+    where the plan said, without ever reading where the car is now or what happened to it."""
+    env.reset(seed=seed)
+    task, saved = env.unwrapped.task, {}
+    for c in task.nominal_plan:
+        saved[c.save_as or ""] = result = call(env, c.name, **resolve(c.arguments, saved))
+        if not result["success"] and c.name in ("reserve_car", "start_trip", "reserve_handoff"):
+            member = next(x.arguments["member_id"] for x in task.nominal_plan if "member_id" in x.arguments)
+            for rid in list(env.unwrapped.world.state["reservations"]):
+                call(env, "cancel_reservation", member_id=member, reservation_id=rid)
+            car = next((x.arguments["car_id"] for x in task.nominal_plan if x.name == "reserve_car"), None)
+            start_call = next((x for x in task.nominal_plan if x.name == "start_trip"), None)
+            if car and start_call:
+                again = call(env, "reserve_car", member_id=member, car_id=car)
+                if again["success"]:
+                    args = {**start_call.arguments, "reservation_id": again["data"]["reservation_id"]}
+                    call(env, "start_trip", **args)
+            break
+    return finish(env)
+
+
+def any_car_of_the_category(env, seed: int) -> float:
+    """The nominal plan, but every reservation takes another car of the category from the list read before any
+    change (so a change aimed at the planned car never meets it), unlocked in that car's listed zone."""
+    env.reset(seed=seed)
+    task, saved, listed = env.unwrapped.task, {}, []
+    for c in task.nominal_plan:
+        args = resolve(c.arguments, saved)
+        if c.name == "find_cars":
+            found = call(env, c.name, **args)
+            listed = found["data"]["cars"] if found["success"] else []
+            continue
+        if c.name == "reserve_car":
+            others = [x for x in listed if x["car_id"] != args["car_id"]]
+            if others:
+                args = {**args, "car_id": others[0]["car_id"]}
+                zone = others[0]["zone"]
+                saved["zone"] = zone
+        if c.name == "start_trip" and "zone" in saved:
+            args = {**args, "member_zone_id": saved["zone"]}
+        saved[c.save_as or ""] = call(env, c.name, **args)
+    return finish(env)
+
+
+@pytest.mark.parametrize("env_id", [f"STTArena/CarShare-{c}-{lvl}" for c in ("T2", "S1", "S2", "ST1", "ST2", "ST3")
+                                    for lvl in ("easy", "medium")])
+def test_reserving_the_same_car_again_earns_little(env_id):
+    env = gym.make(env_id)
+    scores = [same_car_again(env, seed) for seed in range(3)]
+    assert max(scores) <= 0.25, scores
+
+
+@pytest.mark.parametrize("env_id", ["STTArena/CarShare-S1-easy", "STTArena/CarShare-S2-easy",
+                                    "STTArena/CarShare-ST1-medium", "STTArena/CarShare-T2-easy"])
+def test_reserving_any_other_car_of_the_category_without_noticing_earns_nothing(env_id):
+    env = gym.make(env_id)
+    scores, goals = [], []
+    for seed in range(4):
+        scores.append(any_car_of_the_category(env, seed))
+        arena = env.unwrapped
+        goals.append(evaluate(arena.task.static_checklist, arena.world, arena.log)[0])
+        assert not arena.log.noticed(arena.task.triggers[0].name)
+    assert max(goals) == 1.0, goals  # the dodge itself often works: a car of the category does get unlocked ...
+    assert max(scores) <= 0.25, scores  # ... but recovery counts only once the change was noticed
