@@ -26,7 +26,7 @@ from sttgym.task import Call, Ref, Task
 from sttgym.triggers import Observable, Trigger
 from sttgym.user import Answer, UserProfile
 
-__all__ = ["Author", "Plan", "Task", "Case", "new_case", "make_task", "acc", "run", "draw", "options", "finish"]
+__all__ = ["Author", "Plan", "Task", "Case", "new_case", "make_task", "acc", "run", "draw", "options", "finish", "retrying"]
 
 _WARDS = ["Maple Ward", "Cedar Ward", "Willow Ward", "Rowan Ward", "Aspen Ward", "Birch Ward", "Hazel Ward",
           "Elm Ward", "Linden Ward", "Poplar Ward", "Holly Ward", "Alder Ward"]
@@ -294,7 +294,8 @@ class Case:
                   f"{self.oid}", holds=pred.recollection_requested(order_id=self.oid))])
         reason = reason or self.sid  # a value the agent was shown: the blocking notice, or the specimen
         return [*unwind, self.call.request_recollection(order_id=self.oid, reason=reason),
-                self.tell(f"I'm sorry, {message} I have asked the ward to recollect.")]
+                self.tell(f"I'm sorry, specimen {self.sid} cannot be accessioned in time: {message} "
+                          "I have asked the ward to recollect it.")]
 
     # ------------------------------------------------------------------ checks
     def goal(self) -> list[Check]:
@@ -412,18 +413,35 @@ def make_task(case: Case, query: str, triggers: list[Trigger], nominal: Plan | l
                 impossibility=impossible)
 
 
-def options(case: Case, before: list[Call], triggers: list[Trigger], labs: list[str] | None = None,
+def retrying(build_once, tries: int = 12):
+    """``build_once(author, level)`` until a draw fits its story (a draw whose timings cannot tell the stale plan
+    from the recovery is redrawn from the same generator, so the instance stays a function of the seed)."""
+
+    def build(author: Author, level: str) -> Task:
+        for attempt in range(tries):
+            try:
+                return build_once(author, level)
+            except ValueError:
+                if attempt == tries - 1:
+                    raise
+        raise AssertionError("unreachable")
+
+    build.__doc__ = build_once.__doc__
+    return build
+
+
+def options(case: Case, before: list[Call], triggers: list[Trigger], keep: bool = False,
             couriers: list[str] | None = None) -> list[tuple[str, str, str]]:
     """Every direct route still open after ``before`` (run with ``triggers``): ``(accessioned_at, lab, courier)``,
-    earliest first, stability ignored."""
+    earliest first, stability ignored; ``keep``: the home accession ``a0`` stands, so only the home lab."""
     state = case.state
-    labs = labs if labs is not None else case.labs
+    labs = [case.home] if keep else case.labs
     couriers = couriers if couriers is not None else [
         c for c, x in sorted(state["couriers"].items()) if x["status"] == "available" and case.storage in x["storage"]]
     out = []
     for lab in labs:
         for c in couriers:
-            steps = [case.accession(lab, "zz"), case.pickup(c, "zz", "zr")]
+            steps = [case.pickup(c, "a0", "zr")] if keep else [case.accession(lab, "zz"), case.pickup(c, "zz", "zr")]
             saved = case.spec["stable_minutes"]
             case.spec["stable_minutes"] = 48 * 60
             try:
@@ -465,7 +483,7 @@ def finish(case: Case, level: str, triggers: list[Trigger], plan: Plan, seen: li
     if not base_at:
         raise ValueError("the nominal plan fails without the change")
     stale_at = case.still_booked(stale, triggers)  # the stale run as the change leaves it, if still booked
-    found = options(case, before, triggers, labs=None if not keep_lab else [case.home])
+    found = options(case, before, triggers, keep=keep_lab)
     if level == "impossible":
         fits = base_at[-1]
         worst = min([t for t, _, _ in found] + stale_at, default="9999")

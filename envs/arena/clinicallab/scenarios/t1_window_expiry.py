@@ -15,10 +15,10 @@ from __future__ import annotations
 from datetime import timedelta
 
 from sttgym.clock import format_time
-from sttgym.envs.arena.clinicallab.generator import Author, Task, finish, new_case
+from sttgym.envs.arena.clinicallab.generator import Author, Task, finish, new_case, retrying
 
 
-def build(author: Author, level: str) -> Task:
+def _build(author: Author, level: str) -> Task:
     case = new_case(author)
     plan = case.nominal()
     arrival = case.blind_arrival(plan)
@@ -37,3 +37,6 @@ def build(author: Author, level: str) -> Task:
                   f"and no other lab runs {case.test}, so it cannot be accessioned within its stability limit.",
                   [f"{close:%H:%M}", format_time(close)], query, "sending a routine specimen to the lab",
                   reason=notice)
+
+
+build = retrying(_build)
