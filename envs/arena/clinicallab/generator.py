@@ -479,6 +479,9 @@ def finish(case: Case, level: str, triggers: list[Trigger], plan: Plan, seen: li
             for x in case.state["analysers"].values():
                 if x["lab"] == lab:
                     x["tests"] = [t for t in x["tests"] if t != case.test]
+    if level in ("medium", "hard") and not keep_lab:  # the assigned courier's shift ends soon after its run
+        done = datetime.fromisoformat(case.result_of(stale)["data"]["arrives"])
+        case.state["couriers"][case.courier]["shift_end"] = format_time(done + timedelta(minutes=a.integer(5, 10)))
     base_at = case.accessioned_at(stale)  # the nominal plan in a world without the change
     if not base_at:
         raise ValueError("the nominal plan fails without the change")
@@ -504,11 +507,10 @@ def finish(case: Case, level: str, triggers: list[Trigger], plan: Plan, seen: li
         look = [case.find_labs()] if pick[1] != case.home else []
     else:
         look = [case.find_labs(), case.couriers()]
+        pick = found[0]
         if level == "medium":
-            pick = found[0]
-            look += [case.lab(pick[1])]
+            look += [case.lab(pick[1]), case.courier_info(pick[2])]
         else:
-            pick = found[0]
             look += [case.lab(x) for x in case.labs if x != case.home] + [case.courier_info(pick[2]),
                                                                            case.travel(case.spec_site(), pick[1])]
     _, lab, courier = pick
