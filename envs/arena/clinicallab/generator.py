@@ -482,6 +482,7 @@ def finish(case: Case, level: str, triggers: list[Trigger], plan: Plan, seen: li
     if level in ("medium", "hard") and not keep_lab:  # the assigned courier's shift ends soon after its run
         done = datetime.fromisoformat(case.result_of(stale)["data"]["arrives"])
         case.state["couriers"][case.courier]["shift_end"] = format_time(done + timedelta(minutes=a.integer(5, 10)))
+        case.add_courier(draw(a, case.hubs + case.labs[1:]))  # the next shift's courier, on duty
     base_at = case.accessioned_at(stale)  # the nominal plan in a world without the change
     if not base_at:
         raise ValueError("the nominal plan fails without the change")
@@ -511,8 +512,9 @@ def finish(case: Case, level: str, triggers: list[Trigger], plan: Plan, seen: li
         if level == "medium":
             look += [case.lab(pick[1]), case.courier_info(pick[2])]
         else:
-            look += [case.lab(x) for x in case.labs if x != case.home] + [case.courier_info(pick[2]),
-                                                                           case.travel(case.spec_site(), pick[1])]
+            others = [x for x in case.labs if x != case.home]
+            look += [case.lab(x) for x in others] + [case.travel(case.spec_site(), x) for x in others] + \
+                [case.courier_info(c) for c in dict.fromkeys([case.courier, pick[2]])]
     _, lab, courier = pick
     if lab == case.home and keep_lab:
         fix = [case.pickup(courier, "a0", "r1")]

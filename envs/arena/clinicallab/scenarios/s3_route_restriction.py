@@ -35,7 +35,7 @@ def _build(author: Author, level: str) -> Task:
              f"accession it at {case.name(case.home)} ({case.home}) and book courier {case.courier}.")
     return finish(case, level, [trigger], plan, [case.travel(case.ward, case.home)],
                   [case.unbook("r0"), case.unaccession("a0")],
-                  f"roads {', '.join(cut)} are closed for works {works}; the detour gets specimen {case.sid} to "
+                  f"the roads from the ward are closed for works {works}; the detour gets specimen {case.sid} to "
                   f"{case.home}, the only lab running {case.test}, only after its stability limit.", [works] + cut,
                   query, "sending a specimen across town", reason=works)
 
