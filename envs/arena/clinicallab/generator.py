@@ -26,7 +26,8 @@ from sttgym.task import Call, Ref, Task
 from sttgym.triggers import Observable, Trigger
 from sttgym.user import Answer, UserProfile
 
-__all__ = ["Author", "Plan", "Task", "Case", "new_case", "make_task", "acc", "run", "draw", "options", "finish", "retrying"]
+__all__ = ["Author", "Plan", "Task", "Case", "new_case", "make_task", "acc", "run", "draw", "options", "finish",
+           "retrying"]
 
 _WARDS = ["Maple Ward", "Cedar Ward", "Willow Ward", "Rowan Ward", "Aspen Ward", "Birch Ward", "Hazel Ward",
           "Elm Ward", "Linden Ward", "Poplar Ward", "Holly Ward", "Alder Ward"]

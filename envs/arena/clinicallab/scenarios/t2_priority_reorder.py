@@ -12,7 +12,7 @@ other lab runs the test; waiting for the diverted courier spoils it, so the ward
 
 from __future__ import annotations
 
-from sttgym.clock import format_time, shift
+from sttgym.clock import format_time
 from sttgym.envs.arena.clinicallab.generator import Author, Task, draw, finish, new_case, retrying
 
 
@@ -38,7 +38,6 @@ def _build(author: Author, level: str) -> Task:
                                                 "collected_at": format_time(case.start), "stable_minutes": 60}),
          author.op.slip_courier(courier_id=case.courier, minutes=minutes, note=note)],
         ("get_courier", {"courier_id": case.courier}), also=(("get_order", {"order_id": case.oid}),))
-    case.state["specimens"][case.sid]["note"] = f"collected {shift(case.spec['collected_at'], 0)[11:]}"
     query = (f"Hi, {case.name(case.ward)}. Routine specimen {case.sid} (order {case.oid}, {test}) is bagged. "
              f"Please accession it at {case.name(case.home)} ({case.home}) and have courier {case.courier} pick "
              "it up.")
