@@ -66,8 +66,9 @@ def run(step: str) -> Ref:
     return Ref(step=step, path=("data", "run_id"))
 
 
-def draw(author: Author, items: list):
-    return items[author.integer(0, len(items) - 1)]
+def draw(author: Author, choices: list):
+    """One of ``choices`` (sites, codes: not names, so no split applies)."""
+    return choices[int(author.rng.integers(len(choices)))]
 
 
 @dataclass
@@ -386,32 +387,36 @@ def new_case(author: Author, test: str = "", start: datetime | None = None, n_la
 
 def make_task(case: Case, query: str, triggers: list[Trigger], nominal: Plan | list[Call], oracle: list[Call],
               persona: str, answers: dict[tuple, str] | None = None, insist: str = "") -> Task:
-    """Assemble the task; it is impossible when the oracle ends in :meth:`Case.refuse`. Before signing off the
-    oracle re-reads one to three drawn records, as coordinators do, so its calls differ between seeds."""
-    a, impossible, answers = case.author, case.impossible, dict(answers or {})
-    nominal = nominal.calls if isinstance(nominal, Plan) else nominal
-    checks = [case.read(), case.specimen(), case.custody(), a.call.list_orders(ward_id=case.ward),
-              a.call.list_sites(kind="lab")]
-    extra = [checks[int(i)] for i in a.rng.permutation(len(checks))[:a.integer(1, 3)]]
-    said = [c for c in oracle if c.name == "chat_with_user"]
-    oracle = [c for c in oracle if c.name != "chat_with_user"] + extra + said
-    answers.setdefault(("lab", "another", "other", "courier", "redirect", "relay", "handoff"),
-                       "Any lab that runs the test and any courier are fine, as long as the specimen is accessioned "
-                       "before it goes off.")
-    answers.setdefault(("recollect", "redraw", "new sample", "spoil"),
-                       "Only ask us to recollect if there is truly no way to get this specimen tested in time.")
+    """The task. The ward's coordinator is the user; the oracle, like a careful coordinator, closes with a
+    drawn handful of look-ups (the order, the specimen, the custody chain, the ward's orders, the labs) before
+    its last word to the ward, so its call sequence varies between seeds while no measured timing moves."""
+    a = case.author
     order = case.state["orders"][case.oid]
+    closing = [case.read(), case.specimen(), case.custody(), a.call.list_orders(ward_id=case.ward),
+               a.call.list_sites(kind="lab")]
+    picked = a.rng.permutation(len(closing))[:a.integer(1, 3)]
+    words = [c for c in oracle if c.name == "chat_with_user"]
+    steps = [c for c in oracle if c.name != "chat_with_user"] + [closing[int(k)] for k in picked] + words
+    replies = {
+        ("lab", "another", "other", "courier", "redirect", "relay", "handoff"):
+            "Any lab that runs the test and any courier will do, as long as the specimen is accessioned before "
+            "it goes off.",
+        ("recollect", "redraw", "new sample", "spoil"):
+            "Only ask us to recollect if there is truly no way to get this specimen tested in time.",
+        **(answers or {})}
     profile = UserProfile(
         persona=f"nurse coordinator at {case.name(order['ward'])}, {persona}",
         known_facts=[f"order {case.oid}", f"specimen {case.sid}", f"test {order['test']}",
                      f"patient {order['patient']}"],
-        clarifications=[Answer(keywords=list(k), text=t) for k, t in answers.items()],
-        insist=(insist or None) if impossible else None,
-        fallback="Everything I know is in my request; please get the specimen to the lab as asked.")
+        clarifications=[Answer(keywords=list(k), text=t) for k, t in replies.items()],
+        insist=insist or None if case.impossible else None,
+        fallback="That is all I know; please get the specimen to the lab as I asked.")
+    solvable = case.impossible is None
     return Task(query=query, profile=profile, start_time=format_time(case.start), initial_state=case.state,
-                triggers=triggers, checklist=[] if impossible else case.checklist(triggers[0].name),
-                static_checklist=case.goal(), nominal_plan=nominal, oracle=oracle, solvable=impossible is None,
-                impossibility=impossible)
+                triggers=triggers, checklist=case.checklist(triggers[0].name) if solvable else [],
+                static_checklist=case.goal(),
+                nominal_plan=nominal.calls if isinstance(nominal, Plan) else nominal, oracle=steps,
+                solvable=solvable, impossibility=case.impossible)
 
 
 def retrying(build_once, tries: int = 12):

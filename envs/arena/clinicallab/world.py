@@ -433,6 +433,9 @@ class ClinicalLabWorld(World):
             if self.couriers[cid]["status"] not in ("available", "busy"):
                 c = self.couriers[cid]
                 return fail(f"courier {cid} is {c['status']}: {c.get('note') or 'not in service'}")
+        order = self.orders[spec["order"]]
+        if order["status"] != "open":
+            return fail(f"order {spec['order']} is {order['status']}")
         if hub and (hub not in self.sites or self.sites[hub]["kind"] != "hub"):
             return fail(f"no hub {hub!r}")
         if len(set(couriers)) != len(couriers):
