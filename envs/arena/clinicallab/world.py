@@ -108,30 +108,28 @@ class ClinicalLabWorld(World):
         return self.labs[acc["lab"]]["capacity"]["used"].get(acc["date"], 0) + rank <= \
             self.labs[acc["lab"]]["capacity"]["limit"]
 
-    def _legs(self, sid: str, couriers: list[tuple[str, str]], hub: str, lab: str) -> tuple[list, str, str | None]:
+    def _legs(self, sid: str, couriers: list[tuple], hub: str, lab: str) -> tuple[list, str, str | None]:
         """The legs of a run from the specimen's site (through ``hub`` when two couriers) to ``lab``; each courier
-        free from its ``ready_from``. Returns ``(legs, handoff_at, problem)``."""
+        ``(id, ready_from, start)`` free at ``start`` from ``ready_from``. Returns ``(legs, handoff_at, problem)``."""
         site = self.specimens[sid]["site"]
         legs, handoff = [], ""
-        first, ready = couriers[0]
-        c = self.couriers[first]
-        to_site = self._route(c["location"], site)
+        first, ready, start = couriers[0]
+        to_site = self._route(start, site)
         stop = hub or lab
         onward = self._route(site, stop)
         if to_site is None or onward is None:
-            return [], "", f"courier {first} has no open route {c['location']} -> {site} -> {stop}"
+            return [], "", f"courier {first} has no open route {start} -> {site} -> {stop}"
         pickup = _at(ready) + timedelta(minutes=to_site[0])
         departs = pickup + timedelta(minutes=PICKUP_MINUTES)
         arrives = departs + timedelta(minutes=onward[0])
-        legs.append({"courier": first, "ready_from": ready, "origin": site, "to": stop,
+        legs.append({"courier": first, "ready_from": ready, "start": start, "origin": site, "to": stop,
                      "departs": format_time(departs), "arrives": format_time(arrives), "path": onward[1]})
         if hub:
-            second, ready2 = couriers[1]
-            r = self.couriers[second]
-            to_hub = self._route(r["location"], hub)
+            second, ready2, start2 = couriers[1]
+            to_hub = self._route(start2, hub)
             last = self._route(hub, lab)
             if to_hub is None or last is None:
-                return [], "", f"courier {second} has no open route {r['location']} -> {hub} -> {lab}"
+                return [], "", f"courier {second} has no open route {start2} -> {hub} -> {lab}"
             there = _at(ready2) + timedelta(minutes=to_hub[0])
             meet = max(arrives, there)
             if meet - min(arrives, there) > timedelta(minutes=HANDOFF_WAIT):
@@ -139,7 +137,7 @@ class ClinicalLabWorld(World):
                                   f"{format_time(there)} (more than {HANDOFF_WAIT} minutes apart)")
             handoff = format_time(meet)
             go = meet + timedelta(minutes=HANDOFF_MINUTES)
-            legs.append({"courier": second, "ready_from": ready2, "origin": hub, "to": lab,
+            legs.append({"courier": second, "ready_from": ready2, "start": start2, "origin": hub, "to": lab,
                          "departs": format_time(go), "arrives": format_time(go + timedelta(minutes=last[0])),
                          "path": last[1]})
         return legs, handoff, None
@@ -185,17 +183,10 @@ class ClinicalLabWorld(World):
     def _recompute(self, rid: str, note: str) -> None:
         """A booked run's legs recomputed from its couriers' ``ready_from`` over the roads as they are now."""
         run = self.runs[rid]
-        couriers = [(leg["courier"], leg["ready_from"]) for leg in run["legs"]]
+        couriers = [(leg["courier"], leg["ready_from"], leg["start"]) for leg in run["legs"]]
         hub = run["hub"]
-        saved = {c: self.couriers[c]["location"] for c, _ in couriers}
-        for leg in run["legs"]:  # drive from where each courier started the run
-            self.couriers[leg["courier"]]["location"] = leg.get("start", self.couriers[leg["courier"]]["location"])
         legs, handoff, problem = self._legs(run["specimen"], couriers, hub, run["lab"])
-        for c, where in saved.items():
-            self.couriers[c]["location"] = where
-        if legs and not (hub and len(legs) < 2):
-            for leg, old in zip(legs, run["legs"]):
-                leg["start"] = old.get("start")
+        if problem is None:
             opens = self._window(run["lab"], self.accessions[run["accession"]]["date"])[0]
             run.update(legs=legs, handoff_at=handoff, arrives=legs[-1]["arrives"], note=note,
                        accession_at=max(legs[-1]["arrives"], opens))
@@ -443,14 +434,12 @@ class ClinicalLabWorld(World):
         live = [r for r, x in self.runs.items() if x["specimen"] == specimen_id and x["status"] == LIVE_RUN]
         if live:
             return fail(f"specimen {specimen_id} is already on run {live[0]}; cancel it first")
-        ready = [(c, format_time(max(self.clock.now, _at(self.couriers[c]["available_from"]) or self.clock.now)))
-                 for c in couriers]
+        ready = [(c, format_time(max(self.clock.now, _at(self.couriers[c]["available_from"]) or self.clock.now)),
+                  self.couriers[c]["location"]) for c in couriers]
         legs, handoff, problem = self._legs(specimen_id, ready, hub, acc["lab"])
         problem = problem or self._run_problem(specimen_id, accession_id, legs, hub)
         if problem:
             return fail(problem)
-        for leg in legs:
-            leg["start"] = self.couriers[leg["courier"]]["location"]
         rid = self._next("run", "RUN")
         opens = self._window(acc["lab"], acc["date"])[0]
         self.runs[rid] = {"specimen": specimen_id, "accession": accession_id, "lab": acc["lab"],
@@ -504,7 +493,7 @@ class ClinicalLabWorld(World):
         for leg in run["legs"]:
             c = self.couriers[leg["courier"]]
             if c["status"] == "busy" and c["available_from"] == leg["arrives"]:
-                c.update(status="available", location=leg.get("start") or c["location"],
+                c.update(status="available", location=leg["start"],
                          available_from=leg["ready_from"] if leg["ready_from"] > self.now else None)
         return ok(message=f"{run_id} cancelled")
 
