@@ -1,0 +1,313 @@
+"""ClinicalLab: tool behaviour on a hand-made network, the rules of the world, and cheap exploits that must fail."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import gymnasium as gym
+import pytest
+
+from sttgym.agents import NominalAgent, OracleAgent, PlanAgent
+from sttgym.agents.probes import BlindWriter
+from sttgym.checklist import EpisodeLog
+from sttgym.clock import Clock
+from sttgym.envs.arena.clinicallab.world import ClinicalLabWorld
+from sttgym.rollout import rollout
+from sttgym.task import resolve
+from sttgym.tools import collect_tools
+
+START = "2024-05-06T09:00"
+
+
+def network() -> dict:
+    """A ward, a hub and two labs: W-H 10 min, H-L1 15, W-L2 30, H-L2 20; a refrigerated specimen at W."""
+    def lab(limit: int, used: int, close: str = "18:00") -> dict:
+        return {"status": "open", "notice": "", "tests": ["TROP"], "intake": {"open": "07:00", "close": close},
+                "capacity": {"limit": limit, "used": {"2024-05-06": used}}}
+
+    def courier(where: str, storage: list[str], shift_end: str = "2024-05-06T16:00") -> dict:
+        return {"name": where, "vehicle": "van", "storage": storage, "location": where, "available_from": None,
+                "shift_end": shift_end, "status": "available", "note": ""}
+
+    def site(kind: str) -> dict:
+        return {"name": kind, "kind": kind, "access": "open", "notice": ""}
+
+    return {
+        "sites": {"WRD-1": site("ward"), "HUB-1": site("hub"), "LAB-1": site("lab"), "LAB-2": site("lab")},
+        "roads": {"RD-1": {"a": "WRD-1", "b": "HUB-1", "minutes": 10, "open": True, "note": ""},
+                  "RD-2": {"a": "HUB-1", "b": "LAB-1", "minutes": 15, "open": True, "note": ""},
+                  "RD-3": {"a": "WRD-1", "b": "LAB-2", "minutes": 30, "open": True, "note": ""},
+                  "RD-4": {"a": "HUB-1", "b": "LAB-2", "minutes": 20, "open": True, "note": ""}},
+        "labs": {"LAB-1": lab(2, 1), "LAB-2": lab(10, 0)},
+        "analysers": {"AN-1": {"lab": "LAB-1", "model": "x", "tests": ["TROP"], "status": "running", "note": ""},
+                      "AN-2": {"lab": "LAB-2", "model": "y", "tests": ["TROP"], "status": "running", "note": ""}},
+        "tests": {"TROP": {"name": "troponin", "specimen": "blood", "storage": "refrigerated"}},
+        "orders": {"ORD-1": {"patient": "MRN-1", "ward": "WRD-1", "test": "TROP", "specimen": "SP-1",
+                             "priority": "routine", "status": "open", "note": ""},
+                   "ORD-2": {"patient": "MRN-2", "ward": "WRD-1", "test": "TROP", "specimen": "SP-2",
+                             "priority": "routine", "status": "open", "note": ""}},
+        "specimens": {"SP-1": {"order": "ORD-1", "patient": "MRN-1", "type": "blood", "storage": "refrigerated",
+                               "collected_at": "2024-05-06T08:40", "stable_minutes": 180, "site": "WRD-1",
+                               "note": ""},
+                      "SP-2": {"order": "ORD-2", "patient": "MRN-2", "type": "blood", "storage": "refrigerated",
+                               "collected_at": "2024-05-06T08:40", "stable_minutes": 180, "site": "WRD-1",
+                               "note": ""}},
+        "couriers": {"CR-1": courier("HUB-1", ["ambient", "refrigerated"]),
+                     "CR-2": courier("LAB-2", ["ambient"]),
+                     "CR-3": courier("LAB-2", ["ambient", "refrigerated"])},
+        "accessions": {}, "runs": {},
+        "counters": {"accession": 10, "run": 20},
+    }
+
+
+class Harness:
+    """A world plus its clock, calling tools the way the env does (the clock advances by each tool's cost)."""
+
+    def __init__(self, state: dict | None = None):
+        self.clock = Clock(START)
+        self.world = ClinicalLabWorld(state or network(), self.clock)
+        self.tools = collect_tools(self.world)
+
+    def __call__(self, name: str, **arguments) -> dict:
+        result = self.tools[name].func(**arguments)
+        self.clock.advance(self.tools[name].cost)
+        return result
+
+    def holds(self, name: str, **args) -> bool:
+        return self.world.holds({"name": name, "args": args}, log=EpisodeLog())
+
+
+@pytest.fixture
+def w() -> Harness:
+    return Harness()
+
+
+def test_accession_and_pickup_route_the_specimen_with_continuous_custody(w):
+    acc = w("accession_specimen", specimen_id="SP-1", lab_id="LAB-1")
+    assert acc["success"] and acc["data"]["accession_id"] == "ACC-11"
+    run = w("book_pickup", specimen_id="SP-1", courier_id="CR-1", accession_id="ACC-11")
+    assert run["success"], run
+    # CR-1 free 09:03, at the ward 09:13, leaves 09:18, over the hub to LAB-1: 25 minutes
+    assert run["data"]["legs"][0]["departs"] == "2024-05-06T09:18"
+    assert run["data"]["arrives"] == "2024-05-06T09:43"
+    assert w.holds("routed", order_id="ORD-1") and w.holds("nothing_stale", order_id="ORD-1")
+    chain = w("get_custody", specimen_id="SP-1")["data"]["chain"]
+    assert [c["holder"] for c in chain] == ["WRD-1", "CR-1", "LAB-1"]
+    assert w.world.couriers["CR-1"]["status"] == "busy"
+    assert w("cancel_run", run_id="RUN-21")["success"]
+    assert w.world.couriers["CR-1"]["status"] == "available" and w.world.couriers["CR-1"]["location"] == "HUB-1"
+    assert not w.holds("routed", order_id="ORD-1")
+
+
+BAD = [
+    ("accession_specimen", {"specimen_id": "SP-9", "lab_id": "LAB-1"}),
+    ("accession_specimen", {"specimen_id": "SP-1", "lab_id": "WRD-1"}),
+    ("accession_specimen", {"specimen_id": "SP-1", "lab_id": "LAB-1", "intake_date": "2024-05-09"}),
+    ("cancel_accession", {"accession_id": "ACC-99"}),
+    ("book_pickup", {"specimen_id": "SP-1", "courier_id": "CR-1", "accession_id": "ACC-99"}),
+    ("schedule_handoff", {"specimen_id": "SP-1", "courier_id": "CR-1", "hub_id": "HUB-1",
+                          "relay_courier_id": "CR-1", "accession_id": "ACC-99"}),
+    ("cancel_run", {"run_id": "RUN-1"}),
+    ("request_recollection", {"order_id": "ORD-9", "reason": "x"}),
+    ("request_recollection", {"order_id": "ORD-1", "reason": "  "}),
+]
+
+
+@pytest.mark.parametrize("name,args", BAD)
+def test_a_refused_change_changes_nothing(w, name, args):
+    before = copy.deepcopy(w.world.state)
+    assert not w(name, **args)["success"]
+    assert w.world.state == before
+
+
+def test_storage_capacity_and_one_live_accession_per_specimen(w):
+    assert w("accession_specimen", specimen_id="SP-1", lab_id="LAB-1")["success"]
+    again = w("accession_specimen", specimen_id="SP-1", lab_id="LAB-2")
+    assert not again["success"] and "cancel it first" in again["error"]
+    full = w("accession_specimen", specimen_id="SP-2", lab_id="LAB-1")  # limit 2, 1 used outside, 1 here
+    assert not full["success"] and "no capacity" in full["error"]
+    before = copy.deepcopy(w.world.state)
+    warm = w("book_pickup", specimen_id="SP-1", courier_id="CR-2", accession_id="ACC-11")
+    assert not warm["success"] and "refrigerated" in warm["error"] and w.world.state == before
+    lab = w("get_lab", lab_id="LAB-1")["data"]
+    assert lab["capacity_left"]["2024-05-06"] == 0 and lab["capacity_left"]["2024-05-07"] == 2
+
+
+def test_intake_window_and_stability_limit_are_enforced(w):
+    w.world.labs["LAB-1"]["intake"]["close"] = "09:30"
+    assert w("accession_specimen", specimen_id="SP-1", lab_id="LAB-1")["success"]
+    late = w("book_pickup", specimen_id="SP-1", courier_id="CR-1", accession_id="ACC-11")
+    assert not late["success"] and "intake closes" in late["error"]
+    w.world.labs["LAB-1"]["intake"]["close"] = "18:00"
+    w.world.specimens["SP-1"]["stable_minutes"] = 60  # until 09:40, the run would arrive 09:4x
+    spoiled = w("book_pickup", specimen_id="SP-1", courier_id="CR-1", accession_id="ACC-11")
+    assert not spoiled["success"] and "stability" in spoiled["error"]
+    assert w("get_specimen", specimen_id="SP-1")["data"]["stable_until"] == "2024-05-06T09:40"
+
+
+def test_an_analyser_fault_or_an_outage_blocks_the_lab(w):
+    w.world.analysers["AN-2"]["status"] = "fault"
+    refused = w("accession_specimen", specimen_id="SP-1", lab_id="LAB-2")
+    assert not refused["success"] and "analyser" in refused["error"]
+    w.world.labs["LAB-1"]["status"] = "outage"
+    assert not w("accession_specimen", specimen_id="SP-1", lab_id="LAB-1")["success"]
+
+
+def test_a_handoff_needs_both_couriers_at_the_hub_within_twenty_minutes(w):
+    assert w("accession_specimen", specimen_id="SP-1", lab_id="LAB-1")["success"]
+    w.world.couriers["CR-3"]["location"] = "HUB-1"
+    w.world.couriers["CR-3"]["available_from"] = "2024-05-06T11:00"  # far too late for the relay
+    missed = w("schedule_handoff", specimen_id="SP-1", courier_id="CR-1", hub_id="HUB-1",
+               relay_courier_id="CR-3", accession_id="ACC-11")
+    assert not missed["success"] and "handoff missed" in missed["error"]
+    w.world.couriers["CR-3"]["available_from"] = "2024-05-06T09:25"
+    relay = w("schedule_handoff", specimen_id="SP-1", courier_id="CR-1", hub_id="HUB-1",
+              relay_courier_id="CR-3", accession_id="ACC-11")
+    assert relay["success"], relay
+    chain = [c["holder"] for c in w("get_custody", specimen_id="SP-1")["data"]["chain"]]
+    assert chain == ["WRD-1", "CR-1", "CR-3", "LAB-1"]
+
+
+def test_operations_halt_or_retime_what_they_break(w):
+    assert w("accession_specimen", specimen_id="SP-1", lab_id="LAB-1")["success"]
+    assert w("book_pickup", specimen_id="SP-1", courier_id="CR-1", accession_id="ACC-11")["success"]
+    w.world.roads["RD-2"]["open"] = False  # HUB-LAB-1 closed: the detour W-L2-H-L1 does not exist, H-L2 no L1
+    w.world.retime_runs(note="works")
+    assert w.world.runs["RUN-21"]["status"] == "halted"
+    assert not w.holds("no_stale_run", order_id="ORD-1")
+    refused = w("request_recollection", order_id="ORD-1", reason="spoiled")
+    assert refused["success"]  # a halted run is no live run; the order is closed for new accessions
+    assert not w("accession_specimen", specimen_id="SP-1", lab_id="LAB-2")["success"]
+
+
+def test_a_pulled_courier_halts_its_run_and_cancelling_frees_the_accession(w):
+    assert w("accession_specimen", specimen_id="SP-1", lab_id="LAB-2")["success"]
+    assert w("book_pickup", specimen_id="SP-1", courier_id="CR-1", accession_id="ACC-11")["success"]
+    held = w("cancel_accession", accession_id="ACC-11")
+    assert not held["success"] and "cancel the run first" in held["error"]
+    w.world.pull_courier(courier_id="CR-1", note="incident")
+    assert w.world.runs["RUN-21"]["status"] == "halted" and not w.holds("routed", order_id="ORD-1")
+    assert w("cancel_run", run_id="RUN-21")["success"]
+    again = w("book_pickup", specimen_id="SP-1", courier_id="CR-3", accession_id="ACC-11")
+    assert again["success"], again
+    assert w.holds("routed", order_id="ORD-1") and w.holds("no_stale_run", order_id="ORD-1")
+
+
+# ------------------------------------------------------------------ scenarios
+
+
+def start(env_id: str, seed: int):
+    env = gym.make(env_id)
+    env.reset(seed=seed)
+    return env, env.unwrapped
+
+
+def call(env, name: str, **arguments) -> dict:
+    observation, *_ = env.step({"name": name, "arguments": arguments})
+    return json.loads(observation)
+
+
+CONFLICTS = ["T1", "T2", "T3", "S1", "S2", "S3", "ST1", "ST2", "ST3"]
+
+
+@pytest.mark.parametrize("conflict", CONFLICTS)
+def test_the_blind_writer_meets_every_trigger_and_earns_nothing(conflict):
+    env = gym.make(f"STTArena/ClinicalLab-{conflict}-medium")
+    traj = rollout(env, BlindWriter(), seed=3)
+    assert {e["trigger"] for e in traj.info["trigger_log"]} == {t.name for t in env.unwrapped.task.triggers}
+    assert traj.reward == 0.0
+
+
+@pytest.mark.parametrize("conflict", ["T1", "S2", "ST3"])
+def test_impossible_tasks_need_the_fact_the_recollection_and_no_shipment(conflict):
+    env_id = f"STTArena/ClinicalLab-{conflict}-impossible"
+    assert rollout(gym.make(env_id), OracleAgent(), seed=0).reward == 1.0
+    assert rollout(gym.make(env_id), NominalAgent(), seed=0).reward == 0.0
+    _, arena = start(env_id, seed=0)
+    oracle = arena.task.oracle
+    vague = [c if c.name != "chat_with_user" else c.model_copy(update={"arguments": {
+        "message": "I'm sorry, but I cannot get this specimen tested; something changed and it no longer works."}})
+        for c in oracle]
+    assert rollout(gym.make(env_id), PlanAgent(vague), seed=0).reward == 0.0
+    silent = [c for c in oracle if c.name != "request_recollection"]  # tells the ward but never asks to redraw
+    assert rollout(gym.make(env_id), PlanAgent(silent), seed=0).reward == 0.0
+
+
+def original_run_policy(env, seed: int) -> float:
+    """The cheapest recovery: the nominal plan, then cancel and rebook the very same courier to the very same lab
+    under the same accession, never reading what changed."""
+    env.reset(seed=seed)
+    task, saved = env.unwrapped.task, {}
+    for c in task.nominal_plan:
+        saved[c.save_as or ""] = call(env, c.name, **resolve(c.arguments, saved))
+    book = next(c for c in task.nominal_plan if c.name in ("book_pickup", "schedule_handoff"))
+    args = resolve(book.arguments, saved)
+    run = saved.get(book.save_as or "", {}).get("data", {}).get("run_id")
+    if run:
+        call(env, "cancel_run", run_id=run)
+    call(env, "book_pickup", specimen_id=args["specimen_id"], courier_id=args["courier_id"],
+         accession_id=args["accession_id"])
+    *_, info = env.step({"content": "Task Completed"})
+    return info["score"]
+
+
+@pytest.mark.parametrize("env_id", ["STTArena/ClinicalLab-T1-easy", "STTArena/ClinicalLab-T2-easy",
+                                    "STTArena/ClinicalLab-S3-easy", "STTArena/ClinicalLab-ST3-easy"])
+def test_sending_it_on_the_original_run_without_reading_earns_nothing(env_id):
+    env = gym.make(env_id)
+    scores = [original_run_policy(env, seed) for seed in range(3)]
+    assert max(scores) <= 0.25, scores
+
+
+def nearest_lab_policy(env, seed: int, look: bool) -> float:
+    """After the nominal plan, redirect to the lab nearest the ward by driving time with the same courier
+    (``look``: reading the home lab first, so the change is noticed)."""
+    env.reset(seed=seed)
+    task, saved = env.unwrapped.task, {}
+    for c in task.nominal_plan:
+        saved[c.save_as or ""] = call(env, c.name, **resolve(c.arguments, saved))
+    acc = next(c for c in task.nominal_plan if c.name == "accession_specimen").arguments
+    book = resolve(next(c for c in task.nominal_plan if c.name == "book_pickup").arguments, saved)
+    if look:
+        call(env, "get_lab", lab_id=acc["lab_id"])
+    run = saved[next(c for c in task.nominal_plan if c.name == "book_pickup").save_as]["data"]["run_id"]
+    call(env, "cancel_run", run_id=run)
+    call(env, "cancel_accession", accession_id=book["accession_id"])
+    ward = env.unwrapped.world.state["specimens"][acc["specimen_id"]]["site"]
+    labs = [x for x in env.unwrapped.world.state["labs"] if x != acc["lab_id"]]
+    near = min(labs, key=lambda x: call(env, "get_travel_time", origin_id=ward, destination_id=x)["data"]["minutes"]
+               or 999)
+    new = call(env, "accession_specimen", specimen_id=acc["specimen_id"], lab_id=near)
+    if new.get("success"):
+        call(env, "book_pickup", specimen_id=acc["specimen_id"], courier_id=book["courier_id"],
+             accession_id=new["data"]["accession_id"])
+    *_, info = env.step({"content": "Task Completed"})
+    return info["score"]
+
+
+@pytest.mark.parametrize("conflict", ["T1", "T3", "S2", "ST2"])
+def test_redirecting_to_the_nearest_lab_does_not_pass_the_hard_levels(conflict):
+    env = gym.make(f"STTArena/ClinicalLab-{conflict}-hard")
+    blind = [nearest_lab_policy(env, seed, look=False) for seed in range(2)]
+    assert max(blind) <= 0.25, blind
+    looked = [nearest_lab_policy(env, seed, look=True) for seed in range(2)]
+    assert max(looked) < 1.0, looked
+
+
+def test_refusing_a_solvable_order_earns_nothing():
+    env = gym.make("STTArena/ClinicalLab-S2-easy")
+    env.reset(seed=0)
+    *_, info = env.step({"content": "I'm sorry, this specimen cannot be tested in time."})
+    assert info["score"] == 0.0
+
+
+def test_instances_differ_and_a_stored_task_replays():
+    _, first = start("STTArena/ClinicalLab-ST2-hard", seed=5)
+    stored = json.loads(first.task.model_dump_json())
+    again = gym.make("STTArena/ClinicalLab-ST2-hard")
+    again.reset(options={"task": stored})
+    assert again.unwrapped.task.initial_state == first.task.initial_state
+    assert rollout(again, OracleAgent(), seed=5).reward == 1.0
+    _, other = start("STTArena/ClinicalLab-ST2-hard", seed=6)
+    assert other.task.initial_state != first.task.initial_state
