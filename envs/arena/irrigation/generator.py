@@ -189,7 +189,8 @@ def new_farm(author: Author, start: datetime | None = None, background: bool = T
     # background: one run on the last field, on its own pump
     seg = farm.segs[2][-1]
     if background:
-        farm.background(seg, farm.pumps[2], iso(start + timedelta(minutes=5 * a.integer(2, 8))), 10 * a.integer(5, 6))
+        farm.background(seg, farm.pumps[2], iso(start + timedelta(minutes=5 * a.integer(2, 4))),
+                        10 * a.integer(6, 7))
     return farm
 
 
