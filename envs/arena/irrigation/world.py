@@ -444,7 +444,7 @@ class IrrigationWorld(World):
 
     @tool(mutates=True, cost=3)
     def dispatch_crew(self, crew_id: str, valve_id: str) -> dict:
-        """Send a crew along the farm tracks to a locked valve's pump house to unlock it on arrival.
+        """Send a crew along the farm tracks to a locked valve's pump house to unlock and open it on arrival.
 
         Args:
             crew_id: The crew.
@@ -470,7 +470,8 @@ class IrrigationWorld(World):
             return fail(f"crew {crew_id} would finish at {format_time(done)}, past its shift end {crew['shift_end']}")
         crew.update(status="busy", location=valve["house"], available_from=format_time(done),
                     note=f"unlocking {valve_id}")
-        valve.update(status="closed", unlocked_at=format_time(done), note=f"unlocked by {crew_id} at {format_time(done)}")
+        valve.update(status="open", unlocked_at=format_time(done),
+                     note=f"unlocked and opened by {crew_id} at {format_time(done)}")
         return ok({"crew_id": crew_id, "valve_id": valve_id, "arrives": format_time(arrives),
                    "unlocked_at": format_time(done)}, message=f"{crew_id} unlocks {valve_id} at {format_time(done)}")
 
