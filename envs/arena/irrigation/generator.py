@@ -147,7 +147,8 @@ def new_farm(author: Author, start: datetime | None = None, background: bool = T
     state: dict = {k: {} for k in ("pumphouses", "pumps", "junctions", "fields", "segments", "valves", "tracks",
                                    "crews", "runs")}
     state["counters"] = {"run": a.integer(100, 899)}
-    state["allocation"] = {"permit": f"AL-{a.serial(1000, 9999)}", "limit": {}, "default_limit": 100 * a.integer(15, 30),
+    state["allocation"] = {"permit": f"AL-{a.serial(1000, 9999)}", "limit": {},
+                           "default_limit": 100 * a.integer(15, 30),
                            "notice": "district allocation: daily quota in m3, resets at 00:00"}
     farm = Farm(a, state, start, day)
     names = a.pick(_STATIONS, 3)

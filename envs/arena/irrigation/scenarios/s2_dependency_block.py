@@ -55,7 +55,8 @@ def build(author: Author, level: str) -> Task:
         oracle = stale + [job.read(), job.path(), a.call.open_valve(valve_id=spare), job.cancel(),
                           job.schedule(step="run2")]
     elif level == "medium":
-        oracle = stale + [job.read(), a.call.get_valve(valve_id=main), a.call.list_pumps(), job.path(pump1, flow=0),
+        oracle = stale + [job.read(), a.call.get_valve(valve_id=main), a.call.list_pumps(), job.pump_read(pump1),
+                          job.path(pump1, flow=0),
                           job.cancel(), a.call.open_valve(valve_id=bypass), job.schedule(pump=pump1, flow=bmax,
                                                                                           step="run2")]
     elif level == "hard":

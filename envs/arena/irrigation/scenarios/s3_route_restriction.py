@@ -59,6 +59,7 @@ def build(author: Author, level: str) -> Task:
                                                                        step="run1")]
     elif level == "hard":
         oracle = stale + [job.read(), a.call.list_pumps(), job.pump_read(pump1), job.path(pump2, flow=0),
+                          a.call.get_valve(valve_id=b1), a.call.get_valve(valve_id=b0),
                           job.cancel(), a.call.open_valve(valve_id=b1), a.call.open_valve(valve_id=b0),
                           job.schedule(pump=pump2, flow=bmax, step="run1")]
     else:

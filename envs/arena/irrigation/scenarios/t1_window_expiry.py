@@ -27,7 +27,8 @@ def build(author: Author, level: str) -> Task:
     two = level == "hard"
     other = farm.segs[0][1]
     segs = [seg, other] if two else [seg]
-    morning_end = farm.state["segments"][seg]["windows"][0]["end"]
+    farm.state["segments"][seg]["windows"][0]["end"] = max(
+        farm.state["segments"][seg]["windows"][0]["end"], ceil_to(job.end(), 30))
     evening = farm.state["segments"][seg]["windows"][1]
     plan = job.nominal()
     if two:
@@ -64,11 +65,13 @@ def build(author: Author, level: str) -> Task:
         oracle = stale + [job.read(), job.cancel(), job.schedule(evening["start"], step="run1")]
     elif level == "medium":
         oracle = stale + [job.read(), job.cancel(), job.path(flow=0), job.pump_read(),
+                          a.call.get_valve(valve_id=farm.field_valve(seg)),
                           job.schedule(flow=maxflow, step="run1")]
     elif level == "hard":
         bypass, pump1 = farm.bypass[0], farm.pumps[1]
         farm.state["pumps"][farm.pumps[0]]["capacity"] = job.flow + 10 * a.integer(0, 2)
-        oracle = stale + [job.read(), job.read(other), a.call.list_pumps(), job.pump_read(pump1), job.path(pump1, other, 0),
+        oracle = stale + [job.read(), job.read(other), a.call.list_pumps(), job.pump_read(pump1),
+                          job.path(pump1, other, 0),
                           a.call.open_valve(valve_id=bypass), job.schedule(pump=pump1, seg=other, step="run2")]
     else:
         oracle = stale + [job.read(), job.path(flow=0), job.cancel()] + job.refuse(
@@ -76,11 +79,11 @@ def build(author: Author, level: str) -> Task:
             f"{cut[11:]} and suspends the evening window, and no run can deliver {job.need} m3 before then.",
             ["heat_advisory"], [advisory, cut[11:]])
     farm.run(oracle, triggers)
-    del morning_end
     what = describe(job)
     if two:
         what += f", then segment {other} ({job.need} m3) from the same pump at {job.flow} m3/h starting {job.end()}"
     query = (f"Good morning, this is the farm manager. Please schedule {what}. The crop needs it this morning.")
     return make_task(job, query, triggers, plan, oracle, "watering before the heat", {
         ("advisory", "heat", "evening", "window"): "Whatever the weather service allows is fine, as long as the "
-        "block gets its water today."}, insist=f"{seg} really needs its {job.need} m3 today.", segs=segs, kept=(seg,) if two else ())
+        "block gets its water today."}, insist=f"{seg} really needs its {job.need} m3 today.", segs=segs,
+        kept=(seg,) if two else ())

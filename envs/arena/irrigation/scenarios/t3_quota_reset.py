@@ -15,7 +15,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from sttgym.clock import ceil_to
-from sttgym.envs.arena.irrigation.generator import Author, Task, describe, iso, make_task, new_farm, new_job
+from sttgym.envs.arena.irrigation.generator import Author, Task, describe, make_task, new_farm, new_job
 
 
 def build(author: Author, level: str) -> Task:
