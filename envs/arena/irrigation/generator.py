@@ -2,9 +2,9 @@
 
 :func:`new_farm` draws a farm from the author's generator: three pump houses (one pump each) joined by farm
 tracks, one field per pump house whose header junction hangs off the house by an open main valve, closed
-bypass mains between neighbouring headers (lower max flow), two or three segments per field behind their
-own field valves, morning and evening watering windows per segment, crews at the pump houses, the district
-allocation and a background run or two on other fields. :class:`Job` is the watering a story revolves around:
+bypass mains between neighbouring headers (lower max flow), three segments on the first field and two to four
+on the others, each behind its own field valve, morning and evening watering windows per segment, off-shift
+crews at some pump houses, the district allocation and a background run on the far field. :class:`Job` is the watering a story revolves around:
 its plan steps, checklist and the oracle's apology; :func:`make_task` assembles the task.
 """
 
@@ -168,7 +168,7 @@ def new_farm(author: Author, start: datetime | None = None, background: bool = T
         farm.headers.append(j)
         farm.mains.append(farm.valve(h, j, "main", 10 * a.integer(15, 20), a.integer(10, 30), "open", h))
         segs = []
-        for k in range(a.integer(2, 3) if i else 3):
+        for k in range(a.integer(2, 4) if i else 3):
             s = f"SG-{a.serial(1000, 9999)}"
             state["segments"][s] = {"field": f, "name": f"{fname} block {k + 1}", "crop": state["fields"][f]["crop"],
                                     "moisture": a.integer(14, 26), "need_m3": 10 * a.integer(8, 16),
@@ -304,13 +304,14 @@ def make_task(job: Job, query: str, triggers: list[Trigger], nominal: Plan | lis
               persona: str, answers: dict[tuple, str] | None = None, insist: str = "",
               segs: list[str] = (), kept: tuple = ()) -> Task:
     """Assemble the task; impossible when the oracle ends in :meth:`Job.refuse`. Before signing off the oracle
-    re-reads one to three drawn records, as operators do, so its call sequence differs between seeds."""
+    re-reads two drawn records, as operators do, so its call sequence differs between seeds."""
     farm, impossible, answers = job.farm, job.impossible, dict(answers or {})
     nominal = nominal.calls if isinstance(nominal, Plan) else nominal
     a = farm.author
     checks = [job.read(), a.call.list_runs(segment_id=job.seg), a.call.list_pumps(), a.call.get_quota(),
-              a.call.read_sensors(segment_id=job.seg)]
-    extra = [checks[int(i)] for i in a.rng.permutation(len(checks))[:a.integer(1, 3)]]
+              a.call.read_sensors(segment_id=job.seg), a.call.list_valves(node_id=job.seg), job.pump_read(),
+              a.call.list_segments(field_id=farm.state["segments"][job.seg]["field"]), a.call.list_runs()]
+    extra = [checks[int(i)] for i in a.rng.permutation(len(checks))[:2]]
     said = [c for c in oracle if c.name == "chat_with_user"]
     oracle = [c for c in oracle if c.name != "chat_with_user"] + extra + said
     answers.setdefault(("pump", "flow", "valve", "path", "later", "split", "other"),

@@ -393,7 +393,10 @@ class IrrigationWorld(World):
         volume = volume_m3 or due
         if volume <= 0 or volume > due:
             return fail(f"segment {segment_id} has {due} m3 left to schedule (cancel a run to reschedule it)")
-        end = begin + timedelta(minutes=run_minutes(volume, flow_m3h))
+        try:
+            end = begin + timedelta(minutes=run_minutes(volume, flow_m3h))
+        except OverflowError:
+            return fail(f"a run from {start} at {flow_m3h} m3/h would end past the calendar")
         if not self._in_window(segment_id, begin, end):
             return fail(f"a run {format_time(begin)}-{format_time(end)} lies outside every allowed window of "
                         f"{segment_id}: {seg['windows']}")
@@ -512,11 +515,6 @@ class IrrigationWorld(World):
     def no_field_flooded(self) -> bool:
         """No field valve was opened by hand (the controller opens them during runs)."""
         return all(x["status"] != "open" for x in self.valves.values() if x["kind"] == "field")
-
-    @predicate
-    def opening(self, ctx, valve_id: str) -> bool:
-        """The call being made opens ``valve_id`` (trigger conditions only)."""
-        return ctx.tool == "open_valve" and ctx.arguments.get("valve_id") == valve_id
 
     @operation
     def priority_run(self, run_id: str, segment_id: str, pump_id: str, start: str, flow: int, note: str) -> None:

@@ -39,6 +39,7 @@ def build(author: Author, level: str) -> Task:
         st["valves"][farm.mains[0]]["max_flow"] = max(st["valves"][farm.mains[0]]["max_flow"], 2 * job.flow)
         st["valves"][b0]["max_flow"] = st["valves"][b1]["max_flow"] = job.flow + 10 * a.integer(0, 1)
         st["pumps"][pump2]["capacity"] = max(st["pumps"][pump2]["capacity"], job.flow + 80)
+        st["valves"][farm.mains[2]]["max_flow"] = max(st["valves"][farm.mains[2]]["max_flow"], job.flow + 80)
         for s in segs:
             st["segments"][s]["windows"][0]["end"] = ceil_to(job.end(job.end()), 30)
     plan = job.nominal()

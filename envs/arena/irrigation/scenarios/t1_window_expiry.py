@@ -71,8 +71,9 @@ def build(author: Author, level: str) -> Task:
         bypass, pump1 = farm.bypass[0], farm.pumps[1]
         farm.state["pumps"][farm.pumps[0]]["capacity"] = job.flow + 10 * a.integer(0, 2)
         oracle = stale + [job.read(), job.read(other), a.call.list_pumps(), job.pump_read(pump1),
-                          job.path(pump1, other, 0),
-                          a.call.open_valve(valve_id=bypass), job.schedule(pump=pump1, seg=other, step="run2")]
+                          job.path(pump1, other, 0), a.call.get_valve(valve_id=bypass),
+                          a.call.open_valve(valve_id=bypass), job.schedule(pump=pump1, seg=other, step="run2"),
+                          job.read(other)]
     else:
         oracle = stale + [job.read(), job.path(flow=0), job.cancel()] + job.refuse(
             f"the block {seg} cannot be watered today: heat advisory {advisory} ends the morning window at "
