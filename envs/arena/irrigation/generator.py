@@ -1,0 +1,348 @@
+"""The seeded farm every Irrigation scenario specialises, and the pieces scenarios share.
+
+:func:`new_farm` draws a farm from the author's generator: three pump houses (one pump each) joined by farm
+tracks, one field per pump house whose header junction hangs off the house by an open main valve, closed
+bypass mains between neighbouring headers (lower max flow), three segments on the first field and two to four
+on the others, each behind its own field valve, morning and evening watering windows per segment, off-shift
+crews at some pump houses, the district allocation and a background run on the far field. :class:`Job` is the watering a story revolves around:
+its plan steps, checklist and the oracle's apology; :func:`make_task` assembles the task.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from sttgym.authoring import Author, Plan
+from sttgym.checklist import Check
+from sttgym.clock import format_time
+from sttgym.envs.arena.irrigation.world import run_minutes
+from sttgym.judge import Impossibility
+from sttgym.task import Call, Ref, Task
+from sttgym.triggers import Observable, Trigger
+from sttgym.user import Answer, UserProfile
+
+__all__ = ["Author", "Plan", "Task", "Farm", "Job", "new_farm", "run_ref", "make_task"]
+
+_FARMS = ["Willow Creek", "Red Barn", "Sunfield", "Oak Hollow", "Bramble Ridge", "Clearwater", "Stony Brook",
+          "Golden Acre", "Maple Bend", "Heron Flats", "Cedar Vale", "Foxglove", "Dry Gulch", "Lark Meadow"]
+_FIELDS = ["North Forty", "River Flat", "Long Acre", "Top Paddock", "Mill Field", "Orchard Block", "Low Meadow",
+           "East Terrace", "Windmill Field", "Back Forty", "Church Acre", "Quarry Field", "Pond Field", "Hill Block"]
+_CROPS = ["maize", "wheat", "lettuce", "tomatoes", "alfalfa", "potatoes", "onions", "sugar beet", "carrots",
+          "soybeans", "strawberries", "barley", "sunflowers", "cabbage", "melons", "peppers"]
+_SEEDLINGS = ["lettuce seedlings", "tomato transplants", "onion sets", "cabbage seedlings", "pepper transplants",
+              "strawberry runners", "melon seedlings", "celery plugs"]
+_PEOPLE = ["Ana Ruiz", "Ben Carter", "Chloe Martin", "Dmitri Petrov", "Esi Mensah", "Farid Khan", "Greta Lund",
+           "Hugo Alves", "Ines Costa", "Jamal Wright", "Keiko Sato", "Lars Holm", "Maya Patel", "Nils Berg"]
+_STATIONS = ["Lower", "Upper", "Riverside", "Hilltop", "Well", "Canal", "Weir", "Spring", "Bore", "Dam"]
+
+
+def run_ref(step: str) -> Ref:
+    """The run id a saved ``schedule_run`` step created."""
+    return Ref(step=step, path=("data", "run_id"))
+
+
+def draw(author: Author, items: list):
+    return items[author.integer(0, len(items) - 1)]
+
+
+def iso(moment: datetime) -> str:
+    return format_time(moment)
+
+
+@dataclass
+class Farm:
+    """A drawn farm: the state plus the handles scenarios specialise it with."""
+
+    author: Author
+    state: dict
+    start: datetime
+    day: datetime
+    houses: list[str] = field(default_factory=list)
+    pumps: list[str] = field(default_factory=list)  # pumps[i] sits in houses[i]
+    fields: list[str] = field(default_factory=list)  # fields[i] is fed from houses[i]
+    headers: list[str] = field(default_factory=list)  # junction of fields[i]
+    mains: list[str] = field(default_factory=list)  # main valve houses[i] -> headers[i]
+    bypass: list[str] = field(default_factory=list)  # bypass[i]: headers[i] - headers[i + 1]
+    segs: list[list[str]] = field(default_factory=list)  # segments of fields[i]
+    crews: list[str] = field(default_factory=list)
+
+    # ids and names
+    def valve(self, a: str, b: str, kind: str, max_flow: int, length: int, status: str, house: str) -> str:
+        vid = f"V-{self.author.serial(100, 999)}"
+        self.state["valves"][vid] = {"name": f"{kind} valve {a}-{b}", "a": a, "b": b, "kind": kind,
+                                     "max_flow": max_flow, "length": length, "status": status, "house": house,
+                                     "unlocked_at": None, "note": ""}
+        return vid
+
+    def field_valve(self, seg: str) -> str:
+        return next(v for v, x in sorted(self.state["valves"].items()) if x["kind"] == "field" and x["b"] == seg)
+
+    def at(self, hh: int, mm: int = 0, days: int = 0) -> str:
+        return iso(self.day + timedelta(days=days, hours=hh, minutes=mm))
+
+    def windows(self, seg: str, *pairs: tuple[str, str]) -> None:
+        self.state["segments"][seg]["windows"] = [{"start": a, "end": b} for a, b in pairs]
+
+    def add_crew(self, house: str, status: str = "available", shift_end: str = "") -> str:
+        a = self.author
+        cid = f"CR-{a.serial(10, 99)}"
+        self.state["crews"][cid] = {"name": f"{a.pick(_PEOPLE)}'s crew", "location": house, "available_from": None,
+                                    "shift_end": shift_end or iso(self.start + timedelta(hours=a.integer(8, 10))),
+                                    "status": status, "note": ""}
+        self.crews.append(cid)
+        return cid
+
+    # triggers
+    def set(self, *path: str, value) -> object:
+        return self.author.op.set_field(path=list(path), value=value)
+
+    def sets(self, *path: str, **fields) -> list:
+        return [self.set(*path, k, value=v) for k, v in fields.items()]
+
+    def trigger(self, name: str, description: str, when, effect: list, shown: tuple, activation: tuple = (),
+                also: tuple = ()) -> Trigger:
+        return self.author.check_trigger(Trigger(
+            name=name, description=description, when=when, effect=effect, activation=list(activation),
+            timing="after", observable=Observable(tool=shown[0], args=shown[1]),
+            also_observable=[Observable(tool=t, args=x) for t, x in also]))
+
+    def on_write(self, name: str, description: str, tool: str, effect: list, shown: tuple, when=None,
+                 also: tuple = ()) -> Trigger:
+        """A change set off by the agent's ``tool`` write (once ``when`` holds; by default at once)."""
+        when = when or self.author.pred.all_of(preds=[])
+        return self.trigger(name, description, when, effect, shown, activation=(tool,), also=also)
+
+    def cascade(self, name: str, description: str, path: list, value, effect: list, shown: tuple) -> Trigger:
+        """A change that follows once an earlier one left ``path`` at ``value``."""
+        return self.trigger(name, description, self.author.pred.field_equals(path=path, value=value), effect, shown)
+
+    # dry runs
+    def run(self, calls: list[Call], triggers: list[Trigger] = (), strict: bool = True):
+        result = self.author.dry_run(self.state, iso(self.start), calls, list(triggers))
+        if strict:
+            for c, r in zip(calls, result.results):
+                if c.name in self.author.tools and self.author.tools[c.name].mutates and not r.get("success"):
+                    raise ValueError(f"{c.name}{c.arguments} fails in the dry run: {r.get('error')}")
+        return result
+
+    def time_after(self, calls: list[Call], triggers: list[Trigger] = ()) -> datetime:
+        return datetime.fromisoformat(self.run(calls, triggers).end)
+
+    def background(self, seg: str, pump: str, start: str, flow: int) -> None:
+        """A run already scheduled for another segment (made with the real tool)."""
+        call = self.author.call.schedule_run(segment_id=seg, pump_id=pump, start=start, flow_m3h=flow)
+        self.state = self.run([call]).state
+        for r in self.state["runs"].values():
+            r["created"] = iso(self.start - timedelta(days=1))
+
+
+def new_farm(author: Author, start: datetime | None = None, background: bool = True) -> Farm:
+    """A seeded farm; the episode starts between 05:00 and 06:25 (or at ``start``)."""
+    a = author
+    day = datetime(a.integer(2024, 2025), 1, 1) + timedelta(days=a.integer(120, 250))
+    if start is None:
+        start = day + timedelta(hours=a.integer(5, 5), minutes=5 * a.integer(0, 17))
+    day = datetime(start.year, start.month, start.day)
+    state: dict = {k: {} for k in ("pumphouses", "pumps", "junctions", "fields", "segments", "valves", "tracks",
+                                   "crews", "runs")}
+    state["counters"] = {"run": a.integer(100, 899)}
+    state["allocation"] = {"permit": f"AL-{a.serial(1000, 9999)}", "limit": {},
+                           "default_limit": 100 * a.integer(15, 30),
+                           "notice": "district allocation: daily quota in m3, resets at 00:00"}
+    farm = Farm(a, state, start, day)
+    names = a.pick(_STATIONS, 3)
+    for i, (name, fname) in enumerate(zip(names, a.pick(_FIELDS, 3))):
+        h = f"PH-{a.serial(10, 99)}"
+        state["pumphouses"][h] = {"name": f"{name} pump house", "notice": ""}
+        p = f"P-{a.serial(100, 999)}"
+        state["pumps"][p] = {"name": f"{name} pump", "house": h, "capacity": 10 * a.integer(14, 20), "status": "ready",
+                             "note": ""}
+        f = f"F-{a.serial(10, 99)}"
+        state["fields"][f] = {"name": fname, "crop": a.pick(_CROPS)}
+        j = f"J-{a.serial(10, 99)}"
+        state["junctions"][j] = {"name": f"{fname} header"}
+        farm.houses.append(h)
+        farm.pumps.append(p)
+        farm.fields.append(f)
+        farm.headers.append(j)
+        farm.mains.append(farm.valve(h, j, "main", 10 * a.integer(15, 20), a.integer(10, 30), "open", h))
+        segs = []
+        for k in range(a.integer(2, 4) if i else 3):
+            s = f"SG-{a.serial(1000, 9999)}"
+            state["segments"][s] = {"field": f, "name": f"{fname} block {k + 1}", "crop": state["fields"][f]["crop"],
+                                    "moisture": a.integer(14, 26), "need_m3": 10 * a.integer(8, 16),
+                                    "windows": [], "priority": "normal", "note": ""}
+            farm.windows(s, (farm.at(a.integer(3, 4)), farm.at(a.integer(10, 11))),
+                         (farm.at(a.integer(17, 18)), farm.at(22, 30)))
+            farm.valve(j, s, "field", 10 * a.integer(10, 14), 5, "closed", h)
+            segs.append(s)
+        farm.segs.append(segs)
+    for i in range(2):
+        farm.bypass.append(farm.valve(farm.headers[i], farm.headers[i + 1], "bypass", 10 * a.integer(9, 12),
+                                      a.integer(30, 50), "closed", farm.houses[i]))
+    order = [farm.houses[int(i)] for i in a.rng.permutation(3)]
+    for x, y in zip(order, order[1:]):
+        state["tracks"][f"TR-{a.serial(10, 99)}"] = {"a": x, "b": y, "minutes": a.integer(12, 35), "open": True}
+    for h in farm.houses:
+        if a.chance(0.5):
+            farm.add_crew(h, status="off_shift", shift_end=iso(start - timedelta(hours=1)))
+    # background: one run on the last field, on its own pump
+    seg = farm.segs[2][-1]
+    if background:
+        farm.background(seg, farm.pumps[2], iso(start + timedelta(minutes=5 * a.integer(2, 4))),
+                        10 * a.integer(6, 7))
+    return farm
+
+
+@dataclass
+class Job:
+    """The watering a story revolves around: one segment from one pump at one flow and start."""
+
+    farm: Farm
+    seg: str
+    pump: str
+    flow: int
+    start: str
+    impossible: Impossibility | None = None
+
+    @property
+    def record(self) -> dict:
+        return self.farm.state["segments"][self.seg]
+
+    @property
+    def need(self) -> int:
+        return self.record["need_m3"]
+
+    @property
+    def call(self):
+        return self.farm.author.call
+
+    def minutes(self, flow: int = 0, volume: int = 0) -> int:
+        return run_minutes(volume or self.need, flow or self.flow)
+
+    def end(self, start: str = "", flow: int = 0, volume: int = 0) -> str:
+        begin = datetime.fromisoformat(start or self.start)
+        return iso(begin + timedelta(minutes=self.minutes(flow, volume)))
+
+    # reads
+    def read(self, seg: str = "") -> Call:
+        return self.call.get_segment(segment_id=seg or self.seg)
+
+    def path(self, pump: str = "", seg: str = "", flow: int | None = None) -> Call:
+        return self.call.get_network_path(pump_id=pump or self.pump, segment_id=seg or self.seg,
+                                          flow_m3h=self.flow if flow is None else flow)
+
+    def pump_read(self, pump: str = "") -> Call:
+        return self.call.get_pump(pump_id=pump or self.pump)
+
+    def tell(self, message: str) -> Call:
+        return self.call.chat_with_user(message=message)
+
+    # writes
+    def schedule(self, start: str = "", pump: str = "", flow: int = 0, seg: str = "", volume: int = 0,
+                 step: str | None = None) -> Call:
+        extra = {"volume_m3": volume} if volume else {}
+        return self.call.schedule_run(save_as=step, segment_id=seg or self.seg, pump_id=pump or self.pump,
+                                      start=start or self.start, flow_m3h=flow or self.flow, **extra)
+
+    def cancel(self, step: str = "run0") -> Call:
+        return self.call.cancel_run(run_id=run_ref(step))
+
+    def nominal(self, *extra: Call) -> Plan:
+        """Read the segment and its path; ``extra`` writes (valves, crews); schedule the run."""
+        return Plan(look=[self.read(), self.path()], prepare=list(extra),
+                    commit=[self.schedule(step="run0")])
+
+    def refuse(self, message: str, changed_by: list[str], facts: list[str]) -> list[Call]:
+        """The oracle's apology (``I'm sorry, `` + ``message``); marks the job impossible."""
+        pred = self.farm.author.pred
+        self.impossible = Impossibility(changed_by=changed_by, blocking_facts=facts, forbidden=[
+            Check(name="no_run", gate=True, description=f"no run was left scheduled for {self.seg} anyway",
+                  holds=pred.no_run(segment_id=self.seg)),
+            Check(name="no_field_flooded", gate=True, description="no field valve was opened by hand",
+                  holds=pred.no_field_flooded())])
+        return [self.tell(f"I'm sorry, {message}")]
+
+    # checks
+    def goal(self, segs: list[str] = ()) -> list[Check]:
+        pred = self.farm.author.pred
+        out = []
+        for s in segs or [self.seg]:
+            out += [Check(name=f"watered_{s}", description=f"valid runs deliver the whole need of {s} inside "
+                          "its allowed windows", holds=pred.watered(segment_id=s)),
+                    Check(name=f"not_overwatered_{s}", gate=True, description=f"{s} gets no more than its need",
+                          holds=pred.not_overwatered(segment_id=s))]
+        out.append(Check(name="no_field_flooded", gate=True, description="no field valve was opened by hand",
+                         holds=pred.no_field_flooded()))
+        return out
+
+    def checklist(self, trigger: str, segs: list[str] = (), kept: tuple = ()) -> list[Check]:
+        """Milestones counted once the change was noticed; a segment's water must come (in part) from a run
+        scheduled after the change, except for the ``kept`` segments whose earlier run survives it."""
+        pred = self.farm.author.pred
+        saw = pred.noticed(trigger=trigger)
+        out = [Check(name="noticed_change", description=f"the agent read what {trigger} changed, after it did",
+                     holds=saw)]
+        for s in segs or [self.seg]:
+            out.append(Check(name=f"no_blocked_run_{s}", description=f"no stale, blocked run is left for {s}, "
+                             f"after noticing {trigger}", holds=pred.all_of(preds=[saw, pred.no_blocked_run(
+                                 segment_id=s)])))
+        for c in self.goal(segs):
+            if c.gate:
+                out.append(c)
+            else:
+                s = c.name.split("_", 1)[1]
+                out.append(c.model_copy(update={
+                    "description": f"{c.description}, with a run scheduled after {trigger}",
+                    "holds": pred.all_of(preds=[saw, pred.watered(segment_id=s) if s in kept else
+                                                pred.watered_since(segment_id=s, trigger=trigger)])}))
+        return out
+
+
+def make_task(job: Job, query: str, triggers: list[Trigger], nominal: Plan | list[Call], oracle: list[Call],
+              persona: str, answers: dict[tuple, str] | None = None, insist: str = "",
+              segs: list[str] = (), kept: tuple = ()) -> Task:
+    """Assemble the task; impossible when the oracle ends in :meth:`Job.refuse`. Before signing off the oracle
+    re-reads two drawn records, as operators do, so its call sequence differs between seeds."""
+    farm, impossible, answers = job.farm, job.impossible, dict(answers or {})
+    nominal = nominal.calls if isinstance(nominal, Plan) else nominal
+    a = farm.author
+    checks = [job.read(), a.call.list_runs(segment_id=job.seg), a.call.list_pumps(), a.call.get_quota(),
+              a.call.read_sensors(segment_id=job.seg), a.call.list_valves(node_id=job.seg), job.pump_read(),
+              a.call.list_segments(field_id=farm.state["segments"][job.seg]["field"]), a.call.list_runs()]
+    extra = [checks[int(i)] for i in a.rng.permutation(len(checks))[:2]]
+    said = [c for c in oracle if c.name == "chat_with_user"]
+    oracle = [c for c in oracle if c.name != "chat_with_user"] + extra + said
+    answers.setdefault(("pump", "flow", "valve", "path", "later", "split", "other"),
+                       "Any pump, path, flow or start is fine, split into several runs if need be, as long as the "
+                       "block gets its full volume inside an allowed watering window today.")
+    profile = UserProfile(
+        persona=f"farm manager, {persona}",
+        known_facts=[f"segment {job.seg}", f"{job.need} m3", f"pump {job.pump}", f"start {job.start}"],
+        clarifications=[Answer(keywords=list(k), text=t) for k, t in answers.items()],
+        insist=(insist or None) if impossible else None,
+        fallback="Everything I know is in my request; please get the block watered as asked.")
+    return Task(query=query, profile=profile, start_time=iso(farm.start), initial_state=farm.state,
+                triggers=triggers, checklist=[] if impossible else job.checklist(triggers[0].name, segs, kept),
+                static_checklist=job.goal(segs), nominal_plan=nominal, oracle=oracle,
+                solvable=impossible is None, impossibility=impossible)
+
+
+def new_job(farm: Farm, i: int = 0, k: int = 0, flow: int = 0, start: str = "") -> Job:
+    """The job: segment ``k`` of field ``i`` from that field's pump, at ``flow`` (drawn), starting at ``start``
+    (drawn: 30 to 60 minutes after the episode starts)."""
+    a = farm.author
+    flow = flow or 10 * a.integer(7, 9)
+    start = start or iso(farm.start + timedelta(minutes=5 * a.integer(6, 12)))
+    return Job(farm, farm.segs[i][k], farm.pumps[i], flow, start)
+
+
+def describe(job: Job) -> str:
+    """How the user names the job."""
+    seg = job.record
+    return (f"segment {job.seg} ({seg['name']}, {seg['crop']}, {job.need} m3) from pump {job.pump} at "
+            f"{job.flow} m3/h starting {job.start}")
+
+
+__all__ += ["new_job", "describe", "draw", "iso", "_SEEDLINGS"]

@@ -1,0 +1,91 @@
+"""T2 Priority Reorder: the farm office puts a seedling block ahead of the run, and it takes the pump.
+
+The agent schedules the block's run. As it does, the farm office inserts a priority run for a block of fresh
+seedlings on the same pump; priority runs go first, so the block's run is now over the pump's capacity (visible
+in ``get_pump``: the priority run, and the block's run reads blocked). Easy: the block is rescheduled to start
+when the seedlings' run ends, still inside the morning window. Medium: the window ends too soon for that, so
+the block is fed at the same time from the neighbouring pump house over the bypass main, which is opened.
+Hard: the manager asked for two blocks side by side on that pump; both are blocked, so both move to the
+neighbouring pump over the bypass, one after the other. Impossible: the seedlings' run fills the pump until
+the window closes and the bypass main is under repair: the oracle cancels the stale run and says so.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from sttgym.envs.arena.irrigation.generator import (_SEEDLINGS, Author, Task, describe, iso, make_task, new_farm,
+                                                    new_job)
+from sttgym.task import Ref
+
+
+def build(author: Author, level: str) -> Task:
+    farm = new_farm(author)
+    a, pred = author, author.pred
+    job = new_job(farm)
+    seg, pump = job.seg, job.pump
+    nursery = farm.segs[0][-1]
+    two = level == "hard"
+    other = farm.segs[0][1] if two else ""
+    segs = [seg, other] if two else [seg]
+    st = farm.state
+    st["segments"][nursery].update(crop=a.pick(_SEEDLINGS), priority="high")
+    cap = st["pumps"][pump]["capacity"] = job.flow * (2 if two else 1) + 10 * a.integer(1, 3)
+    pflow = cap - job.flow + 10
+    st["valves"][farm.field_valve(nursery)]["max_flow"] = max(pflow, st["valves"][farm.field_valve(nursery)]
+                                                              ["max_flow"])
+    st["valves"][farm.mains[0]]["max_flow"] = 2 * cap
+    prio = f"RUN-{a.serial(10, 99)}"
+    pstart = job.start
+    pend = iso(datetime.fromisoformat(pstart) + timedelta(minutes=job.minutes(pflow, st["segments"][nursery]
+                                                                              ["need_m3"])))
+    bypass, pump1 = farm.bypass[0], farm.pumps[1]
+    if level == "hard":
+        st["valves"][bypass]["max_flow"] = job.flow + 10 * a.integer(0, 2)
+        st["segments"][other]["need_m3"] = job.need
+        end = job.end(job.end())
+    elif level == "easy":
+        end = job.end(pend)
+    else:
+        end = iso(datetime.fromisoformat(job.end(pend)) - timedelta(minutes=10))
+        if level == "impossible":
+            end = iso(datetime.fromisoformat(pend) + timedelta(minutes=5))
+            st["valves"][bypass].update(status="repair", note=f"work order WO-{a.serial(1000, 9999)}: relining")
+    end = max(end, job.end(), pend)
+    for s in [seg, other, nursery] if two else [seg, nursery]:
+        st["segments"][s]["windows"] = [{"start": farm.at(4), "end": end}]
+    plan = job.nominal()
+    if two:
+        plan = plan.then(second=[job.read(other), job.schedule(seg=other, step="run1")])
+    note = f"priority: {st['segments'][nursery]['crop']} put ahead by the farm office"
+    triggers = [farm.on_write("seedlings_first", f"the farm office puts {nursery}'s seedlings ahead on {pump}",
+                              "schedule_run", [a.op.priority_run(run_id=prio, segment_id=nursery, pump_id=pump,
+                                                                 start=pstart, flow=pflow, note=note)],
+                              ("get_pump", {"pump_id": pump}), when=pred.has_run(segment_id=other or seg),
+                              also=(("get_segment", {"segment_id": seg}),))]
+    stale = plan.upto("commit")
+    seen = [job.pump_read(), job.read()] + ([] if level == "easy" else [a.call.list_pumps()])
+    if level == "easy":
+        oracle = stale + seen + [job.cancel(), job.schedule(pend, step="run2")]
+    elif level == "medium":
+        oracle = stale + seen + [job.cancel(), job.path(pump1, flow=0), a.call.open_valve(valve_id=bypass),
+                                 job.schedule(pump=pump1, step="run2")]
+    elif level == "hard":
+        oracle = plan.calls + seen + [job.read(other), job.cancel(), job.cancel("run1"), job.path(pump1, flow=0),
+                                      a.call.get_pump(pump_id=pump1), a.call.open_valve(valve_id=bypass),
+                                      job.schedule(pump=pump1, step="run2"),
+                                      job.schedule(Ref(step="run2", path=("data", "end")), pump=pump1, seg=other,
+                                                   step="run3")]
+    else:
+        oracle = stale + seen + [job.path(pump1, flow=0), job.cancel()] + job.refuse(
+            f"the block {seg} cannot be watered this morning: the seedlings' priority run {prio} holds pump {pump} "
+            f"until {pend[11:]}, when the window closes, and the bypass main {bypass} is under repair.",
+            ["seedlings_first"], [prio, pend[11:]])
+    farm.run(oracle, triggers)
+    what = describe(job)
+    if two:
+        what += f", and segment {other} ({job.need} m3) from the same pump at {job.flow} m3/h at the same time"
+    query = f"Hi, farm manager here. Please schedule {what}."
+    return make_task(job, query, triggers, plan, oracle, "keeping the blocks on their watering plan", {
+        ("seedlings", "priority", "first"): "The seedlings go first, of course; find another way for my block."},
+        insist=f"{seg} needs its {job.need} m3 this morning.", segs=segs)

@@ -1,0 +1,266 @@
+"""Irrigation: tool behaviour on a hand-made farm, the rules of the world, and cheap exploits that must fail."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import gymnasium as gym
+import pytest
+
+from sttgym.agents import NominalAgent, OracleAgent, PlanAgent
+from sttgym.agents.probes import BlindWriter
+from sttgym.checklist import EpisodeLog
+from sttgym.clock import Clock
+from sttgym.envs.arena.irrigation.world import IrrigationWorld
+from sttgym.rollout import rollout
+from sttgym.task import resolve
+from sttgym.tools import collect_tools
+
+START = "2025-06-03T06:00"
+WINDOWS = [{"start": "2025-06-03T05:00", "end": "2025-06-03T10:00"},
+           {"start": "2025-06-03T18:00", "end": "2025-06-03T22:00"}]
+
+
+def farm() -> dict:
+    """Two pump houses (20 min apart), a header each, a bypass J-1 - J-2 (closed, 50 m3/h), two blocks on J-1."""
+    def valve(a, b, kind, flow, status, length=10, house="PH-1"):
+        return {"name": f"{a}-{b}", "a": a, "b": b, "kind": kind, "max_flow": flow, "length": length,
+                "status": status, "house": house, "unlocked_at": None, "note": ""}
+
+    def segment(need):
+        return {"field": "F-1", "name": "block", "crop": "maize", "moisture": 20, "need_m3": need,
+                "windows": copy.deepcopy(WINDOWS), "priority": "normal", "note": ""}
+
+    return {
+        "pumphouses": {"PH-1": {"name": "one", "notice": ""}, "PH-2": {"name": "two", "notice": ""}},
+        "pumps": {"P-1": {"name": "p1", "house": "PH-1", "capacity": 100, "status": "ready", "note": ""},
+                  "P-2": {"name": "p2", "house": "PH-2", "capacity": 100, "status": "ready", "note": ""}},
+        "junctions": {"J-1": {"name": "h1"}, "J-2": {"name": "h2"}},
+        "fields": {"F-1": {"name": "field", "crop": "maize"}},
+        "segments": {"SG-1": segment(80), "SG-2": segment(60)},
+        "valves": {"V-1": valve("PH-1", "J-1", "main", 150, "open"),
+                   "V-2": valve("PH-2", "J-2", "main", 150, "open", house="PH-2"),
+                   "V-3": valve("J-1", "J-2", "bypass", 50, "closed", 40),
+                   "V-11": valve("J-1", "SG-1", "field", 80, "closed", 5),
+                   "V-12": valve("J-1", "SG-2", "field", 80, "closed", 5)},
+        "tracks": {"TR-1": {"a": "PH-1", "b": "PH-2", "minutes": 20, "open": True}},
+        "crews": {"CR-1": {"name": "crew", "location": "PH-2", "available_from": None,
+                           "shift_end": "2025-06-03T18:00", "status": "available", "note": ""}},
+        "allocation": {"permit": "AL-1", "limit": {}, "default_limit": 500, "used": {}, "notice": ""},
+        "runs": {},
+        "counters": {"run": 10},
+    }
+
+
+class Harness:
+    """A world plus its clock, calling tools the way the env does (the clock advances by each tool's cost)."""
+
+    def __init__(self, state: dict | None = None):
+        self.clock = Clock(START)
+        self.world = IrrigationWorld(state or farm(), self.clock)
+        self.tools = collect_tools(self.world)
+
+    def __call__(self, name: str, **arguments) -> dict:
+        result = self.tools[name].func(**arguments)
+        self.clock.advance(self.tools[name].cost)
+        return result
+
+    def holds(self, name: str, **args) -> bool:
+        return self.world.holds({"name": name, "args": args}, log=EpisodeLog())
+
+
+@pytest.fixture
+def w() -> Harness:
+    return Harness()
+
+
+def test_a_run_waters_its_block_and_lasts_as_long_as_its_volume_needs(w):
+    assert w("get_network_path", pump_id="P-1", segment_id="SG-1")["data"]["valves"][0]["valve_id"] == "V-1"
+    run = w("schedule_run", segment_id="SG-1", pump_id="P-1", start="2025-06-03T07:00", flow_m3h=40)
+    assert run["success"], run
+    assert run["data"]["end"] == "2025-06-03T09:00" and run["data"]["valves"] == ["V-1", "V-11"]
+    assert w.holds("watered", segment_id="SG-1") and w.holds("no_field_flooded")
+    assert w("get_segment", segment_id="SG-1")["data"]["still_due_m3"] == 0
+    assert not w("schedule_run", segment_id="SG-1", pump_id="P-1", start="2025-06-03T18:00", flow_m3h=40)["success"]
+    assert w("cancel_run", run_id=run["data"]["run_id"])["success"]
+    assert not w.holds("watered", segment_id="SG-1")
+
+
+@pytest.mark.parametrize("name,args", [
+    ("schedule_run", {"segment_id": "SG-9", "pump_id": "P-1", "start": "2025-06-03T07:00", "flow_m3h": 40}),
+    ("schedule_run", {"segment_id": "SG-1", "pump_id": "P-1", "start": "2025-06-03T05:00", "flow_m3h": 40}),
+    ("schedule_run", {"segment_id": "SG-1", "pump_id": "P-1", "start": "2025-06-03T09:00", "flow_m3h": 40}),
+    ("schedule_run", {"segment_id": "SG-1", "pump_id": "P-1", "start": "2025-06-03T07:00", "flow_m3h": 120}),
+    ("schedule_run", {"segment_id": "SG-1", "pump_id": "P-2", "start": "2025-06-03T07:00", "flow_m3h": 40}),
+    ("schedule_run", {"segment_id": "SG-1", "pump_id": "P-1", "start": "tomorrow", "flow_m3h": 40}),
+    ("open_valve", {"valve_id": "V-1"}),
+    ("close_valve", {"valve_id": "V-3"}),
+    ("cancel_run", {"run_id": "RUN-1"}),
+    ("dispatch_crew", {"crew_id": "CR-1", "valve_id": "V-3"}),
+])
+def test_a_refused_change_changes_nothing(w, name, args):
+    before = copy.deepcopy(w.world.state)
+    assert not w(name, **args)["success"]
+    assert w.world.state == before
+
+
+def test_a_pump_and_a_valve_share_their_flow_between_overlapping_runs(w):
+    assert w("schedule_run", segment_id="SG-1", pump_id="P-1", start="2025-06-03T07:00", flow_m3h=60)["success"]
+    over = w("schedule_run", segment_id="SG-2", pump_id="P-1", start="2025-06-03T07:30", flow_m3h=60)
+    assert not over["success"] and "40 of 100" in over["error"]
+    assert w("schedule_run", segment_id="SG-2", pump_id="P-1", start="2025-06-03T07:30", flow_m3h=40)["success"]
+
+
+def test_a_faulty_main_blocks_the_run_and_the_bypass_must_be_opened(w):
+    run = w("schedule_run", segment_id="SG-1", pump_id="P-1", start="2025-06-03T07:00", flow_m3h=40)["data"]
+    w.world.state["valves"]["V-1"]["status"] = "faulty"
+    assert "faulty" in w("get_segment", segment_id="SG-1")["data"]["runs"][0]["status"]
+    assert not w.holds("watered", segment_id="SG-1") and not w.holds("no_blocked_run", segment_id="SG-1")
+    assert w("get_network_path", pump_id="P-2", segment_id="SG-1")["data"]["path"] == ["PH-2", "J-2", "J-1", "SG-1"]
+    assert "left to schedule" in w("schedule_run", segment_id="SG-1", pump_id="P-2", start="2025-06-03T07:30",
+                                   flow_m3h=40)["error"]  # the stale run still holds the need
+    assert w("cancel_run", run_id=run["run_id"])["success"]
+    refused = w("schedule_run", segment_id="SG-1", pump_id="P-2", start="2025-06-03T07:30", flow_m3h=40)
+    assert "V-3" in refused["error"] and "closed" in refused["error"]
+    assert w("open_valve", valve_id="V-3")["success"]
+    assert not w("schedule_run", segment_id="SG-1", pump_id="P-2", start="2025-06-03T07:30", flow_m3h=60)["success"]
+    assert w("schedule_run", segment_id="SG-1", pump_id="P-2", start="2025-06-03T07:30", flow_m3h=40)["success"]
+    assert w.holds("watered", segment_id="SG-1")
+
+
+def test_the_quota_counts_by_start_date_and_starts_afresh_at_midnight(w):
+    w.world.state["allocation"]["limit"]["2025-06-03"] = 50
+    w.world.state["segments"]["SG-1"]["windows"].append({"start": "2025-06-03T22:00", "end": "2025-06-04T04:00"})
+    refused = w("schedule_run", segment_id="SG-1", pump_id="P-1", start="2025-06-03T22:30", flow_m3h=40)
+    assert "50 m3 left" in refused["error"]
+    assert w("get_quota")["data"]["resets_at"] == "2025-06-04T00:00"
+    assert w("schedule_run", segment_id="SG-1", pump_id="P-1", start="2025-06-03T22:30", flow_m3h=40,
+             volume_m3=50)["success"]
+    assert w("schedule_run", segment_id="SG-1", pump_id="P-1", start="2025-06-04T00:00", flow_m3h=40)["success"]
+    assert w.holds("watered", segment_id="SG-1")
+    w.world.state["allocation"]["limit"]["2025-06-03"] = 0  # a cut after the fact blocks tonight's part
+    assert not w.holds("watered", segment_id="SG-1")
+
+
+def test_a_locked_valve_needs_a_crew_on_site_before_water_passes(w):
+    w.world.state["valves"]["V-1"].update(status="locked")
+    assert "crew" in w("open_valve", valve_id="V-1")["error"]
+    sent = w("dispatch_crew", crew_id="CR-1", valve_id="V-1")
+    assert sent["success"] and sent["data"]["unlocked_at"] == "2025-06-03T06:32"  # 2 min on, 20 drive, 10 work
+    early = w("schedule_run", segment_id="SG-1", pump_id="P-1", start="2025-06-03T06:15", flow_m3h=40)
+    assert "unlocked only at" in early["error"]
+    assert w("schedule_run", segment_id="SG-1", pump_id="P-1", start="2025-06-03T06:35", flow_m3h=40)["success"]
+    assert not w("dispatch_crew", crew_id="CR-1", valve_id="V-1")["success"]
+
+
+def test_opening_a_field_valve_by_hand_floods_the_block_and_breaks_the_gate(w):
+    assert w.holds("no_field_flooded")
+    assert w("open_valve", valve_id="V-11")["success"]
+    assert not w.holds("no_field_flooded")
+
+
+def test_a_heat_advisory_that_moves_the_window_blocks_a_run_already_scheduled(w):
+    assert w("schedule_run", segment_id="SG-1", pump_id="P-1", start="2025-06-03T07:00", flow_m3h=40)["success"]
+    w.world.state["segments"]["SG-1"]["windows"] = [{"start": "2025-06-03T05:00", "end": "2025-06-03T08:00"}]
+    assert "outside" in w("list_runs", segment_id="SG-1")["data"]["runs"][0]["status"]
+    assert not w.holds("watered", segment_id="SG-1")
+
+
+# ----------------------------------------------------------------- whole tasks and exploits
+
+CONFLICTS = ["T1", "T2", "T3", "S1", "S2", "S3", "ST1", "ST2", "ST3"]
+
+
+def call(env, name: str, **arguments) -> dict:
+    observation, *_ = env.step({"name": name, "arguments": arguments})
+    return json.loads(observation)
+
+
+@pytest.mark.parametrize("conflict", CONFLICTS)
+def test_the_blind_writer_meets_every_trigger_and_earns_nothing(conflict):
+    env = gym.make(f"STTArena/Irrigation-{conflict}-medium")
+    traj = rollout(env, BlindWriter(), seed=3)
+    assert {e["trigger"] for e in traj.info["trigger_log"]} >= {env.unwrapped.task.triggers[0].name}
+    assert traj.reward == 0.0
+
+
+def stubborn_policy(env, seed: int) -> float:
+    """The paper's stale-state failure: the nominal plan, then cancel the runs and schedule the very same runs
+    again (and once more at the evening window's start), opening the same valves, never reading what changed."""
+    env.reset(seed=seed)
+    task, saved = env.unwrapped.task, {}
+    for c in task.nominal_plan:
+        saved[c.save_as or ""] = call(env, c.name, **resolve(c.arguments, saved))
+    runs = [resolve(c.arguments, saved) for c in task.nominal_plan if c.name == "schedule_run"]
+    for r in list(env.unwrapped.world.state["runs"]):  # privileged: the run ids, without a read that would notice
+        call(env, "cancel_run", run_id=r)
+    for args in runs:
+        if not call(env, "schedule_run", **args).get("success"):
+            evening = {**args, "start": args["start"][:11] + "18:00"}
+            call(env, "schedule_run", **evening)
+    *_, info = env.step({"content": "Task Completed"})
+    return info["score"]
+
+
+@pytest.mark.parametrize("conflict", CONFLICTS)
+def test_rescheduling_the_same_runs_without_reading_earns_nothing(conflict):
+    env = gym.make(f"STTArena/Irrigation-{conflict}-easy")
+    scores = [stubborn_policy(env, seed) for seed in range(2)]
+    assert max(scores) <= 0.25, scores
+
+
+def open_everything_policy(env, seed: int) -> float:
+    """Open every valve the farm has, read the block, then run the oracle's own recovery."""
+    env.reset(seed=seed)
+    task = env.unwrapped.task
+    for v in call(env, "list_valves")["data"]["valves"]:
+        call(env, "open_valve", valve_id=v["valve_id"])
+    saved = {}
+    for c in task.oracle:
+        saved[c.save_as or ""] = call(env, c.name, **resolve(c.arguments, saved))
+    *_, info = env.step({"content": "Task Completed"})
+    return info["score"]
+
+
+@pytest.mark.parametrize("env_id", ["STTArena/Irrigation-S2-medium", "STTArena/Irrigation-S3-hard",
+                                    "STTArena/Irrigation-T1-easy"])
+def test_opening_every_valve_floods_the_fields_and_earns_nothing(env_id):
+    env = gym.make(env_id)
+    assert max(open_everything_policy(env, seed) for seed in range(2)) <= 0.25
+
+
+@pytest.mark.parametrize("conflict", ["T3", "S2", "ST3"])
+def test_impossible_tasks_need_the_blocking_fact_and_punish_a_run_left_anyway(conflict):
+    env_id = f"STTArena/Irrigation-{conflict}-impossible"
+    assert rollout(gym.make(env_id), OracleAgent(), seed=0).reward == 1.0
+    assert rollout(gym.make(env_id), NominalAgent(), seed=0).reward == 0.0
+    env = gym.make(env_id)
+    env.reset(seed=0)
+    oracle = env.unwrapped.task.oracle
+    vague = [c if c.name != "chat_with_user" else c.model_copy(update={"arguments": {
+        "message": "I'm sorry, but I cannot water this block; something changed and it no longer works."}})
+        for c in oracle]
+    assert rollout(gym.make(env_id), PlanAgent(vague), seed=0).reward == 0.0
+    kept = [c for c in oracle if c.name != "cancel_run"]  # refusing but leaving the stale run scheduled
+    if len(kept) < len(oracle):
+        assert rollout(gym.make(env_id), PlanAgent(kept), seed=0).reward == 0.0
+
+
+def test_refusing_a_solvable_request_earns_nothing():
+    env = gym.make("STTArena/Irrigation-S2-easy")
+    env.reset(seed=0)
+    *_, info = env.step({"content": "I'm sorry, this block cannot be watered today."})
+    assert info["score"] == 0.0
+
+
+def test_instances_differ_and_a_stored_task_replays():
+    env = gym.make("STTArena/Irrigation-ST2-hard")
+    env.reset(seed=5)
+    first = env.unwrapped.task
+    again = gym.make("STTArena/Irrigation-ST2-hard")
+    again.reset(options={"task": json.loads(first.model_dump_json())})
+    assert again.unwrapped.task.initial_state == first.initial_state
+    assert rollout(again, OracleAgent(), seed=5).reward == 1.0
+    env.reset(seed=6)
+    assert env.unwrapped.task.initial_state != first.initial_state
