@@ -24,7 +24,7 @@ import numpy as np
 
 from sttgym.checklist import EpisodeLog
 from sttgym.clock import Clock, format_time
-from sttgym.tools import ToolSpec, argument_problem, collect_tools, signature_text
+from sttgym.tools import ToolSpec, argument_problem, collect_tools, per_class, signature_text
 from sttgym.task import Call, Ref, resolve
 from sttgym.triggers import Context, Trigger
 from sttgym.user import UserChannel
@@ -38,12 +38,8 @@ SPLITS = ("benchmark", "train")
 
 def tool_specs(world: type[World]) -> dict[str, ToolSpec]:
     """The agent-facing tools of a world class (its own and ``chat_with_user``), by name."""
-    cache = world.__dict__.get("_tool_spec_cache")
-    if cache is None:
-        cache = collect_tools(world({}, Clock("2000-01-01T00:00")))
-        cache.update(collect_tools(UserChannel(None, None)))
-        setattr(world, "_tool_spec_cache", cache)
-    return cache
+    return per_class(world, "tool_specs", lambda: {**collect_tools(world({}, Clock("2000-01-01T00:00"))),
+                                                   **collect_tools(UserChannel(None, None))})
 
 
 class _Calls:

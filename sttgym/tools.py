@@ -80,14 +80,26 @@ def collect_tools(obj: Any) -> dict[str, ToolSpec]:
             for name, (description, params, marks) in _described(type(obj)).items()}
 
 
-def _described(cls: type) -> dict[str, tuple[str, dict, dict]]:
-    # Schemas depend only on the class; parsing hints and docstrings on every reset was most of its cost.
-    cache = cls.__dict__.get("_tool_descriptions")
+def per_class(cls: type, key: str, build: Callable[[], Any]) -> Any:
+    """``build()``, computed once per class and kept on the class itself (its own, not a parent's).
+
+    The engine's only cache: tool schemas, predicate and operation signatures and an authoring
+    kit's tool specs depend on the class alone, and rebuilding them on every reset and ``gym.make``
+    was most of their cost.
+    """
+    cache = cls.__dict__.get("_sttgym_per_class")
     if cache is None:
-        cache = {name: (*_describe(member), member.__sttgym_tool__) for name, member in inspect.getmembers(cls)
-                 if getattr(member, "__sttgym_tool__", None) is not None}
-        setattr(cls, "_tool_descriptions", cache)
-    return cache
+        cache = {}
+        setattr(cls, "_sttgym_per_class", cache)
+    if key not in cache:
+        cache[key] = build()
+    return cache[key]
+
+
+def _described(cls: type) -> dict[str, tuple[str, dict, dict]]:
+    return per_class(cls, "tools", lambda: {
+        name: (*_describe(member), member.__sttgym_tool__) for name, member in inspect.getmembers(cls)
+        if getattr(member, "__sttgym_tool__", None) is not None})
 
 
 # --------------------------------------------------------------------------- schema

@@ -19,6 +19,7 @@ import inspect
 from typing import TYPE_CHECKING, Any, Callable, ClassVar
 
 from sttgym.clock import Clock, parse_time
+from sttgym.tools import per_class
 
 if TYPE_CHECKING:
     from sttgym.schema import Op, Pred
@@ -44,14 +45,8 @@ _INJECTED = ("ctx", "log")
 
 
 def _marked(cls: type, mark: str) -> dict[str, inspect.Signature]:
-    cache = cls.__dict__.get("_marked_cache")
-    if cache is None:
-        cache = {}
-        setattr(cls, "_marked_cache", cache)
-    if mark not in cache:
-        cache[mark] = {name: inspect.signature(member) for name, member in inspect.getmembers(cls)
-                       if getattr(member, mark, False)}
-    return cache[mark]
+    return per_class(cls, mark, lambda: {name: inspect.signature(member) for name, member in inspect.getmembers(cls)
+                                         if getattr(member, mark, False)})
 
 
 def predicates_of(cls: type) -> dict[str, inspect.Signature]:
