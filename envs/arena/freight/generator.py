@@ -261,7 +261,7 @@ class Job:
     def tell(self, message: str) -> Call:
         return self.call.chat_with_user(message=message)
 
-    def nominal(self, skip: int = 0) -> Plan:
+    def nominal(self, skip: int = 1) -> Plan:
         """The plain plan: read the consignment, the crossing's rules and slots and the terminal's trucks; file
         the declaration, book the slot, assign the truck, dispatch. Picks the slot the request names: the first
         the plan can use without dynamics."""
