@@ -388,5 +388,6 @@ class Job:
                     impossibility=impossible)
 
 
-def new_job(author: Author) -> Job:
-    return Job(author)
+def new_job(author: Author, round_clock: bool | None = None) -> Job:
+    """A drawn network and consignment; ``round_clock``: every crossing open day and night (None: drawn)."""
+    return Job(author, round_clock)
