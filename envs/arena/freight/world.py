@@ -594,3 +594,10 @@ class FreightWorld(World):
         for d in self.declarations.values():
             if d["consignment"] == consignment_id and d["status"] == "cleared":
                 d.update(status="held", missing=[document], note=note)
+
+    @operation
+    def void_declarations(self, consignment_id: str, crossing_id: str, note: str) -> None:
+        """The consignment's declarations at ``crossing_id`` are lost (void) and must be lodged again."""
+        for d in self.declarations.values():
+            if d["consignment"] == consignment_id and d["crossing"] == crossing_id and d["status"] != "void":
+                d.update(status="void", note=note)
