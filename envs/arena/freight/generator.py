@@ -18,6 +18,7 @@ tools. :meth:`Job.task` settles the deliver-by time from the runs and assembles 
 
 from __future__ import annotations
 
+import functools
 from datetime import datetime, timedelta
 from typing import Callable
 
@@ -30,7 +31,7 @@ from sttgym.task import Call, Ref, Task
 from sttgym.triggers import Observable, Trigger
 from sttgym.user import Answer, UserProfile
 
-__all__ = ["Author", "Task", "Job", "new_job", "mid"]
+__all__ = ["Author", "Task", "Job", "Redraw", "new_job", "mid", "redrawn"]
 
 _COUNTRIES = ["Valdoria", "Norland", "Estmark", "Corvania", "Altheria", "Brenmoor", "Kestria", "Marovia",
               "Ostrava", "Lumeria", "Sardenia", "Tavrin"]
@@ -52,6 +53,24 @@ _COMMODITIES = ["frozen fish", "vaccines", "steel coils", "fresh berries", "mach
                 "dairy products"]
 DOCS = ["commercial_invoice", "packing_list", "certificate_of_origin", "health_certificate",
         "phytosanitary_certificate"]
+
+
+class Redraw(ValueError):
+    """The drawn network cannot carry the story (no slot makes the plan work): draw another one."""
+
+
+def redrawn(build: Callable[[Author, str], Task]) -> Callable[[Author, str], Task]:
+    """``build``, drawing a fresh network (from the same seeded generator, so still deterministic) while the one
+    drawn cannot carry the story."""
+    @functools.wraps(build)
+    def again(author: Author, level: str) -> Task:
+        for _ in range(7):
+            try:
+                return build(author, level)
+            except Redraw:
+                continue
+        return build(author, level)
+    return again
 
 
 def mid(step: str) -> Ref:
@@ -292,13 +311,13 @@ class Job:
                 if skip <= 0:
                     return slot, calls
                 skip -= 1
-        raise ValueError(f"no slot at {crossing} makes the plan work")
+        raise Redraw(f"no slot at {crossing} makes the plan work")
 
     def arrival(self, calls: list[Call], triggers: list[Trigger] = ()) -> str:
         run = self.run(calls, triggers)
         found = [r["data"]["arrives"] for c, r in zip(calls, run.results) if c.name == "dispatch" and r.get("success")]
         if not found:
-            raise ValueError("the plan dispatches nothing")
+            raise Redraw("the plan dispatches nothing")
         return found[-1]
 
     def on_write(self, name: str, description: str, tool: str, effect: list, shown: tuple,
@@ -324,7 +343,8 @@ class Job:
                   "crossing that admits it, with a cleared declaration (and a valid permit where needed)",
                   holds=pred.all_of(preds=[saw, pred.cleared_to_cross(consignment_id=self.cid)])),
             Check(name="delivered_on_time", description=f"after noticing {trigger}, {self.cid} is dispatched and "
-                  "arrives by its deliver-by time", holds=pred.all_of(preds=[saw, pred.on_time(consignment_id=self.cid)])),
+                  "arrives by its deliver-by time",
+                  holds=pred.all_of(preds=[saw, pred.on_time(consignment_id=self.cid)])),
             Check(name="not_late", gate=True, description=f"no movement of {self.cid} arrives after its deliver-by "
                   "time", holds=pred.not_late(consignment_id=self.cid)),
         ]

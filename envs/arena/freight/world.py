@@ -541,11 +541,12 @@ class FreightWorld(World):
 
     @predicate
     def cleared_to_cross(self, consignment_id: str) -> bool:
-        """The consignment holds a slot (or used it) at a crossing that allows its goods, with a cleared
-        declaration there, and a permit valid in the slot (where one is needed)."""
+        """The consignment holds a slot (or used it) starting by its deliver-by time at a crossing that allows its
+        goods, with a cleared declaration there, and a permit valid in the slot (where one is needed)."""
         c = self.consignments[consignment_id]
+        due = at(c["deliver_by"])
         slots = [s for s in self.slots.values() if s.get("consignment") == consignment_id
-                 and s["status"] in ("booked", "used")]
+                 and s["status"] in ("booked", "used") and at(s["start"]) <= due]
         for s in slots:
             x = self.crossings[s["crossing"]]
             if c["commodity"] in x["banned"] or not self._cleared(consignment_id, s["crossing"]):

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 from sttgym.clock import shift
 
-from sttgym.envs.arena.freight.generator import Author, Task, new_job
+from sttgym.envs.arena.freight.generator import Author, Redraw, Task, new_job, redrawn
 
 
+@redrawn
 def build(author: Author, level: str) -> Task:
     job = new_job(author)
     other = [t for t in job.terminals if t != job.origin]
@@ -62,7 +63,7 @@ def build(author: Author, level: str) -> Task:
                 if level == "easy":
                     calls = stale + steps + [job.assign(truck), job.go()]
                     if not job.succeeds(calls, triggers):
-                        raise ValueError("the booked slot is out of reach")
+                        raise Redraw("the booked slot is out of reach")
                 elif level == "medium":
                     steps += [job.slots(job.main)]
                     calls = job.working(lambda s: stale + steps + [job.book(s), job.assign(truck), job.go()],
@@ -75,10 +76,10 @@ def build(author: Author, level: str) -> Task:
                                         job.second, triggers)[1]
                 found = (site, calls, triggers)
                 break
-            except ValueError:
+            except Redraw:
                 del job.state["trucks"][truck]
         if found is None:
-            raise ValueError("no terminal makes the story work")
+            raise Redraw("no terminal makes the story work")
         site, oracle, triggers = found
         job.settle(oracle, triggers, plan.calls)
     query = job.request(f"Hi, {job.record['shipper']} here; the goods are at {job.origin}.")

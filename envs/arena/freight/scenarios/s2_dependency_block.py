@@ -12,11 +12,12 @@ certificate, and every crossing requires it.
 
 from __future__ import annotations
 
-from sttgym.envs.arena.freight.generator import Author, Task, new_job
+from sttgym.envs.arena.freight.generator import Author, Task, new_job, redrawn
 
 DOC = "certificate_of_origin"
 
 
+@redrawn
 def build(author: Author, level: str) -> Task:
     job = new_job(author)
     for x in ([job.main] if level != "impossible" else job.crossings):

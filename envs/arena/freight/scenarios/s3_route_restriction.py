@@ -12,9 +12,10 @@ Impossible: the rule is regional and bans the goods at every crossing.
 
 from __future__ import annotations
 
-from sttgym.envs.arena.freight.generator import Author, Task, new_job
+from sttgym.envs.arena.freight.generator import Author, Task, new_job, redrawn
 
 
+@redrawn
 def build(author: Author, level: str) -> Task:
     job = new_job(author)
     g = job.commodity

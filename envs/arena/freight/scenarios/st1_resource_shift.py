@@ -14,16 +14,17 @@ from __future__ import annotations
 
 from sttgym.clock import shift
 
-from sttgym.envs.arena.freight.generator import Author, Task, new_job
+from sttgym.envs.arena.freight.generator import Author, Task, new_job, redrawn
 
 
+@redrawn
 def build(author: Author, level: str) -> Task:
     job = new_job(author)
     order = f"PK-{author.serial(1000, 9999)}"
     note = f"pulled to the peak corridor by order {order}"
     other = [t for t in job.terminals if t != job.origin]
     site = other[author.integer(0, len(other) - 1)]
-    spare = job.add_truck(job.origin if level == "easy" else site)
+    spare = job.add_truck(job.origin if level == "easy" else site, shift_hours=16)
     plan = job.nominal()
     stale = plan.upto("assign")
     if level == "easy":

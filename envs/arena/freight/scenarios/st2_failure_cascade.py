@@ -15,9 +15,10 @@ from __future__ import annotations
 
 from sttgym.clock import ceil_to, shift
 
-from sttgym.envs.arena.freight.generator import Author, Task, new_job
+from sttgym.envs.arena.freight.generator import Author, Task, new_job, redrawn
 
 
+@redrawn
 def build(author: Author, level: str) -> Task:
     job = new_job(author)
     spare = job.add_truck(job.origin, shift_hours=16) if level == "hard" else ""

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 from sttgym.clock import floor_to, shift
 
-from sttgym.envs.arena.freight.generator import Author, Task, new_job
+from sttgym.envs.arena.freight.generator import Author, Task, new_job, redrawn
 
 
+@redrawn
 def build(author: Author, level: str) -> Task:
     job = new_job(author)
     g = job.commodity

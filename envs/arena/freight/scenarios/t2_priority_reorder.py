@@ -13,9 +13,10 @@ from __future__ import annotations
 
 from sttgym.clock import shift
 
-from sttgym.envs.arena.freight.generator import Author, Task, new_job
+from sttgym.envs.arena.freight.generator import Author, Task, new_job, redrawn
 
 
+@redrawn
 def build(author: Author, level: str) -> Task:
     job = new_job(author)
     relief = f"CN-{author.serial(10000, 99999)}"

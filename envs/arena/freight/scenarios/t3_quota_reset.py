@@ -16,9 +16,10 @@ from __future__ import annotations
 
 from sttgym.clock import shift
 
-from sttgym.envs.arena.freight.generator import Author, Task, new_job
+from sttgym.envs.arena.freight.generator import Author, Task, new_job, redrawn
 
 
+@redrawn
 def build(author: Author, level: str) -> Task:
     job = new_job(author, round_clock=True)
     g = job.commodity
