@@ -63,7 +63,7 @@ def build(author: Author, level: str) -> Task:
         look += [job.crossings_list(), job.crossing(job.second)]
         pre = []
         if level == "hard":
-            look += [job.crossing(job.third)]
+            look += [job.crossing(job.third), job.route(job.third)]
             pre = [job.apply(alt)]
         look += [job.slots(alt)]
         oracle = job.working(lambda s: stale + look + pre + [job.declare(alt), job.book(s), job.go()], alt,
