@@ -58,7 +58,7 @@ def build(author: Author, level: str) -> Task:
         said, impossible = job.refuse(
             f"{job.cid} cannot arrive in time: first-leg train {first} is delayed and reaches {job.origin} only at "
             f"{late[11:]} on {late[:10]}, after the deliver-by time {job.record['deliver_by'][11:]}.",
-            ["first_leg_late"], [late, first])
+            ["first_leg_late"], [late])
         oracle = stale + [job.read()] + said
     if not impossible:
         job.settle(oracle, triggers, plan.calls)

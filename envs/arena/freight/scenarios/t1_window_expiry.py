@@ -52,9 +52,10 @@ def build(author: Author, level: str) -> Task:
         oracle = stale + look + [job.apply(job.main), job.go()]
     elif level == "impossible":
         said, impossible = job.refuse(
-            f"{job.cid} cannot cross: its permit {held} was curtailed to lapse at {lapse[11:]}, the permit desk at "
+            f"{job.cid} cannot cross: permit authority order {order} curtailed its permit {held} to lapse at "
+            f"{lapse[11:]}, the permit desk at "
             f"{job.main} is suspended until {until}, and the other crossings ban {g}.", ["permit_curtailed"],
-            [lapse, held])
+            [lapse, order])
         oracle = stale + look + [job.crossing(job.main), job.crossings_list(), job.crossing(job.second),
                                  job.crossing(job.third)] + said
     else:

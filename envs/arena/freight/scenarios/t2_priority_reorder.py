@@ -28,7 +28,8 @@ def build(author: Author, level: str) -> Task:
     spare = job.add_truck(job.origin) if level == "hard" else ""
     plan = job.nominal()
     stale = plan.upto("assign")
-    note = f"given to humanitarian consignment {relief}"
+    order = f"RC-{author.serial(1000, 9999)}"
+    note = f"given to humanitarian consignment {relief} by priority order {order}"
     if level == "easy":
         effect = [job.set("slots", job.slot, "status", value="taken"),
                   job.set("slots", job.slot, "consignment", value=relief),
@@ -51,9 +52,9 @@ def build(author: Author, level: str) -> Task:
         oracle = job.working(lambda s: stale + look + [job.book(s), job.go()], job.main, triggers)[1]
     elif level == "impossible":
         said, impossible = job.refuse(
-            f"{job.cid} cannot go: humanitarian consignment {relief} has been given every crossing slot at "
-            f"{', '.join(job.crossings)} until well after the deliver-by time {job.record['deliver_by'][11:]}.",
-            ["relief_priority"], [relief])
+            f"{job.cid} cannot go: priority order {order} gave humanitarian consignment {relief} every crossing "
+            f"slot at {', '.join(job.crossings)} until well after the deliver-by time {job.record['deliver_by'][11:]}.",
+            ["relief_priority"], [order])
         oracle = stale + look + [job.crossings_list(), job.slots(job.second), job.slots(job.third)] + said
     else:
         look += [job.crossings_list(), job.crossing(job.second), job.slots(job.second)]
