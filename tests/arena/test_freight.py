@@ -105,6 +105,13 @@ def test_a_held_declaration_clears_once_the_document_is_reissued_and_the_trip_is
     assert w.world.crossings["BCP-X"]["inspection"]["used"][DAY] == 1  # wine is inspected at X
     assert w.holds("on_time", consignment_id="CN-1") and w.holds("not_late", consignment_id="CN-1")
     assert not w("dispatch", consignment_id="CN-1")["success"]  # already on its way
+    assert not w("confirm_delivery", movement_id="MOV-31")["success"]  # arrives only at 11:20
+    w.clock.advance(120)
+    assert not w("cancel_movement", movement_id="MOV-31")["success"]  # it has left
+    assert w("confirm_delivery", movement_id="MOV-31")["success"]
+    assert w.holds("on_time", consignment_id="CN-1") and w.world.trucks["TRK-1"]["location"] == "DEP-Z"
+    assert w("notify_consignee", consignment_id="CN-1", message="Delivered at 11:20.")["success"]
+    assert w("get_consignment", consignment_id="CN-1")["data"]["notices"][0]["message"] == "Delivered at 11:20."
 
 
 @pytest.mark.parametrize("name,args", [
@@ -121,6 +128,9 @@ def test_a_held_declaration_clears_once_the_document_is_reissued_and_the_trip_is
     ("transload", {"consignment_id": "CN-1", "terminal_id": "TRM-A"}),
     ("dispatch", {"consignment_id": "CN-1"}),
     ("cancel_movement", {"movement_id": "MOV-1"}),
+    ("confirm_delivery", {"movement_id": "MOV-1"}),
+    ("notify_consignee", {"consignment_id": "CN-9", "message": "hello"}),
+    ("notify_consignee", {"consignment_id": "CN-1", "message": "  "}),
 ])
 def test_a_refused_change_changes_nothing(w, name, args):
     before = copy.deepcopy(w.world.state)
@@ -144,6 +154,7 @@ def test_a_ban_refuses_the_declaration_and_the_dispatch(w):
     assert not w.holds("cleared_to_cross", consignment_id="CN-1")
     assert not w("file_declaration", consignment_id="CN-1", crossing_id="BCP-X")["success"]
     assert w("check_route", consignment_id="CN-1", crossing_id="BCP-X")["data"]["rule_problems"]
+    assert "may not cross" in w("get_consignment", consignment_id="CN-1")["data"]["crossing_problems"][0]
 
 
 def test_a_permit_crossing_needs_a_permit_valid_when_the_truck_crosses(w):

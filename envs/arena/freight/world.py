@@ -41,6 +41,7 @@ from sttgym.world import World, operation, predicate
 __all__ = ["FreightWorld", "LOAD_MINUTES", "leg_minutes", "at"]
 
 LOAD_MINUTES = 20  # loading at the terminal before the truck leaves
+LIVE = ("scheduled", "delivered")  # a movement that counts
 
 
 def at(text: Any) -> datetime | None:
@@ -81,7 +82,7 @@ class FreightWorld(World):
         return held[0] if held else None
 
     def _live(self, cid: str) -> list[dict]:
-        return [m for m in self.movements.values() if m["consignment"] == cid and m["status"] == "scheduled"]
+        return [m for m in self.movements.values() if m["consignment"] == cid and m["status"] in LIVE]
 
     def _inspections_left(self, crossing_id: str, day: str) -> int:
         quota = self.crossings[crossing_id]["inspection"]
@@ -136,8 +137,10 @@ class FreightWorld(World):
         perm = [{"permit_id": p, **x} for p, x in sorted(self.permits.items()) if x["consignment"] == cid]
         slot = self._slot_of(cid)
         moves = [{"movement_id": m, **x} for m, x in sorted(self.movements.items()) if x["consignment"] == cid]
+        problems = self._rule_problems(cid, self.slots[slot]["crossing"], at(self.slots[slot]["start"])) \
+            if slot else []
         return {"consignment_id": cid, **c, "slot": slot,
-                "slot_crossing": self.slots[slot]["crossing"] if slot else None,
+                "slot_crossing": self.slots[slot]["crossing"] if slot else None, "crossing_problems": problems,
                 "declarations": decl, "permits": perm, "movements": moves}
 
     # ------------------------------------------------------------------- reads
@@ -504,7 +507,26 @@ class FreightWorld(World):
 
     @tool(mutates=True, cost=5)
     def cancel_movement(self, movement_id: str) -> dict:
-        """Call back a scheduled movement; its truck is assigned again and the slot is lost.
+        """Call back a scheduled movement before it leaves; its truck is assigned again and the slot is lost.
+
+        Args:
+            movement_id: The movement.
+        """
+        m = self.movements.get(movement_id)
+        if m is None:
+            return fail(f"no movement {movement_id!r}")
+        if m["status"] != "scheduled" or at(m["departs"]) <= self._now:
+            return fail(f"movement {movement_id} is {m['status']}" + (
+                "" if m["status"] != "scheduled" else f" and left at {m['departs']}"))
+        m["status"] = "cancelled"
+        self.slots[m["slot"]]["status"] = "cancelled"
+        if m["truck"] in self.trucks:
+            self.trucks[m["truck"]]["status"] = "assigned"
+        return ok(message=f"{movement_id} cancelled")
+
+    @tool(mutates=True, cost=2)
+    def confirm_delivery(self, movement_id: str) -> dict:
+        """Confirm that a movement reached the consignee; possible once its arrival time has come.
 
         Args:
             movement_id: The movement.
@@ -514,11 +536,29 @@ class FreightWorld(World):
             return fail(f"no movement {movement_id!r}")
         if m["status"] != "scheduled":
             return fail(f"movement {movement_id} is {m['status']}")
-        m["status"] = "cancelled"
-        self.slots[m["slot"]]["status"] = "cancelled"
+        if at(m["arrives"]) > self._now:
+            return fail(f"movement {movement_id} arrives only at {m['arrives']}")
+        m["status"] = "delivered"
         if m["truck"] in self.trucks:
-            self.trucks[m["truck"]]["status"] = "assigned"
-        return ok(message=f"{movement_id} cancelled")
+            self.trucks[m["truck"]].update(status="available", consignment=None,
+                                           location=self.consignments[m["consignment"]]["destination"])
+        return ok(message=f"{movement_id} delivered")
+
+    @tool(mutates=True, cost=2)
+    def notify_consignee(self, consignment_id: str, message: str) -> dict:
+        """Send the consignee a message about their consignment (kept on the consignment's record).
+
+        Args:
+            consignment_id: The consignment.
+            message: What to tell the consignee.
+        """
+        c = self.consignments.get(consignment_id)
+        if c is None:
+            return fail(f"no consignment {consignment_id!r}")
+        if not message.strip() or len(message) > 2000:
+            return fail("the message must be 1 to 2000 characters")
+        c["notices"] = c.get("notices", []) + [{"at": self.now, "message": message}]
+        return ok(message=f"{c['consignee']} notified")
 
     # ----------------------------------------------------------- predicates
 

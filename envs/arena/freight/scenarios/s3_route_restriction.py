@@ -35,7 +35,8 @@ def build(author: Author, level: str) -> Task:
                                             job.set("crossings", x, "notice", value=notice))]
     triggers = [job.on_write("customs_rule", f"customs bans {g} at {', '.join(closed)} as the truck is assigned",
                              "assign_truck", effect, ("get_crossing", {"crossing_id": job.main}),
-                             also=(("check_route", {"consignment_id": job.cid, "crossing_id": job.main}),))]
+                             also=(("check_route", {"consignment_id": job.cid, "crossing_id": job.main}),
+                                   ("get_consignment", {"consignment_id": job.cid})))]
     look = [job.crossing(job.main), job.crossings_list(), job.crossing(job.second)]
     impossible = None
     if level == "impossible":

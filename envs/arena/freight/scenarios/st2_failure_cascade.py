@@ -47,7 +47,7 @@ def build(author: Author, level: str) -> Task:
                                            by="", note=f"diverted traffic from {job.main}"))
     triggers = [job.on_write("system_outage", f"outage {outage} at {', '.join(down)} as the truck is assigned",
                              "assign_truck", effect, ("get_crossing", {"crossing_id": job.main}),
-                             also=(("list_crossings", {}),))]
+                             also=(("list_crossings", {}), ("get_consignment", {"consignment_id": job.cid})))]
     if level == "medium":
         triggers.append(job.author.check_trigger(triggers[0].model_copy(update=dict(
             name="declarations_lost", description=f"the outage loses {job.cid}'s declarations at {job.main}",

@@ -44,7 +44,8 @@ def build(author: Author, level: str) -> Task:
                            f"{today}; they resume at {resume}")]
     triggers = [job.on_write("inspection_surge", f"surge {surge} uses up the inspection quota at {', '.join(hit)}",
                              "assign_truck", effect, ("get_crossing", {"crossing_id": job.main}),
-                             also=(("check_route", {"consignment_id": job.cid, "crossing_id": job.main}),))]
+                             also=(("check_route", {"consignment_id": job.cid, "crossing_id": job.main}),
+                                   ("get_consignment", {"consignment_id": job.cid})))]
     look = [job.crossing(job.main), job.read()]
     impossible = None
     if level == "easy":
