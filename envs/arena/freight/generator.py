@@ -1,0 +1,413 @@
+"""The seeded corridor network every Freight scenario specialises, and the pieces the stories share.
+
+:func:`new_job` draws two countries (an export side and an import side), three or four terminals and
+an inland depot on the export side, two or three depots and terminals on the import side and three
+border crossings, each joined to one or two sites on either side by roads whose links and minutes are
+drawn. Crossings get opening hours, a queue, customs rules (banned goods, required documents, a daily
+inspection quota), hourly crossing slots for the next day and a half (some already taken by other
+forwarders), and a permit desk. Carriers' trucks stand at the terminals; background consignments wait
+at them too.
+
+The scenario's consignment waits at a drawn export terminal with the one truck the request names;
+the crossings are ranked by the trip through them (``main`` the fastest, then ``second`` and
+``third``). :class:`Job` writes the plan steps (the nominal file-book-assign-dispatch plan and the
+usual fixes), the checklist every feasible story shares, the refusal of an impossible one and the
+trials that find the first slot a plan can really use (:meth:`Job.working`), measured with the real
+tools. :meth:`Job.task` settles the deliver-by time from the runs and assembles the task.
+"""
+
+from __future__ import annotations
+
+import functools
+from datetime import datetime, timedelta
+from typing import Callable
+
+from sttgym.authoring import Author, Plan
+from sttgym.checklist import Check
+from sttgym.clock import ceil_to, format_time, shift
+from sttgym.envs.arena.freight.world import leg_minutes
+from sttgym.judge import Impossibility
+from sttgym.task import Call, Ref, Task
+from sttgym.triggers import Observable, Trigger
+from sttgym.user import Answer, UserProfile
+
+__all__ = ["Author", "Task", "Job", "Redraw", "new_job", "mid", "redrawn"]
+
+_COUNTRIES = ["Valdoria", "Norland", "Estmark", "Corvania", "Altheria", "Brenmoor", "Kestria", "Marovia",
+              "Ostrava", "Lumeria", "Sardenia", "Tavrin"]
+_TOWNS = ["Ashby", "Brennick", "Calder", "Dunholm", "Elstow", "Farrow", "Garth", "Hallam", "Irwell", "Jessop",
+          "Kelby", "Linden", "Morrow", "Nettle", "Orwin", "Pelham", "Quarry", "Redmire", "Selby", "Thorne",
+          "Ulver", "Varden", "Wexham", "Yarrow"]
+_PASSES = ["Iron Gate", "Eagle Pass", "River Bridge", "Stone Ford", "North Cut", "Pine Saddle", "Salt Road",
+           "Old Toll", "Mill Ford", "High Col", "Wolf Gap", "Copper Pass"]
+_SHIPPERS = ["Arkon Foods", "Baltis Pharma", "Corra Steel", "Delta Agro", "Emberline Textiles", "Fjord Seafood",
+             "Granit Machines", "Helix Electronics", "Ivory Wines", "Junco Fertilisers", "Kala Plants",
+             "Lumen Medical"]
+_CONSIGNEES = ["Mertz Retail", "Nova Hospitals", "Orbis Wholesale", "Pallas Markets", "Quill Industries",
+               "Rhea Distribution", "Sable Builders", "Terra Grocers", "Umbra Works", "Vesta Relief",
+               "Wren Pharmacies", "Xeno Motors"]
+_CARRIERS = ["Alpen Haulage", "Borealis Trucking", "Cargo Kinetics", "Drover Lines", "Eastway Freight",
+             "Fleetwise", "Gantry Logistics", "Hauler & Sons", "Interline Road", "Jetstream Carriers"]
+_COMMODITIES = ["frozen fish", "vaccines", "steel coils", "fresh berries", "machine parts", "fertiliser",
+                "textiles", "electronics", "live plants", "wine", "medical devices", "cut flowers", "timber",
+                "dairy products"]
+DOCS = ["commercial_invoice", "packing_list", "certificate_of_origin", "health_certificate",
+        "phytosanitary_certificate"]
+
+
+class Redraw(ValueError):
+    """The drawn network cannot carry the story (no slot makes the plan work): draw another one."""
+
+
+def redrawn(build: Callable[[Author, str], Task]) -> Callable[[Author, str], Task]:
+    """``build``, drawing a fresh network (from the same seeded generator, so still deterministic) while the one
+    drawn cannot carry the story."""
+    @functools.wraps(build)
+    def again(author: Author, level: str) -> Task:
+        for _ in range(7):
+            try:
+                return build(author, level)
+            except Redraw:
+                continue
+        return build(author, level)
+    return again
+
+
+def mid(step: str) -> Ref:
+    """The movement id a saved ``dispatch`` step created."""
+    return Ref(step=step, path=("data", "movement_id"))
+
+
+def _code(name: str) -> str:
+    return "".join(w[0] for w in name.split()).upper()
+
+
+class Job:
+    """One consignment's cross-border move in a drawn network; see the module docstring."""
+
+    def __init__(self, author: Author, round_clock: bool | None = None):
+        a = self.author = author
+        start = datetime(a.integer(2024, 2025), 1, 1) + timedelta(days=a.integer(10, 330), hours=a.integer(7, 9),
+                                                                  minutes=5 * a.integer(0, 11))
+        self.start = format_time(start)
+        st = self.state = {k: {} for k in ("sites", "roads", "crossings", "slots", "consignments", "declarations",
+                                           "permits", "carriers", "trucks", "permit_desks", "movements")}
+        st["counters"] = {"declaration": a.integer(1000, 8999), "permit": a.integer(100, 899),
+                          "movement": a.integer(100, 899)}
+        self.home, self.abroad = a.pick(_COUNTRIES, 2)
+        towns = a.pick(_TOWNS, 8)
+        self.terminals, self.far = [], []
+        for t in towns[:a.integer(3, 4)]:
+            sid = f"TRM-{t[:3].upper()}{a.serial(10, 99)}"
+            st["sites"][sid] = {"name": f"{t} Terminal", "kind": "terminal", "country": self.home}
+            self.terminals.append(sid)
+        depot = f"DEP-{towns[4][:3].upper()}{a.serial(10, 99)}"
+        st["sites"][depot] = {"name": f"{towns[4]} Inland Depot", "kind": "depot", "country": self.home}
+        near = self.terminals + [depot]
+        for i, t in enumerate(towns[5:5 + a.integer(2, 3)]):
+            kind = "terminal" if i == 0 else "depot"
+            sid = f"{'TRM' if i == 0 else 'DEP'}-{t[:3].upper()}{a.serial(10, 99)}"
+            st["sites"][sid] = {"name": f"{t} {'Terminal' if i == 0 else 'Depot'}", "kind": kind,
+                                "country": self.abroad}
+            self.far.append(sid)
+
+        def road(x: str, y: str, lo: int, hi: int) -> None:
+            st["roads"][f"RD-{a.serial(100, 999)}"] = {"a": x, "b": y, "minutes": a.integer(lo, hi), "open": True}
+
+        for side in (near, self.far):
+            order = [side[int(i)] for i in a.rng.permutation(len(side))]
+            for p, q in zip(order, order[1:]):
+                road(p, q, 25, 70)
+        if a.chance(0.6):
+            p, q = (near[int(i)] for i in a.rng.choice(len(near), 2, replace=False))
+            road(p, q, 40, 90)
+        self.crossings = []
+        for name in a.pick(_PASSES, 3):
+            xid = f"BCP-{_code(name)}{a.serial(10, 99)}"
+            st["sites"][xid] = {"name": f"{name} crossing", "kind": "crossing", "country": f"{self.home}/{self.abroad}"}
+            for p in [near[int(i)] for i in a.rng.choice(len(near), a.integer(1, 2), replace=False)]:
+                road(p, xid, 30, 110)
+            for q in [self.far[int(i)] for i in a.rng.choice(len(self.far), a.integer(1, 2), replace=False)]:
+                road(xid, q, 30, 110)
+            self.crossings.append(xid)
+        others = [c for c in _COMMODITIES]
+        day = self.start[:10]
+        for xid in self.crossings:
+            night = a.chance(0.5) if round_clock is None else round_clock
+            st["crossings"][xid] = {
+                "status": "open", "outage_until": None, "notice": "", "opens": "00:00" if night else "05:00",
+                "closes": "24:00" if night else "23:00", "queue_minutes": 5 * a.integer(2, 9),
+                "banned": [], "permit_for": [], "bonded_for": [],
+                "required_docs": DOCS[:2] + (["certificate_of_origin"] if a.chance(0.5) else []),
+                "inspected": [], "inspection": {"limit": a.integer(4, 9), "used": {day: a.integer(0, 2)}}}
+            st["permit_desks"][xid] = {"status": "open", "lead_minutes": 5 * a.integer(0, 4),
+                                       "valid_hours": a.integer(10, 16), "note": ""}
+        self.slot_hours = 40
+        first = start.replace(minute=0)
+        for xid in self.crossings:
+            x = st["crossings"][xid]
+            for k in range(self.slot_hours):
+                begin = first + timedelta(hours=k)
+                if x["opens"] != "00:00" and not 5 <= begin.hour < 23:
+                    continue
+                st["slots"][f"SL-{a.serial(1000, 9999)}"] = {
+                    "crossing": xid, "start": format_time(begin), "end": format_time(begin + timedelta(hours=1)),
+                    "status": "taken" if a.chance(0.15) else "free", "consignment": None, "note": ""}
+        carriers = []
+        for name in a.pick(_CARRIERS, 3):
+            cid = f"CAR-{_code(name)}{a.serial(10, 99)}"
+            st["carriers"][cid] = {"name": name, "bonded": a.chance(0.5)}
+            carriers.append(cid)
+        self.carriers = carriers
+        self.commodity = a.pick(_COMMODITIES)
+        # consignment
+        self.origin = self.terminals[a.integer(0, len(self.terminals) - 1)]
+        self.dest = self.far[a.integer(0, len(self.far) - 1)]
+        self.cid = f"CN-{a.serial(10000, 99999)}"
+        self.weight = 500 * a.integer(8, 40)
+        self.documents = list(DOCS[:3]) + (["health_certificate"] if a.chance(0.5) else [])
+        st["consignments"][self.cid] = {
+            "shipper": a.pick(_SHIPPERS), "consignee": a.pick(_CONSIGNEES), "commodity": self.commodity,
+            "weight_kg": self.weight, "declared_value": 1000 * a.integer(20, 400), "origin": self.origin,
+            "location": self.origin, "available_from": self.start, "destination": self.dest,
+            "deliver_by": shift(self.start, days=2), "documents": {d: "valid" for d in self.documents},
+            "reissuable": list(self.documents), "priority": "standard", "truck": None, "note": ""}
+        for _ in range(a.integer(1, 3)):
+            other = [c for c in others if c != self.commodity][a.integer(0, len(others) - 2)]
+            oid = f"CN-{a.serial(10000, 99999)}"
+            st["consignments"][oid] = {
+                "shipper": a.pick(_SHIPPERS), "consignee": a.pick(_CONSIGNEES), "commodity": other,
+                "weight_kg": 500 * a.integer(4, 40), "declared_value": 1000 * a.integer(20, 400),
+                "origin": self.terminals[a.integer(0, len(self.terminals) - 1)], "location": "",
+                "available_from": self.start, "destination": self.far[a.integer(0, len(self.far) - 1)],
+                "deliver_by": shift(self.start, hours=a.integer(20, 40)), "documents": {d: "valid" for d in DOCS[:3]},
+                "reissuable": DOCS[:3], "priority": "standard", "truck": None, "note": ""}
+            st["consignments"][oid]["location"] = st["consignments"][oid]["origin"]
+        # rank crossings by the trip through them
+        def trip(x: str) -> int:
+            p, q = leg_minutes(st, self.origin, x), leg_minutes(st, x, self.dest)
+            return 10 ** 6 if p is None or q is None else p + q + st["crossings"][x]["queue_minutes"]
+
+        ranked = sorted(self.crossings, key=lambda x: (trip(x), x))
+        self.main, self.second, self.third = ranked
+        for x in ranked:
+            if trip(x) >= 10 ** 6:  # make every crossing reachable both ways
+                road(self.origin, x, 50, 120)
+                road(x, self.dest, 50, 120)
+        self.truck = self.add_truck(self.origin)
+        for t in self.terminals:  # background trucks: too small for the consignment
+            for _ in range(a.integer(0, 1)):
+                self.add_truck(t, capacity=self.weight - 500 * a.integer(1, 6))
+        self.slot = ""
+
+    # ------------------------------------------------------------------ building
+
+    def add_truck(self, site: str, capacity: int = 0, bonded: bool = False, shift_hours: int = 0,
+                  status: str = "available", note: str = "") -> str:
+        a = self.author
+        tid = f"TRK-{a.serial(100, 999)}"
+        carrier = self.carriers[a.integer(0, len(self.carriers) - 1)]
+        self.state["trucks"][tid] = {
+            "carrier": carrier, "capacity_kg": max(1000, capacity or self.weight + 500 * a.integer(0, 10)),
+            "bonded": bonded, "location": site, "status": status, "consignment": None, "note": note,
+            "shift_end": shift(self.start, hours=shift_hours or a.integer(11, 13))}
+        return tid
+
+    @property
+    def record(self) -> dict:
+        return self.state["consignments"][self.cid]
+
+    def rules(self, crossing: str) -> dict:
+        return self.state["crossings"][crossing]
+
+    def permit(self, crossing: str, hours: int = 14) -> str:
+        """A permit already on file for the consignment at ``crossing``."""
+        pid = f"PRM-{self.author.serial(100, 999)}"
+        self.state["permits"][pid] = {"consignment": self.cid, "crossing": crossing, "valid_from": self.start,
+                                      "valid_to": shift(self.start, hours=hours), "status": "valid", "note": ""}
+        return pid
+
+    def free_slots(self, crossing: str, after: str = "") -> list[str]:
+        rows = sorted((x["start"], s) for s, x in self.state["slots"].items()
+                      if x["crossing"] == crossing and x["status"] == "free" and x["start"] >= (after or ""))
+        return [s for _, s in rows]
+
+    def slot_start(self, slot: str) -> str:
+        return self.state["slots"][slot]["start"]
+
+    # ------------------------------------------------------------------ calls
+
+    @property
+    def call(self):
+        return self.author.call
+
+    def read(self) -> Call:
+        return self.call.get_consignment(consignment_id=self.cid)
+
+    def crossing(self, x: str) -> Call:
+        return self.call.get_crossing(crossing_id=x)
+
+    def slots(self, x: str) -> Call:
+        return self.call.list_slots(crossing_id=x)
+
+    def crossings_list(self) -> Call:
+        return self.call.list_crossings()
+
+    def truck_read(self, truck: str) -> Call:
+        return self.call.get_truck(truck_id=truck)
+
+    def trucks(self, site: str = "") -> Call:
+        return self.call.list_trucks(**({"location": site} if site else {}))
+
+    def route(self, x: str, truck: str = "") -> Call:
+        return self.call.check_route(consignment_id=self.cid, crossing_id=x, **({"truck_id": truck} if truck else {}))
+
+    def declare(self, x: str) -> Call:
+        return self.call.file_declaration(consignment_id=self.cid, crossing_id=x)
+
+    def apply(self, x: str) -> Call:
+        return self.call.apply_for_permit(consignment_id=self.cid, crossing_id=x)
+
+    def book(self, slot: str) -> Call:
+        return self.call.book_slot(slot_id=slot, consignment_id=self.cid)
+
+    def assign(self, truck: str) -> Call:
+        return self.call.assign_truck(consignment_id=self.cid, truck_id=truck)
+
+    def go(self) -> Call:
+        return self.call.dispatch(save_as="m0", consignment_id=self.cid)
+
+    def tell(self, message: str) -> Call:
+        return self.call.chat_with_user(message=message)
+
+    def nominal(self, skip: int = 1) -> Plan:
+        """The plain plan: read the consignment, the crossing's rules and slots and the terminal's trucks; file
+        the declaration, book the slot, assign the truck, dispatch. Picks the slot the request names: the first
+        the plan can use without dynamics."""
+        def plan(slot: str) -> Plan:
+            return Plan(look=[self.read(), self.crossing(self.main), self.slots(self.main), self.trucks(self.origin)],
+                        declare=[self.declare(self.main)], book=[self.book(slot)], assign=[self.assign(self.truck)],
+                        go=[self.go()])
+        self.slot = self.working(lambda s: plan(s).calls, self.main, skip=skip)[0]
+        return plan(self.slot)
+
+    # ------------------------------------------------------------------ trials and triggers
+
+    def run(self, calls: list[Call], triggers: list[Trigger] = ()):
+        return self.author.dry_run(self.state, self.start, calls, list(triggers))
+
+    def succeeds(self, calls: list[Call], triggers: list[Trigger] = ()) -> bool:
+        run = self.run(calls, triggers)
+        tools = self.author.tools
+        return all(r.get("success") for c, r in zip(calls, run.results) if c.name in tools and tools[c.name].mutates)
+
+    def working(self, build: Callable[[str], list[Call]], crossing: str, triggers: list[Trigger] = (),
+                after: str = "", skip: int = 0) -> tuple[str, list[Call]]:
+        """The first free slot at ``crossing`` (from ``after``) with which ``build(slot)`` runs without a failed
+        write, and its calls; ``skip``: pass over that many working slots first."""
+        for slot in self.free_slots(crossing, after):
+            calls = build(slot)
+            if self.succeeds(calls, triggers):
+                if skip <= 0:
+                    return slot, calls
+                skip -= 1
+        raise Redraw(f"no slot at {crossing} makes the plan work")
+
+    def arrival(self, calls: list[Call], triggers: list[Trigger] = ()) -> str:
+        run = self.run(calls, triggers)
+        found = [r["data"]["arrives"] for c, r in zip(calls, run.results) if c.name == "dispatch" and r.get("success")]
+        if not found:
+            raise Redraw("the plan dispatches nothing")
+        return found[-1]
+
+    def on_write(self, name: str, description: str, tool: str, effect: list, shown: tuple,
+                 also: tuple = ()) -> Trigger:
+        """A change set off by the agent's ``tool`` write; ``shown``: the read ``(tool, args)`` that reveals it."""
+        return self.author.check_trigger(Trigger(
+            name=name, description=description, when=self.author.pred.all_of(preds=[]), effect=effect,
+            activation=[tool], timing="after", observable=Observable(tool=shown[0], args=shown[1]),
+            also_observable=[Observable(tool=t, args=x) for t, x in also]))
+
+    def set(self, *path, value) -> object:
+        return self.author.op.set_field(path=list(path), value=value)
+
+    # ------------------------------------------------------------------ checks and the task
+
+    def checklist(self, trigger: str) -> list[Check]:
+        pred = self.author.pred
+        saw = pred.noticed(trigger=trigger)
+        return [
+            Check(name="noticed_change", description=f"the agent read what {trigger} changed, after it did",
+                  holds=saw),
+            Check(name="cleared_to_cross", description=f"after noticing {trigger}, {self.cid} holds a slot at a "
+                  "crossing that admits it, with a cleared declaration (and a valid permit where needed)",
+                  holds=pred.all_of(preds=[saw, pred.cleared_to_cross(consignment_id=self.cid)])),
+            Check(name="delivered_on_time", description=f"after noticing {trigger}, {self.cid} is dispatched and "
+                  "arrives by its deliver-by time",
+                  holds=pred.all_of(preds=[saw, pred.on_time(consignment_id=self.cid)])),
+            Check(name="not_late", gate=True, description=f"no movement of {self.cid} arrives after its deliver-by "
+                  "time", holds=pred.not_late(consignment_id=self.cid)),
+        ]
+
+    def goal(self) -> list[Check]:
+        pred = self.author.pred
+        return [Check(name="cleared_to_cross", description=f"{self.cid} holds a usable crossing slot, cleared",
+                      holds=pred.cleared_to_cross(consignment_id=self.cid)),
+                Check(name="delivered_on_time", description=f"{self.cid} arrives by its deliver-by time",
+                      holds=pred.on_time(consignment_id=self.cid))]
+
+    def refuse(self, message: str, changed_by: list[str], facts: list[str]) -> tuple[list[Call], Impossibility]:
+        impossible = Impossibility(changed_by=changed_by, blocking_facts=facts, forbidden=[
+            Check(name="no_movement", gate=True, description=f"nothing was dispatched for {self.cid} anyway",
+                  holds=self.author.pred.no_movement(consignment_id=self.cid))])
+        return [self.tell(f"I'm sorry, {message}")], impossible
+
+    def settle(self, calls: list[Call], triggers: list[Trigger], nominal: list[Call],
+               margin: tuple[int, int] = (25, 70)) -> str:
+        """Set the deliver-by time a drawn margin after the later arrival of ``calls`` (with ``triggers``; none
+        for an impossible story) and of the nominal plan (without), rounded up to 5 minutes."""
+        times = [self.arrival(nominal)] + ([self.arrival(calls, triggers)] if calls else [])
+        due = ceil_to(shift(max(times), self.author.integer(*margin)), 5)
+        self.record["deliver_by"] = due
+        return due
+
+    @property
+    def what(self) -> str:
+        r = self.record
+        return (f"consignment {self.cid} ({r['weight_kg']} kg of {r['commodity']} from {r['shipper']} at "
+                f"{self.origin}) to {r['consignee']} at {self.dest}, deliver by {r['deliver_by']}")
+
+    def request(self, intro: str) -> str:
+        return (f"{intro} Please move {self.what}: file the declaration at {self.main}, book crossing slot "
+                f"{self.slot}, assign truck {self.truck} and dispatch it.")
+
+    def task(self, query: str, triggers: list[Trigger], nominal: Plan, oracle: list[Call], persona: str,
+             impossible: Impossibility | None = None, answers: dict | None = None, insist: str = "") -> Task:
+        """Assemble the task. Before signing off (or refusing) the oracle re-reads one to three drawn records, as
+        operators do, so its call sequence differs between seeds."""
+        a = self.author
+        looks = [self.read(), self.trucks(), a.call.list_crossings(), a.call.list_consignments(),
+                 a.call.list_sites(kind="crossing")]
+        extra = [looks[int(i)] for i in a.rng.permutation(len(looks))[:a.integer(1, 3)]]
+        said = [c for c in oracle if c.name == "chat_with_user"]
+        oracle = [c for c in oracle if c.name != "chat_with_user"] + extra + said
+        answers = dict(answers or {})
+        answers.setdefault(("crossing", "slot", "truck", "route", "another", "other"),
+                           "Any compliant crossing, slot and truck are fine as long as it arrives by the deliver-by "
+                           "time.")
+        profile = UserProfile(
+            persona=f"{self.record['shipper']} export coordinator, {persona}",
+            known_facts=[f"consignment {self.cid}", f"{self.weight} kg of {self.commodity}",
+                         f"deliver by {self.record['deliver_by']}"],
+            clarifications=[Answer(keywords=list(k), text=t) for k, t in answers.items()],
+            insist=(insist or None) if impossible else None,
+            fallback="Everything I know is in my request; please get the consignment across as asked.")
+        return Task(query=query, profile=profile, start_time=self.start, initial_state=self.state, triggers=triggers,
+                    checklist=[] if impossible else self.checklist(triggers[0].name), static_checklist=self.goal(),
+                    nominal_plan=nominal.calls, oracle=oracle, solvable=impossible is None,
+                    impossibility=impossible)
+
+
+def new_job(author: Author, round_clock: bool | None = None) -> Job:
+    """A drawn network and consignment; ``round_clock``: every crossing open day and night (None: drawn)."""
+    return Job(author, round_clock)

@@ -1,0 +1,88 @@
+"""S1 Site Mismatch: the rail operator transloads the consignment early to another terminal.
+
+The booking says the consignment waits at its export terminal, where the named truck stands. As the
+slot is booked, the rail operator reports that it moved the consignment ahead of plan to another
+terminal (visible in ``get_consignment``: a new location and the time it is ready there): the truck
+assignment and the dispatch are refused, since trucks collect only where the goods are. Easy: a truck
+waits at the new terminal: assign it and dispatch on the booked slot. Medium: the goods are ready there
+only hours later: assign that terminal's truck and book a later slot. Hard: the later slots at the
+planned crossing are all taken by other forwarders: declare at the second crossing, book its slot,
+assign the truck, dispatch. Impossible: the goods are on a rail wagon that reaches the new terminal
+only after the deliver-by time.
+"""
+
+from __future__ import annotations
+
+from sttgym.clock import shift
+
+from sttgym.envs.arena.freight.generator import Author, Redraw, Task, new_job, redrawn
+
+
+@redrawn
+def build(author: Author, level: str) -> Task:
+    job = new_job(author)
+    other = [t for t in job.terminals if t != job.origin]
+    plan = job.nominal()
+    stale = plan.upto("book")
+    wagon = f"RW-{author.serial(1000, 9999)}"
+    impossible = None
+
+    def story(site: str, ready: str) -> list:
+        return [author.op.set_field(path=["consignments", job.cid, "location"], value=site),
+                job.set("consignments", job.cid, "available_from", value=ready),
+                job.set("consignments", job.cid, "note", value=f"transloaded early to {site} on rail wagon {wagon}; "
+                        f"ready from {ready}")]
+
+    def trig(site: str, ready: str) -> list:
+        return [job.on_write("early_transload", f"the consignment is moved to {site} as the slot is booked",
+                             "book_slot", story(site, ready), ("get_consignment", {"consignment_id": job.cid}))]
+
+    if level == "impossible":
+        site = other[author.integer(0, len(other) - 1)]
+        job.settle([], [], plan.calls)
+        ready = shift(job.record["deliver_by"], 5 * author.integer(12, 40))
+        triggers = trig(site, ready)
+        said, impossible = job.refuse(
+            f"{job.cid} cannot arrive in time: it was transloaded early onto rail wagon {wagon} to {site}, where it is "
+            f"ready only from {ready[11:]} on {ready[:10]}, after its deliver-by time.", ["early_transload"],
+            [ready, wagon])
+        oracle = stale + [job.read(), job.trucks(site)] + said
+    else:
+        look = [job.read()]
+        if level == "hard":  # other forwarders hold the planned crossing's later slots
+            for s in job.free_slots(job.main, shift(job.slot_start(job.slot), 60)):
+                job.state["slots"][s]["status"] = "taken"
+        found = None
+        for site in other:
+            truck = job.add_truck(site)
+            end = job.run(stale + look).end
+            ready = end if level == "easy" else shift(end, 5 * author.integer(18, 30))
+            triggers = trig(site, ready)
+            steps = look + [job.trucks(site)]
+            try:
+                if level == "easy":
+                    calls = stale + steps + [job.assign(truck), job.go()]
+                    if not job.succeeds(calls, triggers):
+                        raise Redraw("the booked slot is out of reach")
+                elif level == "medium":
+                    steps += [job.slots(job.main)]
+                    calls = job.working(lambda s: stale + steps + [job.book(s), job.assign(truck), job.go()],
+                                        job.main, triggers)[1]
+                else:
+                    steps += [job.slots(job.main), job.crossings_list(), job.crossing(job.second),
+                              job.slots(job.second)]
+                    calls = job.working(lambda s: stale + steps + [job.declare(job.second), job.book(s),
+                                                                   job.assign(truck), job.go()],
+                                        job.second, triggers)[1]
+                found = (site, calls, triggers)
+                break
+            except Redraw:
+                del job.state["trucks"][truck]
+        if found is None:
+            raise Redraw("no terminal makes the story work")
+        site, oracle, triggers = found
+        job.settle(oracle, triggers, plan.calls)
+    query = job.request(f"Hi, {job.record['shipper']} here; the goods are at {job.origin}.")
+    return job.task(query, triggers, plan, oracle, "trusting the booking's terminal", impossible,
+                    {("terminal", "location", "transload", "moved"): "Collect it wherever it is now."},
+                    insist=f"It has to reach {job.record['consignee']} by {job.record['deliver_by']}.")

@@ -1,0 +1,71 @@
+"""T1 Window Expiry: the consignment's crossing permit is cut short before the truck gets there.
+
+The planned crossing admits the goods only with a permit, and one is on file (``PRM-nnn``, valid all
+day). As the truck is assigned, the permit authority curtails it: it now lapses at a time before the
+booked slot (visible in ``get_consignment`` and ``get_permit``), so the dispatch is refused. Easy: apply
+for a fresh permit at the crossing's desk (it is valid within minutes) and dispatch. Medium: the desk
+now has a lead time of several hours: the new permit starts after the booked slot, so a later slot
+inside its window is booked as well. Hard: that later slot falls after the assigned driver's shift
+ends: a truck of another carrier at the terminal is assigned too. Impossible: the permit is curtailed,
+the desk is suspended for two days and the other crossings ban the goods.
+"""
+
+from __future__ import annotations
+
+from sttgym.clock import floor_to, shift
+
+from sttgym.envs.arena.freight.generator import Author, Task, new_job, redrawn
+
+
+@redrawn
+def build(author: Author, level: str) -> Task:
+    job = new_job(author)
+    g = job.commodity
+    job.rules(job.main)["permit_for"].append(g)
+    held = job.permit(job.main, hours=author.integer(14, 18))
+    desk = job.state["permit_desks"][job.main]
+    desk["lead_minutes"] = 5 * author.integer(0, 2)
+    if level == "impossible":
+        for x in (job.second, job.third):
+            job.rules(x)["banned"].append(g)
+    spare = job.add_truck(job.origin, shift_hours=16) if level == "hard" else ""
+    plan = job.nominal()
+    stale = plan.upto("assign")
+    if level == "hard":  # the assigned driver's shift ends soon after the planned arrival
+        job.state["trucks"][job.truck]["shift_end"] = shift(job.arrival(plan.calls), author.integer(20, 40))
+    lapse = floor_to(job.run(stale).end, 5)
+    order = f"PA-{author.serial(1000, 9999)}"
+    effect = [job.set("permits", held, "valid_to", value=lapse),
+              job.set("permits", held, "note", value=f"curtailed by permit authority order {order}")]
+    if level in ("medium", "hard"):
+        effect.append(job.set("permit_desks", job.main, "lead_minutes", value=5 * author.integer(36, 50)))
+    if level == "impossible":
+        until = shift(job.start, days=2)[:10]
+        effect += [job.set("permit_desks", job.main, "status", value="suspended"),
+                   job.set("permit_desks", job.main, "note", value=f"no permits issued until {until}")]
+    triggers = [job.on_write("permit_curtailed", f"permit {held} is curtailed to {lapse} as the truck is assigned",
+                             "assign_truck", effect, ("get_consignment", {"consignment_id": job.cid}),
+                             also=(("get_permit", {"permit_id": held}),))]
+    look = [job.read(), job.call.get_permit(permit_id=held)]
+    impossible = None
+    if level == "easy":
+        oracle = stale + look + [job.apply(job.main), job.go()]
+    elif level == "impossible":
+        said, impossible = job.refuse(
+            f"{job.cid} cannot cross: permit authority order {order} curtailed its permit {held} to lapse at "
+            f"{lapse[11:]}, the permit desk at "
+            f"{job.main} is suspended until {until}, and the other crossings ban {g}.", ["permit_curtailed"],
+            [lapse, order])
+        oracle = stale + look + [job.crossing(job.main), job.crossings_list(), job.crossing(job.second),
+                                 job.crossing(job.third)] + said
+    else:
+        look += [job.crossing(job.main), job.apply(job.main), job.slots(job.main)]
+        if level == "hard":
+            look += [job.trucks(job.origin), job.truck_read(job.truck)]
+        tail = [job.assign(spare)] if spare else []
+        oracle = job.working(lambda s: stale + look + [job.book(s)] + tail + [job.go()], job.main, triggers)[1]
+    job.settle([] if impossible else oracle, triggers, plan.calls)
+    query = job.request(f"Good morning, {job.record['shipper']} logistics here; the permit {held} is on file.")
+    return job.task(query, triggers, plan, oracle, "moving permit-controlled goods", impossible,
+                    {("permit", "lapse", "expired", "window"): "Get whatever permit the crossing needs."},
+                    insist=f"The {g} must reach {job.record['consignee']} by {job.record['deliver_by']}.")

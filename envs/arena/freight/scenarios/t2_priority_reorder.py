@@ -1,0 +1,72 @@
+"""T2 Priority Reorder: a humanitarian convoy is moved ahead and takes the booked slot (and more).
+
+As the truck is assigned, the border authority gives the consignment's crossing slot to a priority
+relief consignment (``CN-nnnnn``, visible in ``list_slots`` and ``get_consignment``: the slot reads
+taken): the dispatch is refused. Easy: book the next free slot at the same crossing and dispatch.
+Medium: the relief convoy takes every slot at the planned crossing for the next day and a half: the
+consignment is declared at the second crossing and booked on its slot. Hard: the convoy also
+commandeers the assigned truck: on top, another truck at the terminal is assigned. Impossible: the
+convoy takes every slot at every crossing until long after the deliver-by time.
+"""
+
+from __future__ import annotations
+
+from sttgym.clock import shift
+
+from sttgym.envs.arena.freight.generator import Author, Task, new_job, redrawn
+
+
+@redrawn
+def build(author: Author, level: str) -> Task:
+    job = new_job(author)
+    relief = f"CN-{author.serial(10000, 99999)}"
+    job.state["consignments"][relief] = {
+        "shipper": "UN Relief Logistics", "consignee": f"{job.abroad} Red Cross", "commodity": "relief supplies",
+        "weight_kg": 20000, "declared_value": 0, "origin": job.origin, "location": job.origin,
+        "available_from": job.start, "destination": job.dest, "deliver_by": shift(job.start, hours=8),
+        "documents": {}, "reissuable": [], "priority": "humanitarian", "truck": None, "note": ""}
+    spare = job.add_truck(job.origin) if level == "hard" else ""
+    plan = job.nominal()
+    stale = plan.upto("assign")
+    order = f"RC-{author.serial(1000, 9999)}"
+    note = f"given to humanitarian consignment {relief} by priority order {order}"
+    if level == "easy":
+        effect = [job.set("slots", job.slot, "status", value="taken"),
+                  job.set("slots", job.slot, "consignment", value=relief),
+                  job.set("slots", job.slot, "note", value=note)]
+    else:
+        until = shift(job.start, hours=job.slot_hours + 2)
+        effect = [author.op.take_slots(crossing_id=x, until=until, by=relief, note=note)
+                  for x in (job.crossings if level == "impossible" else [job.main])]
+    if level == "hard":
+        effect += [job.set("trucks", job.truck, "status", value="reassigned"),
+                   job.set("trucks", job.truck, "consignment", value=relief),
+                   job.set("trucks", job.truck, "note", value=f"commandeered for {relief}"),
+                   job.set("consignments", job.cid, "truck", value=None)]
+    triggers = [job.on_write("relief_priority", f"relief consignment {relief} is moved ahead and takes the slot",
+                             "assign_truck", effect, ("list_slots", {"crossing_id": job.main}),
+                             also=(("get_consignment", {"consignment_id": job.cid}),))]
+    look = [job.read(), job.slots(job.main)]
+    impossible = None
+    if level == "easy":
+        oracle = job.working(lambda s: stale + look + [job.book(s), job.go()], job.main, triggers)[1]
+    elif level == "impossible":
+        said, impossible = job.refuse(
+            f"{job.cid} cannot go: priority order {order} gave humanitarian consignment {relief} every crossing "
+            f"slot at {', '.join(job.crossings)} until well after the deliver-by time {job.record['deliver_by'][11:]}.",
+            ["relief_priority"], [order])
+        oracle = stale + look + [job.crossings_list(), job.slots(job.second), job.slots(job.third)] + said
+    else:
+        look += [job.crossings_list(), job.crossing(job.second), job.slots(job.second)]
+        tail = []
+        if level == "hard":
+            look += [job.trucks(job.origin), job.truck_read(job.truck)]
+            tail = [job.assign(spare)]
+        oracle = job.working(lambda s: stale + look + [job.declare(job.second), job.book(s)] + tail + [job.go()],
+                             job.second, triggers)[1]
+    job.settle([] if impossible else oracle, triggers, plan.calls)
+    query = job.request(f"Hi, {job.record['shipper']} here.")
+    return job.task(query, triggers, plan, oracle, "with a customer waiting at the other end", impossible,
+                    {("priority", "relief", "humanitarian", "convoy"): "Relief goes first, of course; just find "
+                     "us another way across in time."},
+                    insist=f"It has to reach {job.record['consignee']} by {job.record['deliver_by']}.")
