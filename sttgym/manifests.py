@@ -1,7 +1,7 @@
 """Which instances are the benchmark, and which seeds are free for training.
 
 An instance is an (env id, seed) pair. The arena benchmark is a versioned manifest
-(``sttgym/data/manifests/arena-v2.json``: six domains; ``arena-v1``: ColdChain and CarRental)
+(``sttgym/data/manifests/arena-v3.json``: ten domains; ``arena-v2``: six; ``arena-v1``: two)
 that freezes its instances, each with a digest of its task: adding a domain or a scenario
 changes no frozen manifest, and a change to one of its instances shows up as a digest mismatch
 (a test fails; freeze a new version instead).
@@ -18,7 +18,7 @@ from typing import Iterable, Iterator
 
 BENCHMARK_SEEDS: tuple[int, ...] = tuple(range(10))  # per arena id, in arena-v1
 TRAINING_SEED_START = 1_000_000
-MANIFEST = "arena-v2"  # the arena benchmark sttgym eval measures by default
+MANIFEST = "arena-v3"  # the arena benchmark sttgym eval measures by default
 LIVE_SEEDS: tuple[int, ...] = (0, 1, 2)  # per id, for domains no frozen manifest covers
 
 

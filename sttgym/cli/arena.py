@@ -94,11 +94,14 @@ def validate(domain: str = typer.Option(None, help="Only this domain."),
         seen = {c for row in domains.values() for c in row}
         columns = [c for c in next(iter(domains.values())) if not c.startswith("calls")] + \
             [f"calls {lvl}" for lvl in LEVELS if f"calls {lvl}" in seen]
+        short = {"always-refuse": "refuse", "keyword-stuffer": "stuffer", "blind-writer": "blind",
+                 "mutation-spammer": "spammer", "reread-nominal": "reread", **{f"calls {lvl}": f"calls:{lvl[0].upper()}"
+                                                                               for lvl in LEVELS}}
         for column in ["domain", *columns]:
-            by_domain.add_column(column.replace("calls ", "calls:"))
+            by_domain.add_column(short.get(column, column))
         for name, row in domains.items():
             by_domain.add_row(name, *("–" if c not in row else f"{row[c]:g}" if c.startswith(("valid", "ids", "calls"))
-                                      else f"{row[c]:.3f}" for c in columns))
+                                      else f"{row[c]:.2f}" for c in columns))
         console.print(by_domain)
     for p in problems:
         console.print(f"[red]FAIL[/red] {p}")
