@@ -120,7 +120,10 @@ class Case:
 
     def add_lab(self, tests: list[str], close: str = "") -> str:
         a = self.author
-        lab = self.add_site("lab", a.pick([x for x in _LABS if x not in self.lab_names()]), "LAB")
+        name, taken = a.pick(_LABS), self.lab_names()
+        while name in taken:  # drawn from the split's half of the whole pool, so the halves never mix
+            name = a.pick(_LABS)
+        lab = self.add_site("lab", name, "LAB")
         limit = a.integer(25, 45)
         self.state["labs"][lab] = {"status": "open", "notice": "", "tests": sorted(tests),
                                    "intake": {"open": "07:00", "close": close or f"{a.integer(18, 21)}:00"},
@@ -334,7 +337,7 @@ def new_case(author: Author, test: str = "", start: datetime | None = None, n_la
     test = test or draw(a, codes)
     others = [c for c in codes if c != test]
     others = [others[int(i)] for i in a.rng.permutation(len(others))[:3]]
-    for code in [test] + others:
+    for code in codes:  # the test catalogue is the same in every region; labs run some of it
         name, kind, storage, _ = _TESTS[code]
         state["tests"][code] = {"name": name, "specimen": kind, "storage": storage}
     for name in a.pick(_WARDS, a.integer(1, 2)):
@@ -493,6 +496,8 @@ def finish(case: Case, level: str, triggers: list[Trigger], plan: Plan, seen: li
     if not base_at:
         raise ValueError("the nominal plan fails without the change")
     stale_at = case.still_booked(stale, triggers)  # the stale run as the change leaves it, if still booked
+    if level == "impossible":  # ... and as it leaves the same writes made without reading first (sooner)
+        stale_at += case.still_booked([c for c in stale if a.tools[c.name].mutates], triggers)
     found = options(case, before, triggers, keep=keep_lab)
     if level == "impossible":
         fits = base_at[-1]
