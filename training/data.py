@@ -13,13 +13,20 @@ into one struct). RL rows carry the instance (``env_id``, ``seed``) and its open
 Each SFT transcript starts from a noisy expert (or any agent, e.g. an LLM) and goes through
 the refiner; only replay-verified edits are kept, and only transcripts scoring at least
 ``min_reward`` make the dataset.
+
+Both builders take ``workers``: instances are independent, so with the default agent and
+refiner they are played in that many processes, in chunks, and consumed in instance order;
+the rows are exactly those of one process.
 """
 
 from __future__ import annotations
 
 import json
+import multiprocessing
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from functools import partial
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -84,42 +91,68 @@ def noisy_expert(rng: np.random.Generator) -> Agent:
     return NoisyExpert(rng)
 
 
+def _transcript(k: int, ids: list[str], start: int, seed: int, agent: AgentFactory, refiner: Refiner,
+                env_kwargs: dict | None) -> tuple[dict, int, int, bool]:
+    """Instance ``k`` played by its agent and refined: (row, tool calls before, after, whether refined)."""
+    env_id, instance_seed = _instance(k, ids, start)
+    env = gym.make(env_id, **(env_kwargs or {}))
+    traj = rollout(env, agent(np.random.default_rng([seed, k])), seed=instance_seed)
+    env.close()
+    refinement = refiner.refine(from_trajectory(traj, env_kwargs))
+    refined = refinement.refined
+    row = {**refined.record(), "original_tool_calls": refinement.original.tool_calls,
+           "original_reward": refinement.original.reward,
+           "refinements": [f"{stage}:{type(op).__name__}" for stage, op in refinement.operations]}
+    return row, refinement.original.tool_calls, refined.tool_calls, refinement.changed
+
+
+def _in_order(work: Callable[[int], Any], keys: Iterable[int], workers: int) -> Iterator[Any]:
+    """``work(k)`` for each key, in order; with ``workers`` > 1 computed ahead in that many processes."""
+    if workers <= 1:
+        yield from map(work, keys)
+        return
+    # fork: the children inherit every domain registered at run time (plugins, a notebook's own); only the
+    # default agent and refiner run there, which hold no threads or locks a fork could copy mid-use
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+        keys, chunk = iter(keys), 8 * workers
+        while batch := [k for _, k in zip(range(chunk), keys)]:
+            yield from pool.map(work, batch, chunksize=4)
+
+
 def sft_records(count: int, env_ids: list[str] | None = None, *, seed: int = 0, agent: AgentFactory = noisy_expert,
                 refiner: Refiner | None = None, min_reward: float = 1.0, start: int = TRAINING_SEED_START,
-                env_kwargs: dict | None = None, stats: SFTStats | None = None) -> Iterator[dict]:
+                env_kwargs: dict | None = None, stats: SFTStats | None = None, workers: int = 1) -> Iterator[dict]:
     """Yield ``count`` refined transcripts (dataset rows), drawing training instances until enough qualify.
 
     The agent of instance ``k`` draws from ``np.random.default_rng([seed, k])``, so the data
     depend only on ``seed`` and the registered environments. ``refiner=None`` uses the
     rule-based refiner. Gives up (raises ``RuntimeError``) when fewer than one instance in
-    ten qualifies.
+    ten qualifies. ``workers`` > 1 plays instances in parallel processes (the default agent
+    and refiner only: a model cannot be shared that way); the rows are the same.
     """
-    refiner = refiner or RuleRefiner()
+    if workers > 1 and (agent is not noisy_expert or refiner is not None):
+        raise ValueError("workers > 1 needs the default noisy expert and rule refiner (a model is not shared "
+                         "between processes)")
     stats = stats if stats is not None else SFTStats()
     began = time.perf_counter()
     ids = _checked_ids(env_ids, start)
-    k = 0
-    while stats.kept < count:
-        if k >= 10 * count + 10:
-            raise RuntimeError(f"only {stats.kept} of {k} instances reached reward {min_reward}")
-        env_id, instance_seed = _instance(k, ids, start)
-        env = gym.make(env_id, **(env_kwargs or {}))
-        traj = rollout(env, agent(np.random.default_rng([seed, k])), seed=instance_seed)
-        env.close()
-        k += 1
+    limit = 10 * count + 10
+    work = partial(_transcript, ids=ids, start=start, seed=seed, agent=agent, refiner=refiner or RuleRefiner(),
+                   env_kwargs=env_kwargs)
+    for row, before, after, changed in _in_order(work, range(limit), workers):
+        if stats.kept >= count:
+            return
         stats.attempted += 1
-        refinement = refiner.refine(from_trajectory(traj, env_kwargs))
-        refined = refinement.refined
-        if refined.reward < min_reward:
+        if row["reward"] < min_reward:
             continue
         stats.kept += 1
-        stats.refined += refinement.changed
-        stats.calls_before.append(refinement.original.tool_calls)
-        stats.calls_after.append(refined.tool_calls)
+        stats.refined += changed
+        stats.calls_before.append(before)
+        stats.calls_after.append(after)
         stats.seconds = time.perf_counter() - began
-        yield {**refined.record(), "original_tool_calls": refinement.original.tool_calls,
-               "original_reward": refinement.original.reward,
-               "refinements": [f"{stage}:{type(op).__name__}" for stage, op in refinement.operations]}
+        yield row
+    if stats.kept < count:
+        raise RuntimeError(f"only {stats.kept} of {limit} instances reached reward {min_reward}")
 
 
 def build_sft_dataset(count: int = 2212, env_ids: list[str] | None = None, **options: Any):
@@ -131,19 +164,22 @@ def build_sft_dataset(count: int = 2212, env_ids: list[str] | None = None, **opt
     return Dataset.from_list(rows), stats
 
 
+def _opening(instance: tuple[str, int], env_kwargs: dict | None) -> dict:
+    env_id, seed = instance
+    env = gym.make(env_id, **(env_kwargs or {}))  # a make costs a tenth of a reset; nothing is held open
+    observation, info = env.reset(seed=seed)
+    env.close()
+    agent = LLMAgent(model=None)
+    agent.reset(observation, info, env=env, seed=seed)
+    return {"env_id": env_id, "seed": seed, "prompt": agent.begin(observation, info),
+            "tools": json.dumps(info["tools"], ensure_ascii=False), "task": json.dumps(info["task"])}
+
+
 def rl_records(count: int = 8119, env_ids: list[str] | None = None, start: int = TRAINING_SEED_START,
-               env_kwargs: dict | None = None) -> Iterator[dict]:
+               env_kwargs: dict | None = None, workers: int = 1) -> Iterator[dict]:
     """RL task instances with their opening prompt (system and user turns, as the LLM agent sees them)."""
-    envs: dict[str, gym.Env] = {}
-    for env_id, seed in training_instances(count, env_ids, start):
-        env = envs.get(env_id) or envs.setdefault(env_id, gym.make(env_id, **(env_kwargs or {})))
-        observation, info = env.reset(seed=seed)
-        agent = LLMAgent(model=None)
-        agent.reset(observation, info, env=env, seed=seed)
-        yield {"env_id": env_id, "seed": seed, "prompt": agent.begin(observation, info),
-               "tools": json.dumps(info["tools"], ensure_ascii=False), "task": json.dumps(info["task"])}
-    for env in envs.values():
-        env.close()
+    instances = training_instances(count, env_ids, start)
+    yield from _in_order(partial(_opening, env_kwargs=env_kwargs), instances, workers)
 
 
 def build_rl_dataset(count: int = 8119, env_ids: list[str] | None = None, **options: Any):

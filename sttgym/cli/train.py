@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import time
 from pathlib import Path
 from types import ModuleType
@@ -98,7 +99,10 @@ def data(out: Path = typer.Option(..., "--out", help="Writes sft/ and rl/ datase
                                            help="Imperfect transcripts from this LLM, not the noisy expert."),
          refiner_model: str = typer.Option(None, "--refiner-model", help="Refine with this LLM, not the rules."),
          base_url: str = typer.Option(None, "--base-url", help="OpenAI-compatible server of the models above."),
-         min_reward: float = typer.Option(1.0, "--min-reward", help="Keep transcripts scoring at least this.")) -> None:
+         min_reward: float = typer.Option(1.0, "--min-reward", help="Keep transcripts scoring at least this."),
+         workers: int = typer.Option(os.cpu_count() or 1, "--workers",
+                                     help="Processes that play instances (the noisy expert and rule refiner only; "
+                                          "the data are the same for any number).")) -> None:
     """Make the training data: imperfect transcripts refined and replay-verified, and RL instances."""
     datasets = _load("sttgym.training.data")
     try:
@@ -107,6 +111,8 @@ def data(out: Path = typer.Option(..., "--out", help="Writes sft/ and rl/ datase
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from exc
     options = {}
+    if workers < 1:
+        raise typer.BadParameter("--workers must be at least 1")
     if rollout_model:
         model = load_model(rollout_model, base_url)
         options["agent"] = lambda rng: LLMAgent(model, seed=int(rng.integers(2**31)))
@@ -114,11 +120,12 @@ def data(out: Path = typer.Option(..., "--out", help="Writes sft/ and rl/ datase
         refine = _load("sttgym.training.refine")
         options["refiner"] = refine.LLMRefiner(load_model(refiner_model, base_url), temperature=0.0)
     began = time.perf_counter()
-    sft_set, stats = datasets.build_sft_dataset(sft_count, ids, seed=seed, min_reward=min_reward, **options)
+    sft_set, stats = datasets.build_sft_dataset(sft_count, ids, seed=seed, min_reward=min_reward,
+                                                workers=1 if options else workers, **options)
     sft_seconds = time.perf_counter() - began
     datasets.save_dataset(sft_set, out / "sft")
     began = time.perf_counter()
-    rl_set = datasets.build_rl_dataset(rl_count, ids)
+    rl_set = datasets.build_rl_dataset(rl_count, ids, workers=workers)
     rl_seconds = time.perf_counter() - began
     datasets.save_dataset(rl_set, out / "rl")
     report = {"env_ids": len(ids), "sft": {**stats.summary(), "seconds": round(sft_seconds, 2)},

@@ -89,3 +89,13 @@ def test_a_held_out_domain_never_reaches_the_training_data(toy_ids, tmp_path):
     assert len(rows) == 34 and not {r["env_id"].split("/")[1].split("-")[0] for r in rows} & set(held)
     bad = CliRunner().invoke(app, ["train", "data", "--out", str(out), "--hold-out", "Atlantis"])
     assert bad.exit_code != 0 and "unknown domain" in bad.output
+
+
+def test_parallel_workers_make_exactly_the_rows_of_one_process(toy_ids):
+    from sttgym.training.data import rl_records, sft_records
+
+    ids = list(toy_ids)
+    assert list(sft_records(6, ids, seed=2, workers=2)) == list(sft_records(6, ids, seed=2))
+    assert list(rl_records(20, ids, workers=2)) == list(rl_records(20, ids))
+    with pytest.raises(ValueError, match="workers"):
+        next(sft_records(2, ids, workers=2, agent=lambda rng: None))
