@@ -21,7 +21,7 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal
 
-__all__ = ["tool", "ToolSpec", "ok", "fail", "collect_tools", "validate_arguments"]
+__all__ = ["tool", "ToolSpec", "ok", "fail", "collect_tools", "tool_names", "per_class", "validate_arguments"]
 
 
 def ok(data: Any = None, message: str | None = None) -> dict:
@@ -78,6 +78,11 @@ def collect_tools(obj: Any) -> dict[str, ToolSpec]:
     """The tools of ``obj`` (an instance), bound to it, by name."""
     return {name: ToolSpec(name, description, params, marks["mutates"], marks["cost"], getattr(obj, name))
             for name, (description, params, marks) in _described(type(obj)).items()}
+
+
+def tool_names(cls: type) -> tuple[str, ...]:
+    """The names of a class's tools, sorted."""
+    return tuple(sorted(_described(cls)))
 
 
 def per_class(cls: type, key: str, build: Callable[[], Any]) -> Any:

@@ -14,7 +14,7 @@ import binascii
 import posixpath
 from urllib.parse import urlsplit
 
-from sttgym.tools import fail, ok, tool
+from sttgym.tools import fail, ok, tool, tool_names
 from sttgym.world import World
 
 from sttgym.envs.scramble.machine import decrypt, mount_of, normalize_path, resolve_host
@@ -352,8 +352,7 @@ class Terminal(World):
         return fail(f"HTTP 404 Not Found: {url}")
 
 
-FUNCTIONS: tuple[str, ...] = tuple(sorted(name for name in vars(Terminal) if hasattr(getattr(Terminal, name),
-                                                                                       "__sttgym_tool__")))
+FUNCTIONS: tuple[str, ...] = tool_names(Terminal)
 
 
 def _size(entry: dict) -> int:
