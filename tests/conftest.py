@@ -1,3 +1,9 @@
+import os
+
+# The suite runs in parallel workers (pytest -n 2): torch's default of one thread per core in each of them
+# oversubscribes the cores and made small matmuls orders of magnitude slower. Set before torch is imported.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
 import pytest
 
 
