@@ -85,13 +85,18 @@ def _arena_details(s: dict) -> list[str]:
                   _table(["Domain", *(LEVEL_TITLES[lvl] for lvl in LEVELS), "All", "Score", "Episodes"],
                          [[d, *(_pct(v.get(lvl)) for lvl in LEVELS), _pct(v["pass"]), _pct(v["score"]),
                            str(v["episodes"])] for d, v in s["by_domain"].items()])]
-    curve = s.get("pass_at_k", {})
+    curve, hat = s.get("pass_at_k", {}), s.get("pass_hat_k", {})
     if len(curve) > 1:
         levels = [lvl for lvl in LEVELS if any(lvl in v for v in curve.values())]
-        parts += ["", "## pass@k (STT-Arena Figure 6)", "",
-                  "Unbiased estimator over each instance's attempts (one per run); success is reward 1.0.", "",
-                  _table(["k", "Overall", *(LEVEL_TITLES[lvl] for lvl in levels)],
-                         [[k, _pct(v["overall"]), *(_pct(v.get(lvl)) for lvl in levels)] for k, v in curve.items()])]
+        parts += ["", "## pass@k (STT-Arena Figure 6) and pass^k", "",
+                  "Unbiased estimators over each instance's attempts (one per run; success is reward 1.0): pass@k, "
+                  "the chance that at least one of k attempts succeeds; pass^k (tau-bench's reliability measure), "
+                  "the chance that all k do.", "",
+                  _table(["k", "pass@k", *(LEVEL_TITLES[lvl] for lvl in levels), "pass^k",
+                          *(LEVEL_TITLES[lvl] for lvl in levels)],
+                         [[k, _pct(v["overall"]), *(_pct(v.get(lvl)) for lvl in levels),
+                           _pct(hat.get(k, {}).get("overall")), *(_pct(hat.get(k, {}).get(lvl)) for lvl in levels)]
+                          for k, v in curve.items()])]
     conditions = s.get("conditions", {})
     if len(conditions) > 1:
         cols = [*LEVELS, "overall"]

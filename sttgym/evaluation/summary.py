@@ -19,7 +19,7 @@ from collections import defaultdict
 from typing import Callable, Iterable
 
 from sttgym.evaluation.diagnostics import count_modes
-from sttgym.evaluation.passk import mean_pass_at_k
+from sttgym.evaluation.passk import mean_pass_at_k, mean_pass_hat_k
 from sttgym.rollout import Trajectory
 from sttgym.task import CONFLICTS, LEVELS
 
@@ -103,6 +103,7 @@ def arena_summary(records: list[dict], k: int = 1, weights: str = "paper") -> di
         by_conflict=_grouped(dynamic, "conflict", CONFLICTS),
         by_domain=_grouped(dynamic, "domain"),
         pass_at_k=_pass_curve(dynamic, k),
+        pass_hat_k=_pass_curve(dynamic, k, mean_pass_hat_k),
         failure_modes=count_modes(dynamic),
     )
     summary["conditions"] = {
@@ -136,8 +137,9 @@ def _grouped(records: list[dict], field: str, names: dict[str, str] | None = Non
     return table
 
 
-def _pass_curve(records: list[dict], k: int) -> dict[str, dict]:
-    """pass@j for j = 1..k, overall and per level, over each instance's attempts (one per run)."""
+def _pass_curve(records: list[dict], k: int, estimate: Callable = mean_pass_at_k) -> dict[str, dict]:
+    """pass@j (or, with ``mean_pass_hat_k``, pass^j) for j = 1..k, overall and per level, over each instance's
+    attempts (one per run)."""
     attempts: dict[tuple, list[bool]] = defaultdict(list)
     levels: dict[tuple, str] = {}
     for r in records:
@@ -149,8 +151,8 @@ def _pass_curve(records: list[dict], k: int) -> dict[str, dict]:
         usable = {i: a for i, a in attempts.items() if len(a) >= j}
         if not usable:
             break
-        curve[str(j)] = {"overall": mean_pass_at_k(usable.values(), j),
-                         **{lvl: mean_pass_at_k([a for i, a in usable.items() if levels[i] == lvl], j)
+        curve[str(j)] = {"overall": estimate(usable.values(), j),
+                         **{lvl: estimate([a for i, a in usable.items() if levels[i] == lvl], j)
                             for lvl in LEVELS if any(levels[i] == lvl for i in usable)}}
     return curve
 

@@ -30,7 +30,7 @@ def run(tmp_path, name, *options):
 def test_arena_report_has_the_tables_and_figures(tmp_path):
     out = run(tmp_path, "nominal", "--agent", "nominal", "--k", "2", "--static", "--no-user")
     report = (out / "report.md").read_text()
-    for section in ("Table 3", "Table 2", "Avg. Calls", "By conflict type", "pass@k", "Conditions",
+    for section in ("Table 3", "Table 2", "Avg. Calls", "By conflict type", "pass@k", "pass^k", "Conditions",
                     "Stale-state execution"):
         assert section in report
     for figure in ("per_conflict.png", "pass_at_k.png", "static_vs_dynamic.png", "user_ablation.png"):
