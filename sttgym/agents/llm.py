@@ -199,7 +199,7 @@ class LLMAgent(Agent):
             message["reasoning_content"] = response.reasoning
         if response.tool_calls:
             message["tool_calls"] = [
-                {"id": f"call_{number}_{i}", "type": "function",
+                {"id": c.get("id") or f"call_{number}_{i}", "type": "function",
                  "function": {"name": c["name"], "arguments": json.dumps(c["arguments"], ensure_ascii=False)}}
                 for i, c in enumerate(response.tool_calls)]
         return message

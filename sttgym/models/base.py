@@ -12,9 +12,9 @@ __all__ = ["ChatResponse", "ChatModel"]
 class ChatResponse:
     """One assistant turn.
 
-    ``tool_calls`` are ``{"name": str, "arguments": dict}``; ``error`` is set (and the rest
-    left empty) when the backend could not produce a usable turn, so a run records it and
-    goes on instead of crashing.
+    ``tool_calls`` are ``{"name": str, "arguments": dict}``, with the server's ``"id"`` when it gave
+    one; ``error`` is set (and the rest left empty) when the backend could not produce a usable
+    turn, so a run records it and goes on instead of crashing.
     """
 
     content: str = ""

@@ -201,7 +201,9 @@ def read_completion(completion: Any) -> ChatResponse:
             except (json.JSONDecodeError, RecursionError):
                 arguments = None
             if isinstance(arguments, dict) and isinstance(name, str) and name:
-                calls.append({"name": name, "arguments": arguments})
+                # The server's id goes back with the result: some APIs accept only the ids they issued.
+                calls.append({"name": name, "arguments": arguments,
+                              **({"id": call.id} if isinstance(getattr(call, "id", None), str) and call.id else {})})
             else:  # kept as text so the agent can tell the model its call was malformed
                 malformed.append(f'{TOOL_CALL_OPEN}{{"name": {json.dumps(name)}, "arguments": {raw}}}</tool_call>')
         if not message.tool_calls:  # a server without a tool parser leaves the calls in the text

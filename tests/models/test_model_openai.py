@@ -35,7 +35,8 @@ def test_rate_limits_server_errors_and_timeouts_are_retried_with_backoff(server)
     server.faults.extend([("status", 429), ("status", 500), ("status", 408), ("delay", 1.0)])
     backend, sleeps = model(server, timeout=0.3, max_retries=4)
     (response,) = backend.chat([CONVERSATION])
-    assert response.error is None and response.tool_calls == [{"name": "get_locker", "arguments": {"locker_id": "L1"}}]
+    assert response.error is None
+    assert response.tool_calls == [{"name": "get_locker", "arguments": {"locker_id": "L1"}, "id": "c0"}]
     assert response.prompt_tokens == 21 and response.completion_tokens == 7
     assert sleeps == [0.01, 0.02, 0.04, 0.08] and len(server.requests) == 5
 
@@ -203,3 +204,18 @@ def test_a_run_against_a_faulty_server_records_every_episode_once_and_no_secret(
     for path in out.rglob("*"):
         if path.is_file():
             assert secret not in path.read_text(encoding="utf-8", errors="replace"), path
+
+
+def test_the_server_s_tool_call_ids_go_back_with_the_results():
+    import gymnasium as gym
+
+    import sttgym
+    from sttgym.agents import LLMAgent
+
+    register()
+    with FakeServer(nominal_policy) as served:
+        sttgym.rollout(gym.make("STTArena/EvalToy-T1-easy"), LLMAgent(model(served)[0]), seed=0)
+        later = served.requests[-1]["messages"]
+    issued = [c["id"] for m in later if m["role"] == "assistant" for c in m.get("tool_calls", [])]
+    answered = [m["tool_call_id"] for m in later if m["role"] == "tool"]
+    assert issued and answered == issued and all(i.startswith("c") for i in issued)  # the fake server's ids
