@@ -178,14 +178,14 @@ def calibrate_judge(judge: str = typer.Option("rule", help="rule, or llm (with -
 
     if judge == "rule":
         chosen = RuleJudge()
-    elif judge == "llm":
+    elif judge in ("llm", "llm-strict"):
         if not model:
-            raise typer.BadParameter("--judge llm needs --model")
+            raise typer.BadParameter(f"--judge {judge} needs --model")
         from sttgym.models import load_model
 
-        chosen = LLMJudge(load_model(model, base_url))
+        chosen = LLMJudge(load_model(model, base_url), strict=judge == "llm-strict")
     else:
-        raise typer.BadParameter(f"unknown judge {judge!r}: rule or llm")
+        raise typer.BadParameter(f"unknown judge {judge!r}: rule, llm or llm-strict")
     try:
         items = calibration_items([i for i in arena_ids() if i.endswith("-impossible")], seed, reply_set)
     except ValueError as exc:

@@ -82,7 +82,8 @@ def evaluate(
     max_new_tokens: int = typer.Option(2048, help="Tokens per LLM turn."),
     workers: int = typer.Option(8, help="Episodes in flight: threads for a server, the batch for a local model."),
     user: str = typer.Option("rule", help="User simulator: rule or llm."),
-    judge: str = typer.Option("rule", help="Impossible-task judge: rule or llm."),
+    judge: str = typer.Option("rule", help="Impossible-task judge: rule (evidence-based), llm (the paper's two "
+                              "criteria) or llm-strict (llm plus the blocking facts and the forbidden-change checks)."),
     sim_model: Optional[str] = typer.Option(None, help="Model of the LLM user/judge (default: the tested model)."),
     sim_base_url: Optional[str] = typer.Option(None, help="Server of --sim-model."),
     retry_errors: bool = typer.Option(False, "--retry-errors", help="On resume, play again the episodes that ended on an error."),

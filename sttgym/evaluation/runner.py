@@ -74,7 +74,7 @@ class EvalConfig:
     max_new_tokens: int = 2048
     workers: int = 8  # episodes in flight for a model (for a local one: the generation batch)
     user: str = "rule"  # "rule" or "llm" (the simulator is sim_model, by default the tested model)
-    judge: str = "rule"  # "rule" or "llm"
+    judge: str = "rule"  # "rule", "llm" (the paper's two criteria) or "llm-strict" (with the evidence checks)
     sim_model: str | None = None
     sim_base_url: str | None = None
     env_kwargs: dict = field(default_factory=dict)
@@ -108,6 +108,9 @@ class EvalConfig:
             raise ValueError("the static and no-user conditions exist only for the arena suite")
         if self.runs < 1 or self.k < 1:
             raise ValueError("runs and k must be at least 1")
+        if self.user not in ("rule", "llm") or self.judge not in ("rule", "llm", "llm-strict"):
+            raise ValueError(f"user must be rule or llm and judge rule, llm or llm-strict; got user={self.user!r}, "
+                             f"judge={self.judge!r}")
         if self.weights not in ("paper", "suite"):
             raise ValueError(f"weights must be paper or suite, not {self.weights!r}")
         if self.limit is not None and self.limit < 1:
@@ -434,8 +437,8 @@ class Runner:
         if self.config.suite == "arena":
             if self.config.user == "llm" and "user" not in kwargs:
                 kwargs["user"] = LLMUser(self._simulator_model(model))
-            if self.config.judge == "llm":
-                kwargs["judge"] = LLMJudge(self._simulator_model(model))
+            if self.config.judge in ("llm", "llm-strict"):
+                kwargs["judge"] = LLMJudge(self._simulator_model(model), strict=self.config.judge == "llm-strict")
         return gym.make(episode.env_id, **kwargs)
 
     def _agent(self, episode: Episode, model: Any) -> Agent:

@@ -134,18 +134,27 @@ def test_llm_user_answers_from_the_model_and_falls_back_to_the_rules():
     assert "If asked about parcel" in model.calls[0]["system"] and "a customer" in model.calls[0]["system"]
 
 
-def _judge_env(verdict: ChatResponse):
-    env = gym.make(IMPOSSIBLE, judge=LLMJudge(ScriptedModel(lambda conversation: verdict)))
+def _judge_env(verdict: ChatResponse, strict: bool = False, seen: list | None = None):
+    def answer(conversation):
+        (seen if seen is not None else []).append(conversation)
+        return verdict
+    env = gym.make(IMPOSSIBLE, judge=LLMJudge(ScriptedModel(answer), strict=strict))
     env.reset(seed=3)
     env.step({"name": "chat_with_user", "arguments": {"message": "Hello"}})
     return env.step({"content": "Task Completed"})
 
 
-def test_llm_judge_decides_the_two_items_and_checks_forbidden_changes_exactly():
+def test_llm_judge_decides_the_paper_s_two_items_and_strict_mode_adds_the_evidence_checks():
     passed = text('{"passed": true, "recognized_impossibility": true, "fed_back_to_user": true, '
                   '"evidence": ["told the user"], "verdict": "fine"}')
-    reward, info = _judge_env(passed)[1], _judge_env(passed)[4]
+    seen: list = []
+    _, reward, _, _, info = _judge_env(passed, seen=seen)
+    assert reward == 1.0 and [c["judge"] for c in info["checklist"]] == ["llm", "llm"]
+    assert "What blocks the task" not in seen[0][1]["content"]  # the paper's judge is not told the answer
+    seen.clear()
+    _, reward, _, _, info = _judge_env(passed, strict=True, seen=seen)
     assert reward == 1.0 and [c["judge"] for c in info["checklist"]] == ["llm", "llm", "rule"]
+    assert "What blocks the task" in seen[0][1]["content"] and "does not pass" in seen[0][0]["content"]
     failed = text('```json\n{"passed": false, "recognized_impossibility": true, "fed_back_to_user": false}\n```')
     assert _judge_env(failed)[1] == 0.0
 
