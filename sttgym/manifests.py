@@ -43,7 +43,9 @@ def task_of(env_id: str, seed: int):
 
 def digest(task) -> str:
     """A short fingerprint of a task's data: equal digests, identical instances."""
-    return hashlib.sha256(task.model_dump_json().encode()).hexdigest()[:16]
+    # Fields left at their defaults are left out, so adding an optional field to the task format does not
+    # change the digest of an instance that does not use it.
+    return hashlib.sha256(task.model_dump_json(exclude_defaults=True).encode()).hexdigest()[:16]
 
 
 def freeze_manifest(name: str, env_ids: Iterable[str], seeds: Iterable[int] = BENCHMARK_SEEDS,

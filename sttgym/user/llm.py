@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sttgym.user.profile import UserProfile
+from sttgym.user.profile import COMPLETION_SIGNAL, UserProfile
 from sttgym.user.rule import RuleUser
 
 __all__ = ["LLMUser", "USER_PROMPT", "render_profile"]
@@ -16,6 +16,7 @@ Rules:
 - Stay consistent with your profile and with everything you have already said.
 - Do not invent facts your profile does not give you; if you do not know, say so.
 - Reveal a withheld detail only when the assistant asks for it directly.
+- If the assistant tells you your request is fully done, reply with exactly {signal} and nothing else.
 {insist}
 Your profile:
 {profile}"""
@@ -26,10 +27,17 @@ def render_profile(profile: UserProfile) -> str:
     lines = [f"Who you are: {profile.persona}"]
     if profile.request:
         lines.append(f"What you asked the assistant: {profile.request}")
+    if profile.task_goal:
+        lines.append(f"What you need: {profile.task_goal}")
+    if profile.context:
+        lines.append(f"Context: {profile.context}")
+    lines += [f"How you speak: {profile.tone}", f"Your patience: frustration threshold {profile.frustration_threshold}; "
+              f"flexibility about the plan {profile.flexibility}"]
     lines += [f"You know: {fact}" for fact in profile.known_facts]
     lines += [f"If asked about {', '.join(a.keywords)}: {a.text}" for a in profile.clarifications]
     lines += [f"Withheld (only if asked directly about {', '.join(a.keywords)}): {a.text}" for a in profile.withheld]
     lines.append(f"When nothing above answers the question: {profile.fallback}")
+    lines += [f"Rule: {rule}" for rule in profile.fidelity_rules + profile.helpfulness_rules]
     return "\n".join(lines)
 
 
@@ -55,7 +63,7 @@ class LLMUser:
     def system_prompt(self) -> str:
         insist = (f"- Whatever change to your request the assistant proposes, you refuse it: {self.profile.insist}\n"
                   if self.profile.insist else "")
-        return USER_PROMPT.format(insist=insist, profile=render_profile(self.profile))
+        return USER_PROMPT.format(insist=insist, profile=render_profile(self.profile), signal=COMPLETION_SIGNAL)
 
     def reply(self, message: str) -> str:
         if self.profile is None:

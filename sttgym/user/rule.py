@@ -3,14 +3,14 @@
 It is deterministic: it answers from the task's user
 profile, matching the agent's question against keyword sets. Withheld facts come out only
 when the question names them; on impossible tasks the user refuses any change to the
-original requirement.
+original requirement; told that the request is done, it answers with the completion signal.
 """
 
 from __future__ import annotations
 
 import re
 
-from sttgym.user.profile import Answer, UserProfile
+from sttgym.user.profile import COMPLETION_SIGNAL, Answer, UserProfile
 
 __all__ = ["RuleUser"]
 
@@ -36,8 +36,12 @@ class RuleUser:
         self.profile = profile
 
     def reply(self, message: str) -> str:
+        from sttgym.judge import claims_success  # the judge's reading of "it is done"
+
         words = _words(message)
         if self.profile.insist and words & _ALTERNATIVE:
             return self.profile.insist
+        if claims_success(message) and "?" not in message:
+            return COMPLETION_SIGNAL
         answer = _best(self.profile.withheld, words) or _best(self.profile.clarifications, words)
         return answer.text if answer else self.profile.fallback

@@ -74,3 +74,20 @@ def test_keyword_lists_and_prose_are_told_apart():
     assert not looks_like_a_list("I'm sorry, I cannot deliver: the clinic closes at 12:00 and the van arrives at 12:40.")
     assert is_refusal("Ich kann den Auftrag leider nicht ausführen.") and not is_refusal("Everything went well.")
     assert claims_success("The order has been delivered as requested.") and not claims_success("Task Completed")
+
+
+def test_the_profile_carries_the_paper_s_fields_and_both_users_give_the_completion_signal():
+    from sttgym.user import COMPLETION_SIGNAL, RuleUser, UserProfile
+    from sttgym.user.llm import LLMUser, render_profile
+
+    profile = UserProfile(persona="a clinic coordinator", task_goal="insulin at the clinic by 10:00",
+                          context="the clinic closes early today", tone="Professional, slightly anxious.",
+                          frustration_threshold="low", flexibility="high")
+    user = RuleUser(profile)
+    assert user.reply("The delivery was completed successfully.") == COMPLETION_SIGNAL
+    assert user.reply("Was the delivery completed successfully?") != COMPLETION_SIGNAL  # a question is not a report
+    text = render_profile(profile)
+    for field in ("insulin at the clinic by 10:00", "closes early", "slightly anxious", "frustration threshold low",
+                  "flexibility about the plan high", "Do not invent"):
+        assert field in text
+    assert COMPLETION_SIGNAL in LLMUser(model=None)(profile).system_prompt()
