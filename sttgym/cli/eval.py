@@ -76,6 +76,8 @@ def evaluate(
     static: bool = typer.Option(False, "--static", help="Arena: also run every instance without triggers (static ablation)."),
     no_user: bool = typer.Option(False, "--no-user", help="Arena: also run every instance without chat_with_user."),
     thinking: Optional[bool] = typer.Option(None, "--thinking/--no-thinking", help="LLM reasoning mode."),
+    reasoning_effort: Optional[str] = typer.Option(None, help="A served reasoning model's effort: low, medium or "
+                                                   "high (sent instead of a temperature)."),
     hint: bool = typer.Option(False, "--hint", help="Ablation: tell the model that the world can change while it "
                               "works (the benchmark's prompt, as the paper's, does not)."),
     temperature: float = typer.Option(0.7, help="LLM sampling temperature."),
@@ -105,7 +107,8 @@ def evaluate(
                             max_new_tokens=max_new_tokens, workers=workers, user=user, judge=judge,
                             sim_model=sim_model, sim_base_url=sim_base_url, manifest=manifest,
                             request_timeout=request_timeout, max_retries=max_retries,
-                            tasks=str(tasks) if tasks else None, weights=weights, hint=hint)
+                            tasks=str(tasks) if tasks else None, weights=weights, hint=hint,
+                            reasoning_effort=reasoning_effort)
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from exc
     with progress(console) as display:

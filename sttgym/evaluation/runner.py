@@ -83,11 +83,12 @@ class EvalConfig:
     manifest: str = MANIFEST  # the frozen arena benchmark
     tasks: str | None = None  # or the instances of a file written by sttgym export
     hint: bool = False  # ablation: tell the model that the world can change (the paper's prompt does not)
+    reasoning_effort: str | None = None  # a served reasoning model's effort: low, medium or high
     weights: str = "paper"  # how overall Pass@1 weights the levels: the paper's task counts, or the suite's
 
     IDENTITY = ("suite", "agent", "model", "base_url", "seed", "domains", "thinking", "temperature",
                 "max_new_tokens", "user", "judge", "sim_model", "sim_base_url", "env_kwargs", "manifest", "tasks",
-                "hint")
+                "hint", "reasoning_effort")
 
     def __post_init__(self) -> None:
         self.conditions, self.domains = tuple(self.conditions), tuple(self.domains)
@@ -111,6 +112,9 @@ class EvalConfig:
         if self.user not in ("rule", "llm") or self.judge not in ("rule", "llm", "llm-strict"):
             raise ValueError(f"user must be rule or llm and judge rule, llm or llm-strict; got user={self.user!r}, "
                              f"judge={self.judge!r}")
+        if self.reasoning_effort is not None and (self.reasoning_effort not in ("low", "medium", "high")
+                                                  or not self.base_url):
+            raise ValueError("reasoning effort is low, medium or high, for a model served at --base-url")
         if self.weights not in ("paper", "suite"):
             raise ValueError(f"weights must be paper or suite, not {self.weights!r}")
         if self.limit is not None and self.limit < 1:
@@ -410,7 +414,7 @@ class Runner:
             options: dict[str, Any] = {"temperature": cfg.temperature}
             if cfg.base_url:
                 options.update(max_tokens=cfg.max_new_tokens, max_workers=cfg.workers, timeout=cfg.request_timeout,
-                               max_retries=cfg.max_retries)
+                               max_retries=cfg.max_retries, reasoning_effort=cfg.reasoning_effort)
             else:
                 options.update(max_new_tokens=cfg.max_new_tokens, max_batch=cfg.workers)
             self._model = load_model(cfg.model, cfg.base_url, **options)

@@ -57,6 +57,9 @@ class OpenAIModel:
             seconds apart (or the server's ``Retry-After``), at most ``max_backoff``.
         max_workers: requests in flight at once when ``chat`` gets many conversations.
         temperature, max_tokens: defaults that ``chat`` may override.
+        reasoning_effort: ``"low"``, ``"medium"`` or ``"high"`` for reasoning models: sent as
+            ``reasoning_effort``, with ``max_completion_tokens`` in place of ``max_tokens`` and no
+            ``temperature`` (reasoning models reject both).
         client: an ``openai.OpenAI``-like object to use instead of building one.
         sleep: how to wait between attempts (tests pass a recorder).
     """
@@ -66,12 +69,15 @@ class OpenAIModel:
     def __init__(self, model: str, *, base_url: str | None = None, api_key_env: str = "OPENAI_API_KEY",
                  timeout: float = 120.0, max_retries: int = 6, backoff: float = 1.0, max_backoff: float = 60.0,
                  max_workers: int = 8, temperature: float = 0.7, max_tokens: int | None = None,
-                 client: Any = None, sleep: Callable[[float], None] = time.sleep):
+                 reasoning_effort: str | None = None, client: Any = None,
+                 sleep: Callable[[float], None] = time.sleep):
+        if reasoning_effort not in (None, "low", "medium", "high"):
+            raise ValueError(f"reasoning_effort must be low, medium or high, not {reasoning_effort!r}")
         self.name, self.base_url = model, base_url
         self.api_key_env, self.timeout = api_key_env, timeout
         self.max_retries, self.backoff, self.max_backoff = max_retries, backoff, max_backoff
         self.max_workers, self.temperature, self.max_tokens = max_workers, temperature, max_tokens
-        self._client, self._sleep = client, sleep
+        self._client, self._sleep, self.reasoning_effort = client, sleep, reasoning_effort
 
     @property
     def client(self) -> Any:
@@ -97,13 +103,16 @@ class OpenAIModel:
             return list(pool.map(lambda c: self._one(c, tools, generation), conversations))
 
     def _request(self, conversation: list[dict], tools: list[dict] | None, generation: dict) -> dict:
-        request: dict[str, Any] = {"model": self.name, "messages": [api_message(m) for m in conversation],
-                                   "temperature": float(generation.get("temperature", self.temperature))}
+        request: dict[str, Any] = {"model": self.name, "messages": [api_message(m) for m in conversation]}
+        if self.reasoning_effort:
+            request["reasoning_effort"] = self.reasoning_effort
+        else:
+            request["temperature"] = float(generation.get("temperature", self.temperature))
         if tools:
             request["tools"] = tools
         max_tokens = generation.get("max_tokens", generation.get("max_new_tokens", self.max_tokens))
         if max_tokens is not None:
-            request["max_tokens"] = int(max_tokens)
+            request["max_completion_tokens" if self.reasoning_effort else "max_tokens"] = int(max_tokens)
         for key in ("seed", "top_p"):
             if generation.get(key) is not None:
                 request[key] = generation[key]

@@ -219,3 +219,16 @@ def test_the_server_s_tool_call_ids_go_back_with_the_results():
     issued = [c["id"] for m in later if m["role"] == "assistant" for c in m.get("tool_calls", [])]
     answered = [m["tool_call_id"] for m in later if m["role"] == "tool"]
     assert issued and answered == issued and all(i.startswith("c") for i in issued)  # the fake server's ids
+
+
+def test_a_reasoning_model_gets_an_effort_and_no_sampling_parameters(server):
+    backend, _ = model(server, reasoning_effort="high")
+    backend.chat([CONVERSATION], None, temperature=0.7, max_tokens=512)
+    (body,) = server.requests
+    assert body["reasoning_effort"] == "high" and body["max_completion_tokens"] == 512
+    assert "temperature" not in body and "max_tokens" not in body
+    with pytest.raises(ValueError, match="reasoning_effort"):
+        model(server, reasoning_effort="max")
+    with pytest.raises(ValueError, match="reasoning effort"):
+        from sttgym.evaluation.runner import EvalConfig
+        EvalConfig(agent="llm", model="m", reasoning_effort="high")  # a local model has no effort setting
