@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import Any
 
-__all__ = ["Clock", "parse_time", "format_time", "shift", "minutes_between", "hhmm", "floor_to", "ceil_to"]
+__all__ = ["Clock", "parse_time", "format_time", "shift", "minutes_between", "hhmm", "floor_to", "ceil_to", "local_time"]
 
 
 def parse_time(text: str) -> datetime | None:
@@ -15,6 +16,13 @@ def parse_time(text: str) -> datetime | None:
         return datetime.fromisoformat(text)
     except ValueError:
         return None
+
+
+def local_time(text: Any) -> datetime | None:
+    """A naive ISO timestamp (``2024-08-15T08:00``), or None: zoned times are refused, since a world runs
+    on one local clock and comparing a zoned time with it would raise."""
+    moment = parse_time(text) if isinstance(text, str) else None
+    return moment if moment is not None and moment.tzinfo is None else None
 
 
 def format_time(moment: datetime) -> str:

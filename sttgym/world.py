@@ -123,6 +123,11 @@ class World:
         """The current simulated time, ISO format."""
         return self.clock.iso()
 
+    def next_id(self, kind: str, prefix: str) -> str:
+        """A new id ``PREFIX-n`` from the world's ``counters[kind]`` (kept in the state, so ids replay)."""
+        self.state["counters"][kind] += 1
+        return f"{prefix}-{self.state['counters'][kind]}"
+
     # ---------------------------------------------------------------- evaluation
 
     def holds(self, pred: "Pred | dict", ctx: Any = None, log: Any = None) -> bool:

@@ -30,12 +30,12 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
-from sttgym.clock import format_time, minutes_between, parse_time
+from sttgym.clock import format_time, local_time, minutes_between
 from sttgym.geo import shortest_route
 from sttgym.tools import fail, ok, tool
 from sttgym.world import World, operation, predicate
 
-__all__ = ["AirlineWorld", "CABINS", "GOLD_WAIVES", "at", "hold_lapses", "booking_status"]
+__all__ = ["AirlineWorld", "CABINS", "GOLD_WAIVES", "hold_lapses", "booking_status"]
 
 CABINS = ("economy", "business")
 GOLD_WAIVES = "gold"  # the loyalty tier whose change fees are waived
@@ -43,14 +43,9 @@ LIVE = ("held", "ticketed")
 Cabin = Literal["economy", "business"]
 
 
-def at(text: Any) -> datetime | None:
-    """A naive ISO timestamp, or None."""
-    moment = parse_time(text) if isinstance(text, str) else None
-    return moment if moment is not None and moment.tzinfo is None else None
-
 
 def hold_lapses(booking: dict) -> datetime | None:
-    return at(booking.get("ticket_by"))
+    return local_time(booking.get("ticket_by"))
 
 
 def booking_status(booking: dict, now: datetime) -> str:
@@ -72,12 +67,8 @@ class AirlineWorld(World):
 
     # ----------------------------------------------------------------- helpers
 
-    @property
-    def _now(self) -> datetime:
-        return self.clock.now
-
     def _status(self, bid: str) -> str:
-        return booking_status(self.bookings[bid], self._now)
+        return booking_status(self.bookings[bid], self.clock.now)
 
     def _taken(self, fid: str, cabin: str, ignore: str | None = None) -> int:
         """Seats of ``fid`` in ``cabin`` that live bookings of this desk hold (``ignore`` aside)."""
@@ -139,7 +130,7 @@ class AirlineWorld(World):
             flight = self.flights[fid]
             if flight["status"] == "cancelled":
                 out.append(f"{fid} is cancelled{': ' + flight['notice'] if flight.get('notice') else ''}")
-            elif at(flight["departs"]) <= self._now:
+            elif local_time(flight["departs"]) <= self.clock.now:
                 out.append(f"{fid} has already departed")
             if fid in (offloaded or []):
                 out.append(f"the passenger was offloaded from {fid}")
@@ -216,10 +207,6 @@ class AirlineWorld(World):
         row["fares"] = {c: f["fares"][c] for c in cabins if c in f["fares"]}
         return row
 
-    def _next_id(self) -> str:
-        self.counters["booking"] += 1
-        return f"BK-{self.counters['booking']}"
-
     # ------------------------------------------------------------------- reads
 
     @tool
@@ -261,7 +248,7 @@ class AirlineWorld(World):
         for code in (origin, destination):
             if code not in self.airports:
                 return fail(f"no airport {code!r}")
-        if at(f"{date}T00:00") is None or len(date) != 10:
+        if local_time(f"{date}T00:00") is None or len(date) != 10:
             return fail("give the date as YYYY-MM-DD")
         rows = [self._flight_row(fid, cabin) for fid, f in sorted(self.flights.items(), key=lambda x: (
             x[1]["departs"], x[0])) if f["origin"] == origin and f["destination"] == destination
@@ -388,10 +375,10 @@ class AirlineWorld(World):
         if problems:
             return fail("; ".join(problems))
         minutes = min(self.carriers[self.flights[f]["carrier"]]["hold_minutes"] for f in flight_ids)
-        bid = self._next_id()
+        bid = self.next_id("booking", "BK")
         self.bookings[bid] = {
             "passenger": passenger_id, "segments": list(flight_ids), "cabin": cabin, "status": "held",
-            "held_at": self.now, "ticket_by": format_time(self._now + timedelta(minutes=minutes)),
+            "held_at": self.now, "ticket_by": format_time(self.clock.now + timedelta(minutes=minutes)),
             "price": self.price(flight_ids, cabin), "fees": 0, "promo": None, "promo_pct": 0, "offloaded": []}
         return ok({"booking_id": bid, "ticket_by": self.bookings[bid]["ticket_by"],
                    "estimated_price": self.bookings[bid]["price"]},
@@ -496,7 +483,7 @@ class AirlineWorld(World):
         first, last = self.flights[b["segments"][0]], self.flights[b["segments"][-1]]
         if first["origin"] != request["origin"] or last["destination"] != request["destination"]:
             return False
-        if at(last["arrives"]) > at(request["arrive_by"]):
+        if local_time(last["arrives"]) > local_time(request["arrive_by"]):
             return False
         budget = self.passengers[b["passenger"]]["budget"]
         if status == "ticketed" and b["price"] + b["fees"] > budget:
@@ -575,10 +562,10 @@ class AirlineWorld(World):
     def close_airport(self, airport_id: str, start: str, end: str, notice: str) -> None:
         """Weather closes an airport: flights leaving or landing there between ``start`` and ``end`` are cancelled."""
         self.airports[airport_id].update(status="closed", notice=notice)
-        lo, hi = at(start), at(end)
+        lo, hi = local_time(start), local_time(end)
         for f in self.flights.values():
             if f["status"] == "cancelled":
                 continue
-            if (f["origin"] == airport_id and lo <= at(f["departs"]) < hi) or \
-                    (f["destination"] == airport_id and lo <= at(f["arrives"]) < hi):
+            if (f["origin"] == airport_id and lo <= local_time(f["departs"]) < hi) or \
+                    (f["destination"] == airport_id and lo <= local_time(f["arrives"]) < hi):
                 f.update(status="cancelled", notice=notice)

@@ -31,13 +31,12 @@ import math
 from datetime import datetime, timedelta
 from typing import Any
 
-from sttgym.clock import format_time, parse_time
+from sttgym.clock import format_time, local_time
 from sttgym.geo import shortest_route
 from sttgym.tools import fail, ok, tool
 from sttgym.world import World, operation, predicate
 
-__all__ = ["CarRentalWorld", "LICENCE_FOR", "TIER_DISCOUNT", "HANDOVER_MIN_FUEL", "FLIGHT_SLACK", "when",
-           "hold_expires", "live_status", "overlaps", "price_of"]
+__all__ = ["CarRentalWorld", "LICENCE_FOR", "TIER_DISCOUNT", "HANDOVER_MIN_FUEL", "FLIGHT_SLACK", "hold_expires", "live_status", "overlaps", "price_of"]
 
 LICENCE_FOR = {"economy": "B", "compact": "B", "suv": "B", "premium": "B", "van": "C1"}
 TIER_DISCOUNT = {"standard": 0, "silver": 5, "gold": 10}  # percent off every rental
@@ -47,15 +46,10 @@ BLOCKING = ("held", "confirmed", "picked_up")
 FLIGHT_SLACK = timedelta(minutes=60)  # a desk pickup later than this after landing leaves the traveller waiting
 
 
-def when(text: Any) -> datetime | None:
-    """A naive ISO timestamp, or None. Zoned times are refused: the world runs on one local clock."""
-    moment = parse_time(text) if isinstance(text, str) else None
-    return moment if moment is not None and moment.tzinfo is None else None
-
 
 def hold_expires(state: dict, res: dict) -> datetime | None:
     """When a hold lapses: ``held_at`` plus the pickup depot's current hold policy."""
-    held_at, released = when(res.get("held_at")), when(res.get("released_at"))
+    held_at, released = local_time(res.get("held_at")), local_time(res.get("released_at"))
     minutes = state["depots"].get(res.get("pickup_depot"), {}).get("hold_minutes")
     if held_at is None or not isinstance(minutes, int):
         return None
@@ -82,7 +76,7 @@ def _in_hours(depot: dict, moment: datetime) -> bool:
 
 
 def _covers(window: dict, moment: datetime) -> bool:
-    start, end = when(window.get("start")), when(window.get("end"))
+    start, end = local_time(window.get("start")), local_time(window.get("end"))
     return start is not None and end is not None and start <= moment < end
 
 
@@ -109,10 +103,6 @@ class CarRentalWorld(World):
 
     # ----------------------------------------------------------------- helpers
 
-    @property
-    def _now(self) -> datetime:
-        return self.clock.now
-
     def _res(self, reservation_id: str) -> dict | None:
         return self.reservations.get(reservation_id)
 
@@ -120,7 +110,7 @@ class CarRentalWorld(World):
         res = self.reservations[rid]
         vehicle = self.vehicles.get(res["vehicle"], {})
         expires = hold_expires(self.state, res)
-        return {"reservation_id": rid, **res, "status": live_status(self.state, res, self._now),
+        return {"reservation_id": rid, **res, "status": live_status(self.state, res, self.clock.now),
                 "hold_expires": format_time(expires) if res["status"] == "held" and expires else None,
                 "vehicle_depot": vehicle.get("depot"), "vehicle_available_from": vehicle.get("available_from")}
 
@@ -131,18 +121,18 @@ class CarRentalWorld(World):
             res = self.reservations[rid]
             if rid == ignore or res.get("vehicle") != vehicle_id:
                 continue
-            p, r = when(res.get("pickup_time")), when(res.get("return_time"))
-            if live_status(self.state, res, self._now) in BLOCKING and p and r and overlaps(start, end, p, r):
+            p, r = local_time(res.get("pickup_time")), local_time(res.get("return_time"))
+            if live_status(self.state, res, self.clock.now) in BLOCKING and p and r and overlaps(start, end, p, r):
                 out.append(rid)
         return out
 
     def _window(self, pickup_time: str, return_time: str) -> tuple[datetime, datetime] | str:
-        pickup, ret = when(pickup_time), when(return_time)
+        pickup, ret = local_time(pickup_time), local_time(return_time)
         if pickup is None or ret is None:
             return "times must be ISO timestamps like 2024-08-15T09:30"
         if ret <= pickup:
             return "the return time must be after the pickup time"
-        if pickup < self._now:
+        if pickup < self.clock.now:
             return f"the pickup time {format_time(pickup)} is in the past (now {self.now})"
         return pickup, ret
 
@@ -167,7 +157,7 @@ class CarRentalWorld(World):
             return f"vehicle {vehicle_id} is in {vehicle['status']}"
         if vehicle["depot"] != depot_id:
             return f"vehicle {vehicle_id} is stationed at {vehicle['depot']}, not {depot_id}"
-        ready = when(vehicle.get("available_from"))
+        ready = local_time(vehicle.get("available_from"))
         if ready is not None and ready > pickup:
             return f"vehicle {vehicle_id} is only available at {depot_id} from {vehicle['available_from']}"
         busy = self._blocking(vehicle_id, pickup, ret, ignore)
@@ -179,7 +169,7 @@ class CarRentalWorld(World):
         category = LICENCE_FOR.get(vehicle_class)
         if category not in customer.get("licence", []):
             return f"the customer's licence does not cover class {vehicle_class} (needs category {category})"
-        expires = when(customer.get("licence_expires"))
+        expires = local_time(customer.get("licence_expires"))
         if expires is None or expires < ret:
             return f"the customer's licence expires {customer.get('licence_expires')}, before the return"
         return None
@@ -205,10 +195,6 @@ class CarRentalWorld(World):
         if record is None:
             return fail(f"no {what} {ident!r}")
         return ok({label: ident, **record})
-
-    def _next_id(self, kind: str, prefix: str) -> str:
-        self.counters[kind] += 1
-        return f"{prefix}-{self.counters[kind]}"
 
     # ------------------------------------------------------------------- reads
 
@@ -274,7 +260,7 @@ class CarRentalWorld(World):
         depot = self.depots.get(depot_id)
         if depot is None:
             return fail(f"no depot {depot_id!r}")
-        pickup, ret = when(pickup_time), when(return_time)
+        pickup, ret = local_time(pickup_time), local_time(return_time)
         if pickup is None or ret is None or ret <= pickup:
             return fail("give ISO pickup and return times, the return after the pickup")
         if depot["status"] != "open":
@@ -301,9 +287,9 @@ class CarRentalWorld(World):
         if vehicle is None:
             return fail(f"no vehicle {vehicle_id!r}")
         bookings = [{"reservation_id": rid, "pickup_depot": r["pickup_depot"], "pickup_time": r["pickup_time"],
-                     "return_time": r["return_time"], "status": live_status(self.state, r, self._now)}
+                     "return_time": r["return_time"], "status": live_status(self.state, r, self.clock.now)}
                     for rid, r in sorted(self.reservations.items())
-                    if r["vehicle"] == vehicle_id and live_status(self.state, r, self._now) in BLOCKING]
+                    if r["vehicle"] == vehicle_id and live_status(self.state, r, self.clock.now) in BLOCKING]
         return ok({"vehicle_id": vehicle_id, **vehicle, "bookings": bookings})
 
     @tool
@@ -356,7 +342,7 @@ class CarRentalWorld(World):
             return fail(f"no depot {depot_id!r}")
         if vehicle_class not in self.rates:
             return fail(f"no class {vehicle_class!r}; classes: {', '.join(sorted(self.rates))}")
-        pickup, ret = when(pickup_time), when(return_time)
+        pickup, ret = local_time(pickup_time), local_time(return_time)
         if pickup is None or ret is None or ret <= pickup:
             return fail("give ISO pickup and return times, the return after the pickup")
         customer = self.customers.get(customer_id) if customer_id else None
@@ -427,7 +413,7 @@ class CarRentalWorld(World):
             return fail(problem)
         vehicle = self.vehicles[vehicle_id]
         estimate = price_of(self.state, pickup_depot_id, vehicle["class"], pickup, ret, customer["tier"])["total"]
-        rid = self._next_id("reservation", "RSV")
+        rid = self.next_id("reservation", "RSV")
         self.reservations[rid] = {
             "customer": customer_id, "vehicle": vehicle_id, "class": vehicle["class"],
             "pickup_depot": pickup_depot_id, "return_depot": return_depot_id,
@@ -448,10 +434,10 @@ class CarRentalWorld(World):
         res = self._res(reservation_id)
         if res is None:
             return fail(f"no reservation {reservation_id!r}")
-        status = live_status(self.state, res, self._now)
+        status = live_status(self.state, res, self.clock.now)
         if status != "held":
             return fail(f"reservation {reservation_id} is {status}; only a live hold can be confirmed")
-        pickup, ret = when(res["pickup_time"]), when(res["return_time"])
+        pickup, ret = local_time(res["pickup_time"]), local_time(res["return_time"])
         problem = (self._site_problem(res["pickup_depot"], pickup, "pickup")
                    or self._vehicle_problem(res["vehicle"], res["pickup_depot"], pickup, ret, ignore=reservation_id))
         if problem:
@@ -500,7 +486,7 @@ class CarRentalWorld(World):
         res = self._res(reservation_id)
         if res is None:
             return fail(f"no reservation {reservation_id!r}")
-        status = live_status(self.state, res, self._now)
+        status = live_status(self.state, res, self.clock.now)
         if status not in ("held", "confirmed"):
             return fail(f"reservation {reservation_id} is {status} and cannot be moved")
         window = self._window(pickup_time, return_time)
@@ -532,7 +518,7 @@ class CarRentalWorld(World):
         res = self._res(reservation_id)
         if res is None:
             return fail(f"no reservation {reservation_id!r}")
-        status = live_status(self.state, res, self._now)
+        status = live_status(self.state, res, self.clock.now)
         if status not in ("held", "confirmed"):
             return fail(f"reservation {reservation_id} is {status}; only a live reservation can change vehicle")
         vehicle = self.vehicles.get(vehicle_id)
@@ -540,8 +526,8 @@ class CarRentalWorld(World):
             return fail(f"no vehicle {vehicle_id!r}")
         if vehicle["class"] != res["class"]:
             return fail(f"{vehicle_id} is class {vehicle['class']}; the reservation is for {res['class']}")
-        problem = self._vehicle_problem(vehicle_id, res["pickup_depot"], when(res["pickup_time"]),
-                                        when(res["return_time"]), ignore=reservation_id)
+        problem = self._vehicle_problem(vehicle_id, res["pickup_depot"], local_time(res["pickup_time"]),
+                                        local_time(res["return_time"]), ignore=reservation_id)
         if problem:
             return fail(problem)
         old = res["vehicle"]
@@ -573,15 +559,15 @@ class CarRentalWorld(World):
                 return fail(f"depot {site} is {depot['status']}: {depot.get('notice') or 'no vehicle movements'}")
         stranded = [rid for rid, r in sorted(self.reservations.items())
                     if r["vehicle"] == vehicle_id and r["pickup_depot"] != to_depot_id
-                    and live_status(self.state, r, self._now) in ("held", "confirmed")]
+                    and live_status(self.state, r, self.clock.now) in ("held", "confirmed")]
         if stranded:
             return fail(f"vehicle {vehicle_id} is booked for pickup elsewhere ({', '.join(stranded)})")
         route = shortest_route(self.roads, origin, to_depot_id)
         if route is None:
             return fail(f"no open road route from {origin} to {to_depot_id}")
-        departs = max(self._now, when(vehicle.get("available_from")) or self._now)
+        departs = max(self.clock.now, local_time(vehicle.get("available_from")) or self.clock.now)
         arrives = departs + timedelta(minutes=route[0])
-        tid = self._next_id("transfer", "TRF")
+        tid = self.next_id("transfer", "TRF")
         self.transfers[tid] = {"vehicle": vehicle_id, "origin": origin, "destination": to_depot_id,
                                "departs": format_time(departs), "arrives": format_time(arrives), "path": route[1]}
         vehicle.update(depot=to_depot_id, available_from=format_time(arrives))
@@ -600,8 +586,8 @@ class CarRentalWorld(World):
             return fail(f"no vehicle {vehicle_id!r}")
         if vehicle["status"] != "available":
             return fail(f"vehicle {vehicle_id} is in {vehicle['status']}")
-        ready = when(vehicle.get("available_from"))
-        if ready is not None and ready > self._now:
+        ready = local_time(vehicle.get("available_from"))
+        if ready is not None and ready > self.clock.now:
             return fail(f"vehicle {vehicle_id} is not on site at {vehicle['depot']} until {vehicle['available_from']}")
         depot = self.depots[vehicle["depot"]]
         if depot["status"] != "open":
@@ -622,12 +608,12 @@ class CarRentalWorld(World):
         if res is None:
             return fail(f"no reservation {reservation_id!r}")
         if res["status"] != "confirmed":
-            return fail(f"reservation {reservation_id} is {live_status(self.state, res, self._now)}, not confirmed")
-        pickup, ret = when(res["pickup_time"]), when(res["return_time"])
-        if abs(self._now - pickup) > CHECKOUT_SLACK:
+            return fail(f"reservation {reservation_id} is {live_status(self.state, res, self.clock.now)}, not confirmed")
+        pickup, ret = local_time(res["pickup_time"]), local_time(res["return_time"])
+        if abs(self.clock.now - pickup) > CHECKOUT_SLACK:
             return fail(f"check-out is possible within an hour of the pickup time {res['pickup_time']}")
-        problem = (self._site_problem(res["pickup_depot"], self._now, "check-out")
-                   or self._vehicle_problem(res["vehicle"], res["pickup_depot"], self._now, ret, ignore=reservation_id))
+        problem = (self._site_problem(res["pickup_depot"], self.clock.now, "check-out")
+                   or self._vehicle_problem(res["vehicle"], res["pickup_depot"], self.clock.now, ret, ignore=reservation_id))
         if problem:
             return fail(problem)
         vehicle = self.vehicles[res["vehicle"]]
@@ -650,7 +636,7 @@ class CarRentalWorld(World):
             return fail(f"no reservation {reservation_id!r}")
         if res["status"] != "picked_up":
             return fail(f"reservation {reservation_id} is {res['status']}, not out on rent")
-        problem = self._site_problem(depot_id, self._now, "returns")
+        problem = self._site_problem(depot_id, self.clock.now, "returns")
         if problem:
             return fail(problem)
         res.update(status="returned", return_depot=depot_id, return_time=self.now)
@@ -669,13 +655,13 @@ class CarRentalWorld(World):
         if not same:
             return False
         if request.get("flight"):
-            lands, pickup = when(self.flights[request["flight"]]["arrives"]), when(res["pickup_time"])
+            lands, pickup = local_time(self.flights[request["flight"]]["arrives"]), local_time(res["pickup_time"])
             return lands <= pickup <= lands + FLIGHT_SLACK
         return res["pickup_time"] == request["pickup_time"]
 
     def _live(self, customer: str) -> list[dict]:
         return [r for _, r in sorted(self.reservations.items()) if r["customer"] == customer
-                and live_status(self.state, r, self._now) in BLOCKING]
+                and live_status(self.state, r, self.clock.now) in BLOCKING]
 
     def _served(self, request: dict) -> list[dict]:
         return [r for r in self._live(request["customer"]) if r["status"] == "confirmed" and self._serves(r, request)]
@@ -683,9 +669,9 @@ class CarRentalWorld(World):
     def _fit(self, res: dict, request: dict) -> bool:
         """The car of ``res`` can be handed over as asked: on site and free by the pickup, fuelled, right energy."""
         car = self.vehicles[res["vehicle"]]
-        ready = when(car.get("available_from"))
+        ready = local_time(car.get("available_from"))
         return (car["status"] == "available" and car["depot"] == request["depot_id"]
-                and (ready is None or ready <= when(res["pickup_time"]))
+                and (ready is None or ready <= local_time(res["pickup_time"]))
                 and car["fuel_pct"] >= request.get("min_fuel", HANDOVER_MIN_FUEL)
                 and request.get("energy") in (None, "", car["energy"]))
 
@@ -714,8 +700,8 @@ class CarRentalWorld(World):
         """No vehicle carries two overlapping live reservations."""
         spans: dict[str, list] = {}
         for _, r in sorted(self.reservations.items()):
-            if live_status(self.state, r, self._now) in BLOCKING:
-                spans.setdefault(r["vehicle"], []).append((when(r["pickup_time"]), when(r["return_time"])))
+            if live_status(self.state, r, self.clock.now) in BLOCKING:
+                spans.setdefault(r["vehicle"], []).append((local_time(r["pickup_time"]), local_time(r["return_time"])))
         return all(a[1] <= b[0] for s in spans.values() for a, b in zip(sorted(s), sorted(s)[1:]))
 
     @predicate
@@ -734,13 +720,13 @@ class CarRentalWorld(World):
     def hold_lapsed(self, customer: str, vehicle_id: str) -> bool:
         """A hold of the customer on ``vehicle_id`` has lapsed."""
         return any(r["customer"] == customer and r["vehicle"] == vehicle_id and r["status"] == "held"
-                   and live_status(self.state, r, self._now) == "expired" for r in self.reservations.values())
+                   and live_status(self.state, r, self.clock.now) == "expired" for r in self.reservations.values())
 
     @predicate
     def in_transit(self, vehicle_id: str) -> bool:
         """``vehicle_id`` is on the road to its depot."""
-        ready = when(self.vehicles[vehicle_id].get("available_from"))
-        return ready is not None and ready > self._now and bool(
+        ready = local_time(self.vehicles[vehicle_id].get("available_from"))
+        return ready is not None and ready > self.clock.now and bool(
             [t for t in self.transfers.values() if t["vehicle"] == vehicle_id])
 
     @predicate
@@ -753,5 +739,5 @@ class CarRentalWorld(World):
         """A demand peak at a depot: a new, shorter hold policy, and the holds open there are released."""
         self.depots[depot_id].update(hold_minutes=hold_minutes, notice=notice)
         for r in self.reservations.values():
-            if r["pickup_depot"] == depot_id and live_status(self.state, r, self._now) == "held":
+            if r["pickup_depot"] == depot_id and live_status(self.state, r, self.clock.now) == "held":
                 r["released_at"] = self.now

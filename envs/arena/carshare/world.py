@@ -120,10 +120,6 @@ class CarShareWorld(World):
         return [r for r in sorted(self.reservations) if self.reservations[r]["member"] == member_id
                 and live_status(self.reservations[r], self.now) in ("active", "handoff")]
 
-    def _next(self, kind: str, prefix: str) -> str:
-        self.counters[kind] += 1
-        return f"{prefix}-{self.counters[kind]}"
-
     def _zone_check(self, zone_id: str) -> str | None:
         return None if zone_id in self.zones else f"no zone {zone_id!r}; zones: {', '.join(sorted(self.zones))}"
 
@@ -334,7 +330,7 @@ class CarShareWorld(World):
         if live:
             return fail(f"member {member_id} already holds reservation {live[0]}; cancel it first")
         hold = self.zones[car["zone"]]["hold_minutes"]
-        rid = self._next("reservation", "RES")
+        rid = self.next_id("reservation", "RES")
         self.reservations[rid] = {"member": member_id, "car": car_id, "status": "active", "created_at": self.now,
                                   "expires_at": shift(self.now, hold), "extended": False, "note": "",
                                   "after_trip": None}
@@ -365,7 +361,7 @@ class CarShareWorld(World):
         live = self._live_of(member_id)
         if live:
             return fail(f"member {member_id} already holds reservation {live[0]}; cancel it first")
-        rid = self._next("reservation", "RES")
+        rid = self.next_id("reservation", "RES")
         self.reservations[rid] = {"member": member_id, "car": trip["car"], "status": "handoff",
                                   "created_at": self.now, "expires_at": None, "extended": False,
                                   "note": f"handed over when {trip_id} ends", "after_trip": trip_id}
@@ -466,7 +462,7 @@ class CarShareWorld(World):
             car.update(zone=car_zone, spot=car_spot)
         if promo is not None:
             promo["used"] += 1
-        tid = self._next("trip", "TRP")
+        tid = self.next_id("trip", "TRP")
         self.trips[tid] = {"member": res["member"], "car": res["car"], "reservation": reservation_id,
                            "start_zone": car_zone, "destination": destination_zone_id, "started_at": self.now,
                            "level_at_start": car["level_pct"], "status": "open", "end_zone": None, "ended_at": None,
@@ -533,7 +529,7 @@ class CarShareWorld(World):
         used = sum(1 for s in self.charge_sessions.values() if s["charger"] == charger_id)
         if used >= ch["slots"]:
             return fail(f"charger {charger_id} has no free slot")
-        sid = self._next("session", "CHS")
+        sid = self.next_id("session", "CHS")
         self.charge_sessions[sid] = {"charger": charger_id, "car": car_id, "started_at": self.now}
         car.update(status="charging", spot=ch["spot"])
         return ok({"session_id": sid}, message=f"{car_id} charging on {charger_id}")

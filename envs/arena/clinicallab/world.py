@@ -30,10 +30,9 @@ Times are ISO strings at minute precision (so they compare as strings).
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
-from typing import Any
+from datetime import timedelta
 
-from sttgym.clock import format_time, parse_time, shift
+from sttgym.clock import format_time, local_time, shift
 from sttgym.geo import shortest_route
 from sttgym.tools import fail, ok, tool
 from sttgym.world import World, operation, predicate
@@ -46,10 +45,6 @@ HANDOFF_WAIT = 20  # the longest one courier waits at a hub for the other
 LIVE_ACCESSION = "pending"
 LIVE_RUN = "booked"
 
-
-def _at(text: Any) -> datetime | None:
-    moment = parse_time(text) if isinstance(text, str) else None
-    return moment if moment is not None and moment.tzinfo is None else None
 
 
 class ClinicalLabWorld(World):
@@ -119,7 +114,7 @@ class ClinicalLabWorld(World):
         onward = self._route(site, stop)
         if to_site is None or onward is None:
             return [], "", f"courier {first} has no open route {start} -> {site} -> {stop}"
-        pickup = _at(ready) + timedelta(minutes=to_site[0])
+        pickup = local_time(ready) + timedelta(minutes=to_site[0])
         departs = pickup + timedelta(minutes=PICKUP_MINUTES)
         arrives = departs + timedelta(minutes=onward[0])
         legs.append({"courier": first, "ready_from": ready, "start": start, "origin": site, "to": stop,
@@ -130,7 +125,7 @@ class ClinicalLabWorld(World):
             last = self._route(hub, lab)
             if to_hub is None or last is None:
                 return [], "", f"courier {second} has no open route {start2} -> {hub} -> {lab}"
-            there = _at(ready2) + timedelta(minutes=to_hub[0])
+            there = local_time(ready2) + timedelta(minutes=to_hub[0])
             meet = max(arrives, there)
             if meet - min(arrives, there) > timedelta(minutes=HANDOFF_WAIT):
                 return legs, "", (f"handoff missed at {hub}: {first} there {format_time(arrives)}, {second} there "
@@ -193,14 +188,10 @@ class ClinicalLabWorld(World):
         else:
             run.update(status="halted", note=f"{note}: {problem}")
 
-    def _next(self, kind: str, prefix: str) -> str:
-        self.counters[kind] += 1
-        return f"{prefix}-{self.counters[kind]}"
-
     def _specimen_view(self, sid: str) -> dict:
         s = self.specimens[sid]
         until = self._stable_until(sid)
-        left = int((_at(until) - self.clock.now).total_seconds() // 60)
+        left = int((local_time(until) - self.clock.now).total_seconds() // 60)
         return {"specimen_id": sid, **s, "stable_until": until, "minutes_left": left,
                 "status": "expired" if left < 0 else "stable"}
 
@@ -385,7 +376,7 @@ class ClinicalLabWorld(World):
         limit = self.labs[lab_id]["capacity"]["limit"]
         if self._load(lab_id, date) >= limit:
             return fail(f"lab {lab_id} has no capacity left for {date} (limit {limit})")
-        aid = self._next("accession", "ACC")
+        aid = self.next_id("accession", "ACC")
         self.accessions[aid] = {"specimen": specimen_id, "lab": lab_id, "test": test, "date": date,
                                 "status": LIVE_ACCESSION, "created_at": self.now, "note": ""}
         return ok({"accession_id": aid, **self.accessions[aid]}, message=f"{specimen_id} registered at {lab_id} "
@@ -434,13 +425,13 @@ class ClinicalLabWorld(World):
         live = [r for r, x in self.runs.items() if x["specimen"] == specimen_id and x["status"] == LIVE_RUN]
         if live:
             return fail(f"specimen {specimen_id} is already on run {live[0]}; cancel it first")
-        ready = [(c, format_time(max(self.clock.now, _at(self.couriers[c]["available_from"]) or self.clock.now)),
+        ready = [(c, format_time(max(self.clock.now, local_time(self.couriers[c]["available_from"]) or self.clock.now)),
                   self.couriers[c]["location"]) for c in couriers]
         legs, handoff, problem = self._legs(specimen_id, ready, hub, acc["lab"])
         problem = problem or self._run_problem(specimen_id, accession_id, legs, hub)
         if problem:
             return fail(problem)
-        rid = self._next("run", "RUN")
+        rid = self.next_id("run", "RUN")
         opens = self._window(acc["lab"], acc["date"])[0]
         self.runs[rid] = {"specimen": specimen_id, "accession": accession_id, "lab": acc["lab"],
                           "pickup": spec["site"], "hub": hub, "legs": legs, "handoff_at": handoff,
@@ -595,7 +586,7 @@ class ClinicalLabWorld(World):
     def slip_courier(self, courier_id: str, minutes: int, note: str) -> None:
         """``courier_id`` is free ``minutes`` later than planned; its booked legs are recomputed."""
         c = self.couriers[courier_id]
-        base = max(_at(c["available_from"]) or self.clock.now, self.clock.now)
+        base = max(local_time(c["available_from"]) or self.clock.now, self.clock.now)
         c.update(note=note)
         for r in sorted(self.runs):
             run = self.runs[r]

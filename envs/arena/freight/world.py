@@ -31,22 +31,17 @@ Times are ISO strings at minute precision.
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Any
 
-from sttgym.clock import format_time, parse_time
+from sttgym.clock import format_time, local_time
 from sttgym.geo import shortest_route
 from sttgym.tools import fail, ok, tool
 from sttgym.world import World, operation, predicate
 
-__all__ = ["FreightWorld", "LOAD_MINUTES", "leg_minutes", "at"]
+__all__ = ["FreightWorld", "LOAD_MINUTES", "leg_minutes"]
 
 LOAD_MINUTES = 20  # loading at the terminal before the truck leaves
 LIVE = ("scheduled", "delivered")  # a movement that counts
 
-
-def at(text: Any) -> datetime | None:
-    moment = parse_time(text) if isinstance(text, str) else None
-    return moment if moment is not None and moment.tzinfo is None else None
 
 
 def leg_minutes(state: dict, a: str, b: str) -> int | None:
@@ -66,14 +61,6 @@ class FreightWorld(World):
 
     # ----------------------------------------------------------------- helpers
 
-    @property
-    def _now(self) -> datetime:
-        return self.clock.now
-
-    def _next_id(self, kind: str, prefix: str) -> str:
-        self.counters[kind] += 1
-        return f"{prefix}-{self.counters[kind]}"
-
     def _crossing(self, crossing_id: str) -> dict | None:
         return self.crossings.get(crossing_id)
 
@@ -90,7 +77,7 @@ class FreightWorld(World):
 
     def _permit_ok(self, cid: str, crossing_id: str, moment: datetime) -> bool:
         return any(p["consignment"] == cid and p["crossing"] == crossing_id and p["status"] == "valid"
-                   and at(p["valid_from"]) <= moment <= at(p["valid_to"]) for p in self.permits.values())
+                   and local_time(p["valid_from"]) <= moment <= local_time(p["valid_to"]) for p in self.permits.values())
 
     def _cleared(self, cid: str, crossing_id: str) -> bool:
         return any(d["consignment"] == cid and d["crossing"] == crossing_id and d["status"] == "cleared"
@@ -102,7 +89,7 @@ class FreightWorld(World):
         out = []
         if c["commodity"] in x["banned"]:
             out.append(f"{c['commodity']} may not cross at {crossing_id} ({x.get('notice') or 'banned goods'})")
-        until = at(x.get("outage_until"))
+        until = local_time(x.get("outage_until"))
         if x["status"] != "open" and (until is None or moment is None or moment < until):
             out.append(f"{crossing_id} is {x['status']} until {x.get('outage_until') or 'further notice'}")
         if c["commodity"] in x["permit_for"] and moment is not None and not self._permit_ok(cid, crossing_id, moment):
@@ -115,19 +102,19 @@ class FreightWorld(World):
     def _timeline(self, cid: str, truck_id: str, crossing_id: str, slot: dict | None) -> dict | str:
         """When the truck would leave, reach the crossing, cross and arrive; or why it cannot."""
         c, truck = self.consignments[cid], self.trucks[truck_id]
-        ready = max(self._now, at(c.get("available_from")) or self._now)
+        ready = max(self.clock.now, local_time(c.get("available_from")) or self.clock.now)
         departs = ready + timedelta(minutes=LOAD_MINUTES)
         leg1 = leg_minutes(self.state, c["location"], crossing_id)
         leg2 = leg_minutes(self.state, crossing_id, c["destination"])
         if leg1 is None or leg2 is None:
             return f"no road from {c['location']} via {crossing_id} to {c['destination']}"
         reach = departs + timedelta(minutes=leg1)
-        start = reach if slot is None else max(reach, at(slot["start"]))
+        start = reach if slot is None else max(reach, local_time(slot["start"]))
         crosses = start + timedelta(minutes=self.crossings[crossing_id]["queue_minutes"])
         arrives = crosses + timedelta(minutes=leg2)
         out = {"departs": format_time(departs), "at_crossing": format_time(reach), "crosses": format_time(start),
                "arrives": format_time(arrives), "pickup_minutes": leg1, "onward_minutes": leg2}
-        if at(truck["shift_end"]) < arrives:
+        if local_time(truck["shift_end"]) < arrives:
             out["driver_problem"] = f"driver of {truck_id} is off shift at {truck['shift_end']}"
         return out
 
@@ -137,7 +124,7 @@ class FreightWorld(World):
         perm = [{"permit_id": p, **x} for p, x in sorted(self.permits.items()) if x["consignment"] == cid]
         slot = self._slot_of(cid)
         moves = [{"movement_id": m, **x} for m, x in sorted(self.movements.items()) if x["consignment"] == cid]
-        problems = self._rule_problems(cid, self.slots[slot]["crossing"], at(self.slots[slot]["start"])) \
+        problems = self._rule_problems(cid, self.slots[slot]["crossing"], local_time(self.slots[slot]["start"])) \
             if slot else []
         return {"consignment_id": cid, **c, "slot": slot,
                 "slot_crossing": self.slots[slot]["crossing"] if slot else None, "crossing_problems": problems,
@@ -189,7 +176,7 @@ class FreightWorld(World):
         if crossing_id not in self.crossings:
             return fail(f"no crossing {crossing_id!r}")
         rows = [{"slot_id": s, **x} for s, x in sorted(self.slots.items(), key=lambda i: (i[1]["start"], i[0]))
-                if x["crossing"] == crossing_id and at(x["end"]) > self._now]
+                if x["crossing"] == crossing_id and local_time(x["end"]) > self.clock.now]
         return ok({"crossing_id": crossing_id, "slots": rows})
 
     @tool
@@ -273,7 +260,7 @@ class FreightWorld(World):
             if isinstance(line, str):
                 return ok({**out, "reachable": False, "problem": line})
             out.update(line)
-            moment = at(line["crosses"])
+            moment = local_time(line["crosses"])
         else:
             moment = None
             leg1 = leg_minutes(self.state, self.consignments[consignment_id]["location"], crossing_id)
@@ -302,7 +289,7 @@ class FreightWorld(World):
         if c["commodity"] in x["banned"]:
             return fail(f"{c['commodity']} may not cross at {crossing_id}: {x.get('notice') or 'banned goods'}")
         missing = [d for d in x["required_docs"] if c["documents"].get(d) != "valid"]
-        did = self._next_id("declaration", "DEC")
+        did = self.next_id("declaration", "DEC")
         self.declarations[did] = {"consignment": consignment_id, "crossing": crossing_id,
                                   "status": "held" if missing else "cleared", "missing": missing,
                                   "filed_at": self.now, "note": ""}
@@ -327,8 +314,8 @@ class FreightWorld(World):
             return fail(f"{crossing_id} issues no permit for {c['commodity']}: none is needed there")
         if desk["status"] != "open":
             return fail(f"the permit desk at {crossing_id} is {desk['status']}: {desk.get('note', '')}")
-        begin = self._now + timedelta(minutes=desk["lead_minutes"])
-        pid = self._next_id("permit", "PRM")
+        begin = self.clock.now + timedelta(minutes=desk["lead_minutes"])
+        pid = self.next_id("permit", "PRM")
         self.permits[pid] = {"consignment": consignment_id, "crossing": crossing_id, "valid_from": format_time(begin),
                              "valid_to": format_time(begin + timedelta(hours=desk["valid_hours"])),
                              "status": "valid", "note": ""}
@@ -369,7 +356,7 @@ class FreightWorld(World):
             return fail(f"no consignment {consignment_id!r}")
         if slot["status"] != "free":
             return fail(f"slot {slot_id} is {slot['status']}")
-        if at(slot["end"]) <= self._now:
+        if local_time(slot["end"]) <= self.clock.now:
             return fail(f"slot {slot_id} is over")
         old = self._slot_of(consignment_id)
         if old:
@@ -444,7 +431,7 @@ class FreightWorld(World):
         minutes = leg_minutes(self.state, c["location"], terminal_id)
         if minutes is None:
             return fail(f"no line from {c['location']} to {terminal_id}")
-        ready = max(self._now, at(c.get("available_from")) or self._now) + timedelta(minutes=minutes + 60)
+        ready = max(self.clock.now, local_time(c.get("available_from")) or self.clock.now) + timedelta(minutes=minutes + 60)
         old = c.get("truck")
         if old and old in self.trucks and self.trucks[old].get("consignment") == consignment_id:
             self.trucks[old].update(status="available", consignment=None)
@@ -486,15 +473,15 @@ class FreightWorld(World):
         line = self._timeline(consignment_id, truck_id, xid, slot)
         if isinstance(line, str):
             return fail(line)
-        if at(line["at_crossing"]) > at(slot["end"]):
+        if local_time(line["at_crossing"]) > local_time(slot["end"]):
             return fail(f"the truck would reach {xid} at {line['at_crossing']}, after slot {sid} ends at "
                         f"{slot['end']}")
         if "driver_problem" in line:
             return fail(line["driver_problem"])
-        problems = self._rule_problems(consignment_id, xid, at(line["crosses"]))
+        problems = self._rule_problems(consignment_id, xid, local_time(line["crosses"]))
         if problems:
             return fail("; ".join(problems))
-        mid = self._next_id("movement", "MOV")
+        mid = self.next_id("movement", "MOV")
         if c["commodity"] in x["inspected"]:
             day = line["crosses"][:10]
             x["inspection"]["used"][day] = x["inspection"]["used"].get(day, 0) + 1
@@ -515,7 +502,7 @@ class FreightWorld(World):
         m = self.movements.get(movement_id)
         if m is None:
             return fail(f"no movement {movement_id!r}")
-        if m["status"] != "scheduled" or at(m["departs"]) <= self._now:
+        if m["status"] != "scheduled" or local_time(m["departs"]) <= self.clock.now:
             return fail(f"movement {movement_id} is {m['status']}" + (
                 "" if m["status"] != "scheduled" else f" and left at {m['departs']}"))
         m["status"] = "cancelled"
@@ -536,7 +523,7 @@ class FreightWorld(World):
             return fail(f"no movement {movement_id!r}")
         if m["status"] != "scheduled":
             return fail(f"movement {movement_id} is {m['status']}")
-        if at(m["arrives"]) > self._now:
+        if local_time(m["arrives"]) > self.clock.now:
             return fail(f"movement {movement_id} arrives only at {m['arrives']}")
         m["status"] = "delivered"
         if m["truck"] in self.trucks:
@@ -565,14 +552,14 @@ class FreightWorld(World):
     @predicate
     def on_time(self, consignment_id: str) -> bool:
         """The consignment has a scheduled movement arriving by its deliver-by time."""
-        due = at(self.consignments[consignment_id]["deliver_by"])
-        return any(at(m["arrives"]) <= due for m in self._live(consignment_id))
+        due = local_time(self.consignments[consignment_id]["deliver_by"])
+        return any(local_time(m["arrives"]) <= due for m in self._live(consignment_id))
 
     @predicate
     def not_late(self, consignment_id: str) -> bool:
         """No scheduled movement of the consignment arrives after its deliver-by time."""
-        due = at(self.consignments[consignment_id]["deliver_by"])
-        return all(at(m["arrives"]) <= due for m in self._live(consignment_id))
+        due = local_time(self.consignments[consignment_id]["deliver_by"])
+        return all(local_time(m["arrives"]) <= due for m in self._live(consignment_id))
 
     @predicate
     def no_movement(self, consignment_id: str) -> bool:
@@ -584,19 +571,19 @@ class FreightWorld(World):
         """The consignment holds a slot (or used it) starting by its deliver-by time at a crossing that allows its
         goods, with a cleared declaration there, and a permit valid in the slot (where one is needed)."""
         c = self.consignments[consignment_id]
-        due = at(c["deliver_by"])
+        due = local_time(c["deliver_by"])
         slots = [s for s in self.slots.values() if s.get("consignment") == consignment_id
-                 and s["status"] in ("booked", "used") and at(s["start"]) <= due]
+                 and s["status"] in ("booked", "used") and local_time(s["start"]) <= due]
         for s in slots:
             x = self.crossings[s["crossing"]]
             if c["commodity"] in x["banned"] or not self._cleared(consignment_id, s["crossing"]):
                 continue
-            if x["status"] != "open" and at(s["start"]) < (at(x.get("outage_until")) or at(s["end"])):
+            if x["status"] != "open" and local_time(s["start"]) < (local_time(x.get("outage_until")) or local_time(s["end"])):
                 continue
             if c["commodity"] in x["permit_for"] and not (self._permit_ok(consignment_id, s["crossing"],
-                                                                          at(s["start"]))
+                                                                          local_time(s["start"]))
                                                           or self._permit_ok(consignment_id, s["crossing"],
-                                                                             at(s["end"]))):
+                                                                             local_time(s["end"]))):
                 continue
             return True
         return False

@@ -29,7 +29,7 @@ from __future__ import annotations
 from datetime import date, datetime, timedelta
 from typing import Any
 
-from sttgym.clock import format_time, parse_time
+from sttgym.clock import format_time, local_time
 from sttgym.geo import shortest_route
 from sttgym.tools import fail, ok, tool
 from sttgym.world import World, operation, predicate
@@ -42,10 +42,6 @@ TIER_DISCOUNT = {"member": 0, "silver": 5, "gold": 10, "platinum": 15}  # percen
 RUSH_LEAD = timedelta(minutes=60)  # housekeeping needs an hour's notice to turn a room round early
 LIVE = ("held", "confirmed")
 
-
-def _when(text: Any) -> datetime | None:
-    moment = parse_time(text) if isinstance(text, str) else None
-    return moment if moment is not None and moment.tzinfo is None else None
 
 
 def _day(text: Any) -> date | None:
@@ -66,7 +62,7 @@ def nights_of(check_in: str, nights: int) -> list[str]:
 def live_status(res: dict, now: datetime) -> str:
     """A reservation's status as of ``now``: a hold past its expiry reads ``expired``."""
     if res.get("status") == "held":
-        expires = _when(res.get("expires_at"))
+        expires = local_time(res.get("expires_at"))
         if expires is not None and now > expires:
             return "expired"
     return res.get("status", "")
@@ -93,13 +89,9 @@ class HotelWorld(World):
 
     # ----------------------------------------------------------------- helpers
 
-    @property
-    def _now(self) -> datetime:
-        return self.clock.now
-
     def _used(self, room_type_id: str, night: str, ignore: str = "") -> int:
         return sum(1 for rid, r in self.reservations.items() if rid != ignore and r["room_type"] == room_type_id
-                   and live_status(r, self._now) in LIVE and night in nights_of(r["check_in"], r["nights"]))
+                   and live_status(r, self.clock.now) in LIVE and night in nights_of(r["check_in"], r["nights"]))
 
     def _free(self, room_type_id: str, night: str, ignore: str = "") -> int:
         inventory = self.room_types[room_type_id]["inventory"].get(night, 0)
@@ -111,7 +103,7 @@ class HotelWorld(World):
             return "check_in must be an ISO date like 2024-08-15"
         if not 1 <= nights <= 14:
             return "nights must be between 1 and 14"
-        if first < self._now.date():
+        if first < self.clock.now.date():
             return f"check-in {check_in} is in the past (today is {self.now[:10]})"
         return nights_of(check_in, nights)
 
@@ -144,7 +136,7 @@ class HotelWorld(World):
 
     def _res_view(self, rid: str) -> dict:
         r = self.reservations[rid]
-        return {"reservation_id": rid, **r, "status": live_status(r, self._now),
+        return {"reservation_id": rid, **r, "status": live_status(r, self.clock.now),
                 "hotel_name": self.hotels.get(r["hotel"], {}).get("name")}
 
     def _confirmed_stay(self, ident: str) -> dict | str:
@@ -152,7 +144,7 @@ class HotelWorld(World):
         res = self.reservations.get(ident)
         if res is None:
             return f"no reservation {ident!r}"
-        status = live_status(res, self._now)
+        status = live_status(res, self.clock.now)
         return res if status == "confirmed" else f"reservation {ident} is {status}, not confirmed"
 
     def _record(self, container: str, ident: str, label: str, what: str) -> dict:
@@ -163,14 +155,14 @@ class HotelWorld(World):
 
     def _arrives(self, shuttle: dict) -> str | None:
         minutes = travel(self.state, shuttle["hotel"], shuttle["destination"])
-        departs = _when(shuttle["departs"])
+        departs = local_time(shuttle["departs"])
         return None if minutes is None or departs is None else format_time(departs + timedelta(minutes=minutes))
 
     def _ready_at(self, res: dict) -> datetime | None:
         if res.get("ready_at"):
-            return _when(res["ready_at"])
+            return local_time(res["ready_at"])
         rt = self.room_types.get(res["room_type"], {})
-        return _when(f"{res['check_in']}T{rt.get('ready_from', '15:00')}")
+        return local_time(f"{res['check_in']}T{rt.get('ready_from', '15:00')}")
 
     # ------------------------------------------------------------------- reads
 
@@ -397,7 +389,7 @@ class HotelWorld(World):
             return fail(problem)
         self.counters["reservation"] += 1
         rid = f"RSV-{self.counters['reservation']}"
-        expires = self._now + timedelta(minutes=self.hotels[rt["hotel"]]["hold_minutes"])
+        expires = self.clock.now + timedelta(minutes=self.hotels[rt["hotel"]]["hold_minutes"])
         self.reservations[rid] = {
             "guest": guest_id, "hotel": rt["hotel"], "room_type": room_type_id, "kind": rt["kind"],
             "check_in": check_in, "nights": nights, "status": "held", "held_at": self.now,
@@ -417,7 +409,7 @@ class HotelWorld(World):
         res = self.reservations.get(reservation_id)
         if res is None:
             return fail(f"no reservation {reservation_id!r}")
-        status = live_status(res, self._now)
+        status = live_status(res, self.clock.now)
         if status != "held":
             return fail(f"reservation {reservation_id} is {status}; only a live hold can be confirmed")
         guest, stay = self.guests[res["guest"]], nights_of(res["check_in"], res["nights"])
@@ -450,7 +442,7 @@ class HotelWorld(World):
         res = self.reservations.get(reservation_id)
         if res is None:
             return fail(f"no reservation {reservation_id!r}")
-        status = live_status(res, self._now)
+        status = live_status(res, self.clock.now)
         if status not in LIVE:
             return fail(f"reservation {reservation_id} is {status} and cannot be cancelled")
         if res["status"] == "confirmed" and res.get("promo") in self.promotions:
@@ -472,7 +464,7 @@ class HotelWorld(World):
         res = self._confirmed_stay(reservation_id)
         if isinstance(res, str):
             return fail(res)
-        moment = _when(arrival)
+        moment = local_time(arrival)
         if moment is None or format_time(moment)[:10] != res["check_in"]:
             return fail(f"the arrival must be an ISO timestamp on the check-in day {res['check_in']}")
         hotel = self.hotels[res["hotel"]]
@@ -494,10 +486,10 @@ class HotelWorld(World):
         res = self._confirmed_stay(reservation_id)
         if isinstance(res, str):
             return fail(res)
-        moment = _when(ready_by)
+        moment = local_time(ready_by)
         if moment is None or format_time(moment)[:10] != res["check_in"]:
             return fail(f"ready_by must be an ISO timestamp on the check-in day {res['check_in']}")
-        if moment < self._now + RUSH_LEAD:
+        if moment < self.clock.now + RUSH_LEAD:
             return fail("housekeeping needs at least an hour's notice")
         hotel = self.hotels[res["hotel"]]
         if hotel["rush_cleans"] < 1:
@@ -545,9 +537,9 @@ class HotelWorld(World):
             return fail(f"{guest_id} is already on {shuttle_id}")
         if len(shuttle["riders"]) >= shuttle["seats"]:
             return fail(f"shuttle {shuttle_id} is full")
-        if _when(shuttle["departs"]) < self._now:
+        if local_time(shuttle["departs"]) < self.clock.now:
             return fail(f"shuttle {shuttle_id} has left")
-        if not any(r["guest"] == guest_id and r["hotel"] == shuttle["hotel"] and live_status(r, self._now) ==
+        if not any(r["guest"] == guest_id and r["hotel"] == shuttle["hotel"] and live_status(r, self.clock.now) ==
                    "confirmed" for r in self.reservations.values()):
             return fail(f"{guest_id} has no confirmed stay at {shuttle['hotel']}")
         shuttle["riders"].append(guest_id)
@@ -637,7 +629,7 @@ class HotelWorld(World):
 
     def _confirmed(self, guest: str) -> list[dict]:
         return [r for _, r in sorted(self.reservations.items()) if r["guest"] == guest
-                and live_status(r, self._now) == "confirmed"]
+                and live_status(r, self.clock.now) == "confirmed"]
 
     def _served(self, req: dict) -> list[dict]:
         return [r for r in self._confirmed(req["guest"]) if self._serves(r, req)]
@@ -645,15 +637,15 @@ class HotelWorld(World):
     def _handover(self, res: dict) -> bool:
         guest = self.guests[res["guest"]]
         hotel = self.hotels[res["hotel"]]
-        arrival, ready = _when(guest.get("arrival")), self._ready_at(res)
+        arrival, ready = local_time(guest.get("arrival")), self._ready_at(res)
         if arrival is None or res.get("arrival") != guest["arrival"] or ready is None or ready > arrival:
             return False
         return format_time(arrival)[11:] <= hotel["late_cutoff"] or hotel["night_desk"] or res["key_locker"]
 
     def _on_shuttle(self, req: dict, hotel: str) -> bool:
-        by = _when(req.get("shuttle_by"))
+        by = local_time(req.get("shuttle_by"))
         for s in self.shuttles.values():
-            arrives = _when(self._arrives(s))
+            arrives = local_time(self._arrives(s))
             if (s["hotel"] == hotel and s["destination"] == req["venue"] and req["guest"] in s["riders"]
                     and s["status"] == "scheduled" and arrives is not None and arrives <= by):
                 return True
@@ -679,7 +671,7 @@ class HotelWorld(World):
         card covers: the alternative secured, maybe not yet confirmed."""
         limit = self.guests[request["guest"]]["payment_limit"]
         live = [r for _, r in sorted(self.reservations.items()) if r["guest"] == request["guest"]
-                and live_status(r, self._now) in LIVE and r["price"] <= limit and self._serves(r, request)]
+                and live_status(r, self.clock.now) in LIVE and r["price"] <= limit and self._serves(r, request)]
         return len(live) >= request.get("count", 1) and len({r["hotel"] for r in live}) == 1
 
     @predicate
@@ -725,7 +717,7 @@ class HotelWorld(World):
     def has_live(self, guest: str, hotel: str = "", room_type: str = "") -> bool:
         """The guest has a live hold or reservation (at ``hotel``, of ``room_type``, when given)."""
         return any(hotel in ("", r["hotel"]) and room_type in ("", r["room_type"])
-                   and live_status(r, self._now) in LIVE for r in self.reservations.values() if r["guest"] == guest)
+                   and live_status(r, self.clock.now) in LIVE for r in self.reservations.values() if r["guest"] == guest)
 
     @predicate
     def has_confirmed(self, guest: str, hotel: str = "") -> bool:
@@ -735,7 +727,7 @@ class HotelWorld(World):
     @predicate
     def hold_lapsed(self, guest: str, room_type: str) -> bool:
         """A hold of the guest on ``room_type`` has lapsed."""
-        return any(r["guest"] == guest and r["room_type"] == room_type and live_status(r, self._now) == "expired"
+        return any(r["guest"] == guest and r["room_type"] == room_type and live_status(r, self.clock.now) == "expired"
                    for r in self.reservations.values())
 
     @predicate
@@ -754,7 +746,7 @@ class HotelWorld(World):
         ones last ``minutes``."""
         self.hotels[hotel].update(hold_minutes=minutes, notice=notice)
         for r in self.reservations.values():
-            if r["hotel"] == hotel and live_status(r, self._now) == "held":
+            if r["hotel"] == hotel and live_status(r, self.clock.now) == "held":
                 r["expires_at"] = r["held_at"]
 
     @operation
@@ -763,7 +755,7 @@ class HotelWorld(World):
         ``to_room_type`` (at a sister property)."""
         rt = self.room_types[to_room_type]
         for r in self.reservations.values():
-            if r["guest"] == guest and r["hotel"] == hotel and live_status(r, self._now) in LIVE:
+            if r["guest"] == guest and r["hotel"] == hotel and live_status(r, self.clock.now) in LIVE:
                 r.update(hotel=rt["hotel"], room_type=to_room_type, kind=rt["kind"], note=note)
 
     @operation

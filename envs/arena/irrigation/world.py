@@ -32,23 +32,17 @@ from __future__ import annotations
 
 import math
 from datetime import datetime, timedelta
-from typing import Any
 
-from sttgym.clock import format_time, parse_time
+from sttgym.clock import format_time, local_time
 from sttgym.geo import shortest_route
 from sttgym.tools import fail, ok, tool
 from sttgym.world import World, operation, predicate
 
-__all__ = ["IrrigationWorld", "UNLOCK_MINUTES", "at", "run_minutes"]
+__all__ = ["IrrigationWorld", "UNLOCK_MINUTES", "run_minutes"]
 
 UNLOCK_MINUTES = 10  # a crew's work at a locked valve once on site
 USABLE = ("open", "closed", "locked")  # valve states a path may pass through (closed/locked: to be opened first)
 
-
-def at(text: Any) -> datetime | None:
-    """A naive ISO timestamp, or None."""
-    moment = parse_time(text) if isinstance(text, str) else None
-    return moment if moment is not None and moment.tzinfo is None else None
 
 
 def run_minutes(volume: int, flow: int) -> int:
@@ -57,7 +51,7 @@ def run_minutes(volume: int, flow: int) -> int:
 
 
 def _overlap(a: dict, start: datetime, end: datetime) -> bool:
-    return at(a["start"]) < end and start < at(a["end"])
+    return local_time(a["start"]) < end and start < local_time(a["end"])
 
 
 class IrrigationWorld(World):
@@ -69,10 +63,6 @@ class IrrigationWorld(World):
                    "daily water quota, and maintenance crews travelling between pump houses.")
 
     # ----------------------------------------------------------------- helpers
-
-    @property
-    def _now(self) -> datetime:
-        return self.clock.now
 
     def _node(self, node: str) -> bool:
         return node in self.pumphouses or node in self.junctions or node in self.segments
@@ -105,12 +95,12 @@ class IrrigationWorld(World):
         return (0 if self.runs[run_id].get("priority") else 1, int(tail) if tail.isdigit() else 0)
 
     def _in_window(self, segment: str, start: datetime, end: datetime) -> bool:
-        return any(at(w["start"]) <= start and end <= at(w["end"]) for w in self.segments[segment]["windows"])
+        return any(local_time(w["start"]) <= start and end <= local_time(w["end"]) for w in self.segments[segment]["windows"])
 
     def _problem(self, run_id: str) -> str:
         """Why a scheduled run would not water its segment now ('' when it would)."""
         run = self.runs[run_id]
-        start, end = at(run["start"]), at(run["end"])
+        start, end = local_time(run["start"]), local_time(run["end"])
         pump = self.pumps[run["pump"]]
         if pump["status"] != "ready":
             return f"pump {run['pump']} is {pump['status']}"
@@ -121,7 +111,7 @@ class IrrigationWorld(World):
                 return f"valve {v} no longer joins {a} and {b}"
             if valve["status"] != "open" and not (valve["kind"] == "field" and valve["status"] == "closed"):
                 return f"valve {v} is {valve['status']}"
-            if valve.get("unlocked_at") and at(valve["unlocked_at"]) > start:
+            if valve.get("unlocked_at") and local_time(valve["unlocked_at"]) > start:
                 return f"valve {v} is unlocked only at {valve['unlocked_at']}"
         if not self._in_window(run["segment"], start, end):
             return f"outside every allowed window of {run['segment']}"
@@ -290,7 +280,7 @@ class IrrigationWorld(World):
         """The district water allocation: the daily limit, what scheduled runs use per day, and notices."""
         alloc = self.allocation
         today = self.now[:10]
-        tomorrow = format_time(self._now + timedelta(days=1))[:10]
+        tomorrow = format_time(self.clock.now + timedelta(days=1))[:10]
         days = {d: {"limit_m3": self._limit(d), "used_m3": self._used(d),
                     "remaining_m3": max(0, self._limit(d) - self._used(d))} for d in (today, tomorrow)}
         return ok({"permit": alloc["permit"], "days": days, "resets_at": f"{tomorrow}T00:00",
@@ -380,10 +370,10 @@ class IrrigationWorld(World):
         pump = self.pumps.get(pump_id)
         if pump is None:
             return fail(f"no pump {pump_id!r}")
-        begin = at(start)
+        begin = local_time(start)
         if begin is None:
             return fail(f"start {start!r} is not an ISO time")
-        if begin < self._now - timedelta(minutes=1):
+        if begin < self.clock.now - timedelta(minutes=1):
             return fail(f"start {start} is in the past (now {self.now})")
         if flow_m3h <= 0 or volume_m3 < 0:
             return fail("the flow must be positive and the volume not negative")
@@ -408,7 +398,7 @@ class IrrigationWorld(World):
             x = self.valves[v]
             if x["status"] == "locked" or (x["status"] == "closed" and x["kind"] != "field"):
                 return fail(f"valve {v} on the path {'-'.join(nodes)} is {x['status']}")
-            if x.get("unlocked_at") and at(x["unlocked_at"]) > begin:
+            if x.get("unlocked_at") and local_time(x["unlocked_at"]) > begin:
                 return fail(f"valve {v} is unlocked only at {x['unlocked_at']}, after the start")
         others = [x for _, x in self._live() if _overlap(x, begin, end)]
         used = sum(x["flow"] for x in others if x["pump"] == pump_id)
@@ -466,10 +456,10 @@ class IrrigationWorld(World):
         route = shortest_route(self.tracks, crew["location"], valve["house"])
         if route is None:
             return fail(f"no open track from {crew['location']} to {valve['house']}")
-        free = max(self._now, at(crew.get("available_from")) or self._now)
+        free = max(self.clock.now, local_time(crew.get("available_from")) or self.clock.now)
         arrives = free + timedelta(minutes=route[0])
         done = arrives + timedelta(minutes=UNLOCK_MINUTES)
-        if done > at(crew["shift_end"]):
+        if done > local_time(crew["shift_end"]):
             return fail(f"crew {crew_id} would finish at {format_time(done)}, past its shift end {crew['shift_end']}")
         crew.update(status="busy", location=valve["house"], available_from=format_time(done),
                     note=f"unlocking {valve_id}")
@@ -521,7 +511,7 @@ class IrrigationWorld(World):
         """The farm office puts a priority run for the segment's whole need ahead of every other run."""
         nodes, valves = self._path(self.pumps[pump_id]["house"], segment_id)
         volume = self.segments[segment_id]["need_m3"]
-        end = format_time(at(start) + timedelta(minutes=run_minutes(volume, flow)))
+        end = format_time(local_time(start) + timedelta(minutes=run_minutes(volume, flow)))
         self.runs[run_id] = {"segment": segment_id, "pump": pump_id, "start": start, "end": end, "flow": flow,
                              "volume": volume, "path": nodes, "valves": valves, "status": "scheduled",
                              "priority": True, "note": note, "created": self.now}

@@ -30,28 +30,23 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
-from sttgym.clock import format_time, parse_time
+from sttgym.clock import format_time, local_time
 from sttgym.geo import shortest_route
 from sttgym.tools import fail, ok, tool
 from sttgym.world import World, operation, predicate
 
-__all__ = ["TicketingWorld", "WILL_CALL_LEAD", "when", "hold_status", "adjacent_block", "delivery_problem",
+__all__ = ["TicketingWorld", "WILL_CALL_LEAD", "hold_status", "adjacent_block", "delivery_problem",
            "reach_time"]
 
 WILL_CALL_LEAD = 30  # minutes before the doors the will-call desk must be open for a collection
 Delivery = Literal["mobile", "will_call", "courier"]
 
 
-def when(text: Any) -> datetime | None:
-    """A naive ISO timestamp, or None."""
-    moment = parse_time(text) if isinstance(text, str) else None
-    return moment if moment is not None and moment.tzinfo is None else None
-
 
 def hold_status(hold: dict, now: datetime) -> str:
     """A hold's status as of ``now``: a held cart past its expiry reads ``expired``."""
     if hold.get("status") == "held":
-        expires = when(hold.get("expires"))
+        expires = local_time(hold.get("expires"))
         if expires is None or now > expires:
             return "expired"
     return hold.get("status", "")
@@ -81,7 +76,7 @@ def longest_run(rows: dict) -> int:
 def reach_time(state: dict, customer: dict, place: str) -> datetime | None:
     """When the customer, leaving home at ``departs``, reaches ``place`` by the fastest open route."""
     route = shortest_route(state["links"], customer["home"], place)
-    departs = when(customer.get("departs"))
+    departs = local_time(customer.get("departs"))
     return None if route is None or departs is None else departs + timedelta(minutes=route[0])
 
 
@@ -93,14 +88,14 @@ def delivery_problem(state: dict, customer: dict, event: dict, method: str, cour
         venue = state["venues"].get(event["venue"], {})
         if venue.get("desk_status") != "open":
             return f"the will-call desk at {event['venue']} is {venue.get('desk_status')}: {venue.get('notice', '')}"
-        doors = when(event["doors"])
+        doors = local_time(event["doors"])
         opens = datetime.fromisoformat(f"{event['doors'][:10]}T{venue['desk_opens']}")
         if opens > doors - timedelta(minutes=WILL_CALL_LEAD):
             return (f"the will-call desk at {event['venue']} opens at {venue['desk_opens']}, less than "
                     f"{WILL_CALL_LEAD} minutes before the doors at {event['doors'][11:16]}")
         return None
     if method == "courier":
-        departs = when(customer.get("departs"))
+        departs = local_time(customer.get("departs"))
         if courier_eta is None or departs is None or courier_eta > departs:
             eta = format_time(courier_eta) if courier_eta else "unknown"
             return f"the courier would arrive at {eta}, after the customer leaves home at {customer.get('departs')}"
@@ -117,17 +112,9 @@ class TicketingWorld(World):
 
     # ----------------------------------------------------------------- helpers
 
-    @property
-    def _now(self) -> datetime:
-        return self.clock.now
-
-    def _next_id(self, kind: str, prefix: str) -> str:
-        self.counters[kind] += 1
-        return f"{prefix}-{self.counters[kind]}"
-
     def _hold_view(self, hid: str) -> dict:
         hold = self.carts[hid]
-        return {"hold_id": hid, **hold, "status": hold_status(hold, self._now)}
+        return {"hold_id": hid, **hold, "status": hold_status(hold, self.clock.now)}
 
     def _promo_problem(self, code: str, event_id: str, section_id: str, count: int) -> str | None:
         promo = self.promotions.get(code)
@@ -135,8 +122,8 @@ class TicketingWorld(World):
             return f"no promotion {code!r}"
         if promo["status"] != "active":
             return f"promotion {code} is {promo['status']}"
-        ends = when(promo.get("ends"))
-        if ends is not None and self._now >= ends:
+        ends = local_time(promo.get("ends"))
+        if ends is not None and self.clock.now >= ends:
             return f"promotion {code} ended at {promo['ends']}"
         if promo.get("event") not in (None, event_id):
             return f"promotion {code} is for event {promo['event']} only"
@@ -159,7 +146,7 @@ class TicketingWorld(World):
         hold = self.carts.get(hold_id)
         if hold is None:
             return None, f"no hold {hold_id!r}"
-        status = hold_status(hold, self._now)
+        status = hold_status(hold, self.clock.now)
         if status != "held":
             why = f" (it expired at {hold['expires']})" if status == "expired" else ""
             return None, f"hold {hold_id} is {status}{why}"
@@ -180,7 +167,7 @@ class TicketingWorld(World):
     def _available(self, section_id: str) -> dict:
         """The section's unsold seats by row, less those in live holds."""
         held = {seat for h in self.carts.values() if h["section"] == section_id
-                and hold_status(h, self._now) == "held" for seat in h["seats"]}
+                and hold_status(h, self.clock.now) == "held" for seat in h["seats"]}
         return {row: [s for s in seats if f"{row}{s}" not in held]
                 for row, seats in sorted(self.sections[section_id]["rows"].items())}
 
@@ -379,8 +366,8 @@ class TicketingWorld(World):
             return fail(f"section {section_id} has no {count} adjacent free seats in one row")
         row, run = block
         event = self.events[section["event"]]
-        hid = self._next_id("hold", "HLD")
-        expires = self._now + timedelta(minutes=event["cart_minutes"])
+        hid = self.next_id("hold", "HLD")
+        expires = self.clock.now + timedelta(minutes=event["cart_minutes"])
         self.carts[hid] = {"customer": customer_id, "event": section["event"], "section": section_id,
                            "seats": [f"{row}{s}" for s in run], "held_at": self.now, "expires": format_time(expires),
                            "status": "held", "promo": None}
@@ -434,7 +421,7 @@ class TicketingWorld(World):
         problem = self._sale_problem(hold["event"], hold["section"])
         if not problem and code:
             problem = self._promo_problem(code, hold["event"], hold["section"], len(hold["seats"]))
-        eta = self._now + timedelta(minutes=self.settings["courier_minutes"])
+        eta = self.clock.now + timedelta(minutes=self.settings["courier_minutes"])
         problem = problem or delivery_problem(self.state, customer, event, delivery, eta)
         if problem:
             return fail(problem)
@@ -443,10 +430,10 @@ class TicketingWorld(World):
         if total > customer["budget"]:
             return fail(f"the total {total} (with the {delivery} fee) exceeds the customer's budget "
                         f"{customer['budget']}")
-        oid = self._next_id("order", "ORD")
+        oid = self.next_id("order", "ORD")
         tickets = []
         for seat in hold["seats"]:
-            tid = self._next_id("ticket", "TKT")
+            tid = self.next_id("ticket", "TKT")
             self.tickets[tid] = {"order": oid, "seat": seat, "status": "issued"}
             tickets.append(tid)
         if code:
@@ -478,7 +465,7 @@ class TicketingWorld(World):
         if order["delivery"] == delivery and delivery != "courier":
             return fail(f"order {order_id} already goes by {delivery}")
         customer, event = self.customers[order["customer"]], self.events[order["event"]]
-        eta = self._now + timedelta(minutes=self.settings["courier_minutes"])
+        eta = self.clock.now + timedelta(minutes=self.settings["courier_minutes"])
         problem = delivery_problem(self.state, customer, event, delivery, eta)
         if problem:
             return fail(problem)
@@ -515,7 +502,7 @@ class TicketingWorld(World):
         if not problem and code:
             problem = self._promo_problem(code, hold["event"], hold["section"], len(hold["seats"]))
         customer, event = self.customers[order["customer"]], self.events[order["event"]]
-        eta = self._now + timedelta(minutes=self.settings["courier_minutes"])
+        eta = self.clock.now + timedelta(minutes=self.settings["courier_minutes"])
         problem = problem or delivery_problem(self.state, customer, event, delivery, eta)
         if problem:
             return fail(problem)
@@ -535,7 +522,7 @@ class TicketingWorld(World):
         tickets = []
         for seat in hold["seats"]:
             rows[seat[0]] = [x for x in rows[seat[0]] if x != int(seat[1:])]
-            tid = self._next_id("ticket", "TKT")
+            tid = self.next_id("ticket", "TKT")
             self.tickets[tid] = {"order": order_id, "seat": seat, "status": "issued"}
             tickets.append(tid)
         hold.update(status="purchased", promo=code or None)
@@ -592,8 +579,8 @@ class TicketingWorld(World):
             return fail(f"order {order_id} already belongs to {recipient_id}")
         if order["delivery"] != "mobile" or not recipient.get("smartphone"):
             return fail("only mobile tickets can be transferred, to a customer with a smartphone")
-        doors = when(self.events[order["event"]]["doors"])
-        if self._now >= doors:
+        doors = local_time(self.events[order["event"]]["doors"])
+        if self.clock.now >= doors:
             return fail(f"transfers close when the doors open ({self.events[order['event']]['doors']})")
         order.update(customer=recipient_id, transferred_from=order["customer"])
         return ok(self._order_view(order_id), message=f"{order_id} transferred to {recipient_id}")
@@ -623,10 +610,10 @@ class TicketingWorld(World):
             return fail(f"section {order['section']} enters through {section['gate']}, not {gate_id}")
         if gate["status"] != "open":
             return fail(f"gate {gate_id} is {gate['status']}: {gate.get('notice', '')}")
-        moment = when(slot)
+        moment = local_time(slot)
         if moment is None or slot not in gate["slots"]:
             return fail(f"no slot {slot!r} at {gate_id}; slots: {', '.join(sorted(gate['slots']))}")
-        if not when(event["doors"]) <= moment <= when(event["starts"]):
+        if not local_time(event["doors"]) <= moment <= local_time(event["starts"]):
             return fail(f"slot {slot} is outside the doors-to-start window {event['doors']} - {event['starts']}")
         need = len(order["seats"])
         if gate["slots"][slot] < need:
@@ -670,11 +657,11 @@ class TicketingWorld(World):
     def _in_time(self, order: dict, section: dict) -> bool:
         """The customer, leaving home when they do, reaches the section's gate by the start."""
         arrives = reach_time(self.state, self.customers[order["customer"]], section["gate"])
-        return arrives is not None and arrives <= when(self.events[order["event"]]["starts"])
+        return arrives is not None and arrives <= local_time(self.events[order["event"]]["starts"])
 
     def _delivered(self, order: dict) -> bool:
         customer, event = self.customers[order["customer"]], self.events[order["event"]]
-        return delivery_problem(self.state, customer, event, order["delivery"], when(order.get("courier_eta"))) is None
+        return delivery_problem(self.state, customer, event, order["delivery"], local_time(order.get("courier_eta"))) is None
 
     def _entry_ok(self, order: dict) -> bool:
         entry = order.get("entry")
@@ -682,10 +669,10 @@ class TicketingWorld(World):
             return False
         gate, event = self.gates[entry["gate"]], self.events[order["event"]]
         section = self.sections[order["section"]]
-        moment = when(entry["slot"])
+        moment = local_time(entry["slot"])
         arrives = reach_time(self.state, self.customers[order["customer"]], entry["gate"])
         return (gate["venue"] == event["venue"] and section["gate"] == entry["gate"] and gate["status"] == "open"
-                and entry["slot"] in gate["slots"] and when(event["doors"]) <= moment <= when(event["starts"])
+                and entry["slot"] in gate["slots"] and local_time(event["doors"]) <= moment <= local_time(event["starts"])
                 and arrives is not None and arrives <= moment
                 and (gate.get("step_free") or not section["accessible"]))
 
@@ -725,7 +712,7 @@ class TicketingWorld(World):
     def has_hold(self, customer: str, section: str = "") -> bool:
         """The customer has a live hold (in ``section``, when given)."""
         return any(h["customer"] == customer and section in ("", h["section"])
-                   and hold_status(h, self._now) == "held" for h in self.carts.values())
+                   and hold_status(h, self.clock.now) == "held" for h in self.carts.values())
 
     @predicate
     def has_order(self, customer: str, section: str = "") -> bool:
@@ -735,7 +722,7 @@ class TicketingWorld(World):
     @predicate
     def hold_lapsed(self, customer: str, section: str) -> bool:
         """A hold of the customer in ``section`` has expired unbought."""
-        return any(h["customer"] == customer and h["section"] == section and hold_status(h, self._now) == "expired"
+        return any(h["customer"] == customer and h["section"] == section and hold_status(h, self.clock.now) == "expired"
                    for h in self.carts.values())
 
     @predicate
@@ -748,7 +735,7 @@ class TicketingWorld(World):
         """A virtual queue opens: carts of the event last ``minutes`` from when they were placed."""
         self.events[event_id].update(cart_minutes=minutes, notice=notice)
         for hold in self.carts.values():
-            if hold["event"] == event_id and hold_status(hold, self._now) == "held":
+            if hold["event"] == event_id and hold_status(hold, self.clock.now) == "held":
                 hold["expires"] = format_time(datetime.fromisoformat(hold["held_at"]) + timedelta(minutes=minutes))
 
     @operation
@@ -765,7 +752,7 @@ class TicketingWorld(World):
         section = self.sections[section_id]
         section.update(status="closed", notice=notice)
         for hold in self.carts.values():
-            if hold["section"] == section_id and hold_status(hold, self._now) == "held":
+            if hold["section"] == section_id and hold_status(hold, self.clock.now) == "held":
                 hold["status"] = "void"
         for order in self.orders.values():
             if order["section"] == section_id and order["status"] == "paid":
@@ -791,7 +778,7 @@ class TicketingWorld(World):
     def void_holds(self, event_id: str) -> None:
         """Every live hold of an event is void."""
         for hold in self.carts.values():
-            if hold["event"] == event_id and hold_status(hold, self._now) == "held":
+            if hold["event"] == event_id and hold_status(hold, self.clock.now) == "held":
                 hold["status"] = "void"
 
     @operation

@@ -32,29 +32,23 @@ Times are ISO strings at minute precision.
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Any
 
-from sttgym.clock import format_time, parse_time
+from sttgym.clock import format_time, local_time
 from sttgym.geo import shortest_route
 from sttgym.tools import fail, ok, tool
 from sttgym.world import World, operation, predicate
 
-__all__ = ["WarehouseWorld", "LOAD_MINUTES", "at", "live_status", "truck_roads"]
+__all__ = ["WarehouseWorld", "LOAD_MINUTES", "live_status", "truck_roads"]
 
 LOAD_MINUTES = 15  # loading at the dock before the truck leaves
 LIVE_DISPATCH = ("scheduled", "delivered")
 
 
-def at(text: Any) -> datetime | None:
-    """A naive ISO timestamp, or None."""
-    moment = parse_time(text) if isinstance(text, str) else None
-    return moment if moment is not None and moment.tzinfo is None else None
-
 
 def live_status(res: dict, now: datetime) -> str:
     """A reservation's status as of ``now``: a held reservation past its expiry reads ``expired``."""
     if res.get("status") == "held":
-        expires = at(res.get("expires_at"))
+        expires = local_time(res.get("expires_at"))
         if expires is not None and now > expires:
             return "expired"
     return res.get("status", "")
@@ -76,17 +70,13 @@ class WarehouseWorld(World):
 
     # ----------------------------------------------------------------- helpers
 
-    @property
-    def _now(self) -> datetime:
-        return self.clock.now
-
     def _site(self, site_id: str) -> bool:
         return site_id in self.warehouses or site_id in self.stores
 
     def _reserved(self, warehouse_id: str, sku: str, inbound: str | None = None) -> int:
         return sum(r["quantity"] for r in self.reservations.values()
                    if r["warehouse"] == warehouse_id and r["sku"] == sku and r.get("inbound") == inbound
-                   and live_status(r, self._now) == "held")
+                   and live_status(r, self.clock.now) == "held")
 
     def _stock_row(self, warehouse_id: str, sku: str) -> dict:
         line = self.inventory.get(warehouse_id, {}).get(sku, {"on_hand": 0, "quarantined": 0, "note": ""})
@@ -100,13 +90,13 @@ class WarehouseWorld(World):
 
     def _ready_at(self, truck: dict, warehouse_id: str) -> datetime | None:
         """When ``truck`` can be at ``warehouse_id``: free from its current job, then driven over (None: no way)."""
-        free = max(self._now, at(truck.get("available_from")) or self._now)
+        free = max(self.clock.now, local_time(truck.get("available_from")) or self.clock.now)
         route = self._route(truck["location"], warehouse_id, truck["tonnes"])
         return None if route is None else free + timedelta(minutes=route[0])
 
     def _res_view(self, rid: str) -> dict:
         res = self.reservations[rid]
-        view = {"reservation_id": rid, **res, "status": live_status(res, self._now)}
+        view = {"reservation_id": rid, **res, "status": live_status(res, self.clock.now)}
         if res.get("inbound"):
             view["ready_at"] = self.inbound.get(res["inbound"], {}).get("eta")
         return view
@@ -128,10 +118,6 @@ class WarehouseWorld(World):
         if wh["status"] != "open":
             return f"warehouse {warehouse_id} is {wh['status']}: {wh.get('notice') or 'no stock movements'}"
         return None
-
-    def _next_id(self, kind: str, prefix: str) -> str:
-        self.counters[kind] += 1
-        return f"{prefix}-{self.counters[kind]}"
 
     # ------------------------------------------------------------------- reads
 
@@ -223,7 +209,7 @@ class WarehouseWorld(World):
         if warehouse_id not in self.warehouses:
             return fail(f"no warehouse {warehouse_id!r}")
         rows = [{"slot_id": s, **x} for s, x in sorted(self.dock_slots.items(), key=lambda i: (i[1]["start"], i[0]))
-                if x["warehouse"] == warehouse_id and at(x["end"]) > self._now]
+                if x["warehouse"] == warehouse_id and local_time(x["end"]) > self.clock.now]
         return ok({"warehouse_id": warehouse_id, "slots": rows})
 
     @tool
@@ -321,10 +307,10 @@ class WarehouseWorld(World):
         if quantity > free:
             return fail(f"only {free} units of {sku} are available at {warehouse_id}")
         minutes = self.warehouses[warehouse_id]["hold_minutes"]
-        rid = self._next_id("reservation", "RES")
+        rid = self.next_id("reservation", "RES")
         self.reservations[rid] = {"order": order_id, "warehouse": warehouse_id, "sku": sku, "quantity": quantity,
                                   "inbound": inbound_id or None, "status": "held", "held_at": self.now,
-                                  "expires_at": format_time(self._now + timedelta(minutes=minutes)), "note": ""}
+                                  "expires_at": format_time(self.clock.now + timedelta(minutes=minutes)), "note": ""}
         return ok({"reservation_id": rid, "expires_at": self.reservations[rid]["expires_at"]},
                   message=f"{quantity} x {sku} reserved at {warehouse_id} for {order_id}")
 
@@ -338,7 +324,7 @@ class WarehouseWorld(World):
         res = self.reservations.get(reservation_id)
         if res is None:
             return fail(f"no reservation {reservation_id!r}")
-        status = live_status(res, self._now)
+        status = live_status(res, self.clock.now)
         if status not in ("held", "expired"):
             return fail(f"reservation {reservation_id} is {status} and cannot be released")
         res.update(status="released", note="released by the operator")
@@ -355,12 +341,12 @@ class WarehouseWorld(World):
         res = self.reservations.get(reservation_id)
         if res is None:
             return fail(f"no reservation {reservation_id!r}")
-        status = live_status(res, self._now)
+        status = live_status(res, self.clock.now)
         if status != "held":
             return fail(f"reservation {reservation_id} is {status}")
         if not 0 < quantity < res["quantity"]:
             return fail(f"split off between 1 and {res['quantity'] - 1} units")
-        rid = self._next_id("reservation", "RES")
+        rid = self.next_id("reservation", "RES")
         self.reservations[rid] = {**res, "quantity": quantity, "note": f"split from {reservation_id}"}
         res["quantity"] -= quantity
         return ok({"reservation_id": rid, "quantity": quantity, "remaining_in": {reservation_id: res["quantity"]}},
@@ -385,14 +371,14 @@ class WarehouseWorld(World):
             return fail(problem)
         if slot["status"] != "free":
             return fail(f"dock slot {slot_id} is {slot['status']}")
-        if at(slot["end"]) <= self._now:
+        if local_time(slot["end"]) <= self.clock.now:
             return fail(f"dock slot {slot_id} ended at {slot['end']}")
         if truck["status"] != "available" and truck["status"] != "en_route":
             return fail(f"truck {truck_id} is {truck['status']}: {truck.get('note') or 'not in service'}")
         ready = self._ready_at(truck, slot["warehouse"])
         if ready is None:
             return fail(f"truck {truck_id} has no open route from {truck['location']} to {slot['warehouse']}")
-        if ready > at(slot["end"]):
+        if ready > local_time(slot["end"]):
             return fail(f"truck {truck_id} cannot reach {slot['warehouse']} before the slot ends "
                         f"(earliest {format_time(ready)})")
         slot.update(status="booked", truck=truck_id)
@@ -439,7 +425,7 @@ class WarehouseWorld(World):
         res = self.reservations.get(reservation_id)
         if res is None:
             return fail(f"no reservation {reservation_id!r}")
-        status = live_status(res, self._now)
+        status = live_status(res, self.clock.now)
         if status != "held":
             return fail(f"reservation {reservation_id} is {status}{': ' + res['note'] if res.get('note') else ''}")
         if res["warehouse"] != wid:
@@ -451,12 +437,12 @@ class WarehouseWorld(World):
         if quantity > truck["capacity"]:
             return fail(f"truck {truck_id} carries at most {truck['capacity']} units, not {quantity}")
         ready = self._ready_at(truck, wid)
-        if ready is None or ready > at(slot["end"]):
+        if ready is None or ready > local_time(slot["end"]):
             return fail(f"truck {truck_id} cannot be at {wid} within slot {slot_id}")
-        departs = max(ready, at(slot["start"]), self._now) + timedelta(minutes=LOAD_MINUTES)
+        departs = max(ready, local_time(slot["start"]), self.clock.now) + timedelta(minutes=LOAD_MINUTES)
         for rid in reservation_ids:
             inbound = self.inbound.get(self.reservations[rid].get("inbound") or "")
-            if inbound is not None and at(inbound["eta"]) > departs - timedelta(minutes=LOAD_MINUTES):
+            if inbound is not None and local_time(inbound["eta"]) > departs - timedelta(minutes=LOAD_MINUTES):
                 return fail(f"inbound {self.reservations[rid]['inbound']} reaches {wid} only at {inbound['eta']}, "
                             f"after slot {slot_id} starts loading")
         quota, day = self.warehouses[wid]["quota"], format_time(departs)[:10]
@@ -466,7 +452,7 @@ class WarehouseWorld(World):
         if route is None:
             return fail(f"no open route from {wid} to {order['store']} for a {truck['tonnes']} t truck")
         arrives = departs + timedelta(minutes=route[0])
-        if arrives > at(truck["shift_end"]):
+        if arrives > local_time(truck["shift_end"]):
             return fail(f"the driver of {truck_id} would arrive at {format_time(arrives)}, past the shift end "
                         f"{truck['shift_end']}")
         for rid in reservation_ids:
@@ -476,7 +462,7 @@ class WarehouseWorld(World):
                 self.inventory[wid][res["sku"]]["on_hand"] -= res["quantity"]
         quota["used"][day] = quota["used"].get(day, 0) + 1
         slot["status"] = "used"
-        did = self._next_id("dispatch", "DSP")
+        did = self.next_id("dispatch", "DSP")
         self.dispatches[did] = {"order": oid, "truck": truck_id, "warehouse": wid, "store": order["store"],
                                 "slot": slot_id, "quantity": quantity, "reservations": list(reservation_ids),
                                 "departs": format_time(departs), "arrives": format_time(arrives), "path": route[1],
@@ -498,7 +484,7 @@ class WarehouseWorld(World):
             return fail(f"no dispatch {dispatch_id!r}")
         if disp["status"] not in ("scheduled", "halted"):
             return fail(f"dispatch {dispatch_id} is {disp['status']}")
-        if disp["status"] == "scheduled" and at(disp["departs"]) <= self._now:
+        if disp["status"] == "scheduled" and local_time(disp["departs"]) <= self.clock.now:
             return fail(f"dispatch {dispatch_id} left at {disp['departs']}; it can no longer be cancelled")
         for rid in disp["reservations"]:
             res = self.reservations[rid]
@@ -523,7 +509,7 @@ class WarehouseWorld(World):
             return fail(f"no dispatch {dispatch_id!r}")
         if disp["status"] != "scheduled":
             return fail(f"dispatch {dispatch_id} is {disp['status']}")
-        if at(disp["arrives"]) > self._now:
+        if local_time(disp["arrives"]) > self.clock.now:
             return fail(f"dispatch {dispatch_id} is still on the road until {disp['arrives']}")
         disp["status"] = "delivered"
         self.trucks[disp["truck"]]["status"] = "available"
@@ -538,7 +524,7 @@ class WarehouseWorld(World):
     def _on_time(self, order_id: str) -> int:
         order = self.orders[order_id]
         return sum(d["quantity"] for d in self._live_dispatches(order_id)
-                   if d["store"] == order["store"] and at(d["arrives"]) <= at(order["due_by"]))
+                   if d["store"] == order["store"] and local_time(d["arrives"]) <= local_time(order["due_by"]))
 
     @predicate
     def fulfilled(self, order_id: str) -> bool:
@@ -547,7 +533,7 @@ class WarehouseWorld(World):
 
     def _held(self, order_id: str, since: str = "") -> int:
         return sum(r["quantity"] for r in self.reservations.values()
-                   if r["order"] == order_id and live_status(r, self._now) == "held" and r["held_at"] >= since
+                   if r["order"] == order_id and live_status(r, self.clock.now) == "held" and r["held_at"] >= since
                    and self.warehouses[r["warehouse"]]["status"] == "open")
 
     @predicate
@@ -582,12 +568,12 @@ class WarehouseWorld(World):
     def has_reservation(self, order_id: str, warehouse_id: str = "") -> bool:
         """The order has a held reservation (at ``warehouse_id``, when given)."""
         return any(r["order"] == order_id and warehouse_id in ("", r["warehouse"])
-                   and live_status(r, self._now) == "held" for r in self.reservations.values())
+                   and live_status(r, self.clock.now) == "held" for r in self.reservations.values())
 
     @predicate
     def reservation_lapsed(self, order_id: str, warehouse_id: str) -> bool:
         """A reservation of the order at ``warehouse_id`` has lapsed."""
-        return any(r["order"] == order_id and r["warehouse"] == warehouse_id and live_status(r, self._now) == "expired"
+        return any(r["order"] == order_id and r["warehouse"] == warehouse_id and live_status(r, self.clock.now) == "expired"
                    for r in self.reservations.values())
 
     @predicate
@@ -606,14 +592,14 @@ class WarehouseWorld(World):
         """An early pick-wave cut-off: held reservations there lapse now; new holds last ``minutes``."""
         self.warehouses[warehouse_id].update(hold_minutes=minutes, notice=notice)
         for r in self.reservations.values():
-            if r["warehouse"] == warehouse_id and live_status(r, self._now) == "held":
-                r.update(expires_at=format_time(self._now - timedelta(minutes=1)), note=notice)
+            if r["warehouse"] == warehouse_id and live_status(r, self.clock.now) == "held":
+                r.update(expires_at=format_time(self.clock.now - timedelta(minutes=1)), note=notice)
 
     @operation
     def void_reservations(self, warehouse_id: str, sku: str, note: str) -> None:
         """Every held reservation of ``sku`` at ``warehouse_id`` is released, with ``note`` saying why."""
         for r in self.reservations.values():
-            if r["warehouse"] == warehouse_id and r["sku"] == sku and live_status(r, self._now) == "held":
+            if r["warehouse"] == warehouse_id and r["sku"] == sku and live_status(r, self.clock.now) == "held":
                 r.update(status="released", note=note)
 
     @operation
@@ -627,6 +613,6 @@ class WarehouseWorld(World):
     def halt_dispatches(self, warehouse_id: str, note: str) -> None:
         """Dispatches out of ``warehouse_id`` that have not arrived are halted; their trucks are held there."""
         for d in self.dispatches.values():
-            if d["warehouse"] == warehouse_id and d["status"] == "scheduled" and at(d["arrives"]) > self._now:
+            if d["warehouse"] == warehouse_id and d["status"] == "scheduled" and local_time(d["arrives"]) > self.clock.now:
                 d.update(status="halted", note=note)
                 self.trucks[d["truck"]].update(status="held", location=warehouse_id, available_from=None, note=note)
