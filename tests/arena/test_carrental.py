@@ -9,15 +9,14 @@ from datetime import datetime
 import gymnasium as gym
 import pytest
 
+from tests.arena.harness import WorldHarness
 import sttgym  # noqa: F401  (registers the ids)
 from sttgym.agents import NominalAgent, OracleAgent, PlanAgent
 from sttgym.agents.probes import BlindWriter
 from sttgym.checklist import evaluate
-from sttgym.clock import Clock
 from sttgym.envs.arena.carrental.world import FLIGHT_SLACK, CarRentalWorld
 from sttgym.rollout import rollout
 from sttgym.task import resolve
-from sttgym.tools import collect_tools
 
 START = "2024-05-06T09:00"
 
@@ -56,18 +55,8 @@ def city() -> dict:
     }
 
 
-class Harness:
-    """A world plus its clock, calling tools the way the env does (the clock advances by each tool's cost)."""
-
-    def __init__(self, state: dict | None = None):
-        self.clock = Clock(START)
-        self.world = CarRentalWorld(state or city(), self.clock)
-        self.tools = collect_tools(self.world)
-
-    def __call__(self, name: str, **arguments) -> dict:
-        result = self.tools[name].func(**arguments)
-        self.clock.advance(self.tools[name].cost)
-        return result
+class Harness(WorldHarness):
+    world_class, start, default_state = CarRentalWorld, START, staticmethod(city)
 
 
 @pytest.fixture

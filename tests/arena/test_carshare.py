@@ -8,14 +8,13 @@ import json
 import gymnasium as gym
 import pytest
 
+from tests.arena.harness import WorldHarness
 from sttgym.agents import NominalAgent, OracleAgent, PlanAgent  # importing sttgym registers the ids
 from sttgym.agents.probes import BlindWriter
 from sttgym.checklist import evaluate
-from sttgym.clock import Clock
 from sttgym.envs.arena.carshare.world import CarShareWorld
 from sttgym.rollout import rollout
 from sttgym.task import resolve
-from sttgym.tools import collect_tools
 
 START = "2025-03-04T18:00"
 CONFLICTS = ["T1", "T2", "T3", "S1", "S2", "S3", "ST1", "ST2", "ST3"]
@@ -59,18 +58,8 @@ def city() -> dict:
     }
 
 
-class Harness:
-    """A world plus its clock, calling tools the way the env does (the clock advances by each tool's cost)."""
-
-    def __init__(self, state: dict | None = None):
-        self.clock = Clock(START)
-        self.world = CarShareWorld(state or city(), self.clock)
-        self.tools = collect_tools(self.world)
-
-    def __call__(self, name: str, **arguments) -> dict:
-        result = self.tools[name].func(**arguments)
-        self.clock.advance(self.tools[name].cost)
-        return result
+class Harness(WorldHarness):
+    world_class, start, default_state = CarShareWorld, START, staticmethod(city)
 
     def refused(self, name: str, error: str, **arguments) -> None:
         """``name`` fails with ``error`` and leaves the state as it was."""

@@ -8,14 +8,12 @@ import json
 import gymnasium as gym
 import pytest
 
+from tests.arena.harness import WorldHarness
 from sttgym.agents import NominalAgent, OracleAgent, PlanAgent
 from sttgym.agents.probes import BlindWriter
-from sttgym.checklist import EpisodeLog
-from sttgym.clock import Clock
 from sttgym.envs.arena.clinicallab.world import ClinicalLabWorld
 from sttgym.rollout import rollout
 from sttgym.task import resolve
-from sttgym.tools import collect_tools
 
 START = "2024-05-06T09:00"
 
@@ -61,21 +59,8 @@ def network() -> dict:
     }
 
 
-class Harness:
-    """A world plus its clock, calling tools the way the env does (the clock advances by each tool's cost)."""
-
-    def __init__(self, state: dict | None = None):
-        self.clock = Clock(START)
-        self.world = ClinicalLabWorld(state or network(), self.clock)
-        self.tools = collect_tools(self.world)
-
-    def __call__(self, name: str, **arguments) -> dict:
-        result = self.tools[name].func(**arguments)
-        self.clock.advance(self.tools[name].cost)
-        return result
-
-    def holds(self, name: str, **args) -> bool:
-        return self.world.holds({"name": name, "args": args}, log=EpisodeLog())
+class Harness(WorldHarness):
+    world_class, start, default_state = ClinicalLabWorld, START, staticmethod(network)
 
 
 @pytest.fixture

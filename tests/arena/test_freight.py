@@ -8,14 +8,12 @@ import json
 import gymnasium as gym
 import pytest
 
+from tests.arena.harness import WorldHarness
 from sttgym.agents import NominalAgent, OracleAgent, PlanAgent
 from sttgym.agents.probes import BlindWriter
-from sttgym.checklist import EpisodeLog
-from sttgym.clock import Clock
 from sttgym.envs.arena.freight.world import FreightWorld
 from sttgym.rollout import rollout
 from sttgym.task import resolve
-from sttgym.tools import collect_tools
 
 START = "2024-05-06T09:00"
 DAY = "2024-05-06"
@@ -68,19 +66,8 @@ def corridor() -> dict:
     }
 
 
-class Harness:
-    def __init__(self, state: dict | None = None):
-        self.clock = Clock(START)
-        self.world = FreightWorld(state or corridor(), self.clock)
-        self.tools = collect_tools(self.world)
-
-    def __call__(self, name: str, **arguments) -> dict:
-        result = self.tools[name].func(**arguments)
-        self.clock.advance(self.tools[name].cost)
-        return result
-
-    def holds(self, name: str, **args) -> bool:
-        return self.world.holds({"name": name, "args": args}, log=EpisodeLog())
+class Harness(WorldHarness):
+    world_class, start, default_state = FreightWorld, START, staticmethod(corridor)
 
 
 @pytest.fixture

@@ -8,10 +8,10 @@ import json
 import gymnasium as gym
 import pytest
 
+from tests.arena.harness import WorldHarness
 import sttgym
 from sttgym.agents import NominalAgent, OracleAgent, PlanAgent
 from sttgym.agents.probes import BlindWriter
-from sttgym.clock import Clock
 from sttgym.envs.arena.hotel.world import HotelWorld
 from sttgym.rollout import rollout
 from sttgym.task import resolve
@@ -54,18 +54,8 @@ def city() -> dict:
     }
 
 
-class Harness:
-    """A world plus its clock, calling tools the way the env does (the clock advances by each tool's cost)."""
-
-    def __init__(self, state: dict | None = None):
-        self.clock = Clock(START)
-        self.world = HotelWorld(state or city(), self.clock)
-        self.tools = collect_tools(self.world)
-
-    def __call__(self, name: str, **arguments) -> dict:
-        result = self.tools[name].func(**arguments)
-        self.clock.advance(self.tools[name].cost)
-        return result
+class Harness(WorldHarness):
+    world_class, start, default_state = HotelWorld, START, staticmethod(city)
 
     def book(self, room_type: str = "RT-1", **extra) -> str:
         rid = self("hold_room", guest_id="GST-1", room_type_id=room_type, **STAY)["data"]["reservation_id"]

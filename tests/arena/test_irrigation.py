@@ -8,14 +8,12 @@ import json
 import gymnasium as gym
 import pytest
 
+from tests.arena.harness import WorldHarness
 from sttgym.agents import NominalAgent, OracleAgent, PlanAgent
 from sttgym.agents.probes import BlindWriter
-from sttgym.checklist import EpisodeLog
-from sttgym.clock import Clock
 from sttgym.envs.arena.irrigation.world import IrrigationWorld
 from sttgym.rollout import rollout
 from sttgym.task import resolve
-from sttgym.tools import collect_tools
 
 START = "2025-06-03T06:00"
 WINDOWS = [{"start": "2025-06-03T05:00", "end": "2025-06-03T10:00"},
@@ -53,21 +51,8 @@ def farm() -> dict:
     }
 
 
-class Harness:
-    """A world plus its clock, calling tools the way the env does (the clock advances by each tool's cost)."""
-
-    def __init__(self, state: dict | None = None):
-        self.clock = Clock(START)
-        self.world = IrrigationWorld(state or farm(), self.clock)
-        self.tools = collect_tools(self.world)
-
-    def __call__(self, name: str, **arguments) -> dict:
-        result = self.tools[name].func(**arguments)
-        self.clock.advance(self.tools[name].cost)
-        return result
-
-    def holds(self, name: str, **args) -> bool:
-        return self.world.holds({"name": name, "args": args}, log=EpisodeLog())
+class Harness(WorldHarness):
+    world_class, start, default_state = IrrigationWorld, START, staticmethod(farm)
 
 
 @pytest.fixture

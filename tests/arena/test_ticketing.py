@@ -7,14 +7,13 @@ import copy
 import gymnasium as gym
 import pytest
 
+from tests.arena.harness import WorldHarness
 from sttgym.agents import NominalAgent, OracleAgent, PlanAgent
 from sttgym.agents.probes import AlwaysRefuse, BlindWriter
 from sttgym.checklist import evaluate
-from sttgym.clock import Clock
 from sttgym.envs.arena.ticketing.world import TicketingWorld, adjacent_block
 from sttgym.rollout import rollout
 from sttgym.task import resolve
-from sttgym.tools import collect_tools
 
 START = "2024-05-06T10:00"
 
@@ -60,18 +59,8 @@ def venue() -> dict:
     }
 
 
-class Harness:
-    """A world plus its clock, calling tools the way the env does (the clock advances by each tool's cost)."""
-
-    def __init__(self, state: dict | None = None):
-        self.clock = Clock(START)
-        self.world = TicketingWorld(state or venue(), self.clock)
-        self.tools = collect_tools(self.world)
-
-    def __call__(self, name: str, **arguments) -> dict:
-        result = self.tools[name].func(**arguments)
-        self.clock.advance(self.tools[name].cost)
-        return result
+class Harness(WorldHarness):
+    world_class, start, default_state = TicketingWorld, START, staticmethod(venue)
 
 
 @pytest.fixture
