@@ -8,16 +8,23 @@ SFT step runs TRL's ``SFTTrainer`` through :func:`sttgym.training.sft.tokenize`-
 on real environment rollouts (a random policy writes malformed turns, so the episodes run
 to their turn cap and every turn generates its full token budget: a worst case).
 
+The setup is the paper configs' (``training/configs/paper-*.yaml``): fp32 master weights
+with bf16 autocast, SDPA attention, gradient checkpointing, 4,096 tokens per turn up to
+32,768 per episode, and vLLM (colocated) generating the RL turns where it is installed.
+Each phase's trainer is freed before the next starts, so the peaks are the phase's own.
+
 Reported per phase: seconds per optimizer step (after a warm-up step), tokens per second,
 and peak GPU memory. It was written for a GPU machine and not run where it was written.
 
-    python benchmarks/train_step_gpu.py --out runs/bench              # Qwen3-4B shape, bf16, one GPU
-    python benchmarks/train_step_gpu.py --shape tiny --out /tmp/bench  # smoke run on CPU
+    python benchmarks/train_step_gpu.py --out runs/bench              # Qwen3-4B shape, one GPU
+    python benchmarks/train_step_gpu.py --shape tiny --turn-tokens 16 --out /tmp/bench  # smoke run on CPU
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
+import importlib.util
 import json
 import tempfile
 import time
@@ -67,18 +74,19 @@ def peak_gib() -> float | None:
 
 
 def reset_peak() -> None:
+    gc.collect()  # the previous phase's trainer and models
     if torch.cuda.is_available():
         torch.cuda.empty_cache()
         torch.cuda.reset_peak_memory_stats()
 
 
 def random_model(shape: str, tokenizer, folder: Path, gpu: bool) -> Path:
+    """Random weights of ``shape`` saved in fp32: the trainers keep them as master weights."""
     shape_args = {**SHAPES[shape], "vocab_size": max(SHAPES[shape]["vocab_size"], len(tokenizer))}
     config = Qwen3Config(**shape_args, eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id,
                          bos_token_id=None)
-    dtype = torch.bfloat16 if gpu else torch.float32
     with torch.device("cuda" if gpu else "cpu"):
-        model = Qwen3ForCausalLM(config).to(dtype)
+        model = Qwen3ForCausalLM(config)
     model.save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     del model
@@ -106,11 +114,13 @@ def sft_step(path: Path, tokenizer, tokens: int, steps: int, common: dict) -> di
 
 def rl_step(path: Path, tokenizer, steps: int, tasks: int, rollouts: int, turn_tokens: int, turns: int,
             common: dict) -> dict:
+    vllm = {"use_vllm": True, "vllm_mode": "colocate", "vllm_gpu_memory_utilization": 0.35} if (
+        torch.cuda.is_available() and importlib.util.find_spec("vllm")) else {}
     settings = RLSettings(model=str(path), data={"count": 4 * tasks, "levels": ["easy"]}, tasks_per_step=tasks,
                           rollouts_per_task=rollouts, max_turns=turns, max_turn_tokens=turn_tokens,
-                          max_episode_tokens=32768, kl={"coef": 0.1, "placement": "loss", "estimator": "k3"},
-                          trainer={"max_steps": steps, "per_device_train_batch_size": 4, "learning_rate": 1e-6,
-                                   "save_strategy": "no", **common})
+                          max_episode_tokens=32768, kl={"coef": 0.1, "placement": "reward", "estimator": "k1"},
+                          trainer={"max_steps": steps, "per_device_train_batch_size": 2, "learning_rate": 1e-6,
+                                   "save_strategy": "no", **common, **vllm})
     timer = StepTimer()
     reset_peak()
     trainer = ReinforcePPTrainer(str(path), settings, grpo_config(settings, path / "rl-run"),
@@ -118,8 +128,10 @@ def rl_step(path: Path, tokenizer, steps: int, tasks: int, rollouts: int, turn_t
     trainer.train()
     per_step = sum(timer.times[1:]) / max(1, len(timer.times) - 1)
     episode_tokens = timer.episode_tokens[-1] * tasks * rollouts
+    del trainer
     return {"episodes_per_step": tasks * rollouts, "tokens_per_step": episode_tokens, "seconds_per_step": per_step,
-            "tokens_per_second": episode_tokens / per_step, "peak_gib": peak_gib()}
+            "tokens_per_second": episode_tokens / per_step, "peak_gib": peak_gib(), "generation": "vllm" if vllm
+            else "transformers"}
 
 
 def main() -> None:
@@ -130,22 +142,22 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=3, help="Optimizer steps per phase (the first is a warm-up).")
     parser.add_argument("--tasks", type=int, default=8, help="RL tasks per step.")
     parser.add_argument("--rollouts", type=int, default=4, help="RL rollouts per task.")
-    parser.add_argument("--turn-tokens", type=int, default=512, help="RL tokens per turn.")
-    parser.add_argument("--turns", type=int, default=4, help="RL turns per episode.")
+    parser.add_argument("--turn-tokens", type=int, default=4096, help="RL tokens per turn (the paper's cap).")
+    parser.add_argument("--turns", type=int, default=8, help="RL turns per episode (8 full turns fill 32K tokens).")
     args = parser.parse_args()
 
     gpu = torch.cuda.is_available()
     common = {"bf16": True, "gradient_checkpointing": True} if gpu else {"bf16": False, "use_cpu": True}
-    common["report_to"] = "none"
+    common.update(report_to="none", model_init_kwargs={"dtype": "float32", "attn_implementation": "sdpa"})
     args.out.mkdir(parents=True, exist_ok=True)
     tokenizer = AutoTokenizer.from_pretrained(build_tiny_model(args.out / "tokenizer"))
     Instances(count=0, levels=["easy"]).ids()  # fail early when no arena domain is registered
     with tempfile.TemporaryDirectory(dir=args.out) as folder:
         path = random_model(args.shape, tokenizer, Path(folder), gpu)
         report = {"shape": args.shape, "device": torch.cuda.get_device_name() if gpu else "cpu",
-                  "sft": sft_step(path, tokenizer, args.sft_tokens, args.steps, common),
-                  "rl": rl_step(path, tokenizer, args.steps, args.tasks, args.rollouts, args.turn_tokens, args.turns,
-                                common)}
+                  "sft": sft_step(path, tokenizer, args.sft_tokens, args.steps, common)}
+        report["rl"] = rl_step(path, tokenizer, args.steps, args.tasks, args.rollouts, args.turn_tokens, args.turns,
+                               common)
     (args.out / "train_step.json").write_text(json.dumps(report, indent=1))
     print(json.dumps(report, indent=1))
 

@@ -23,8 +23,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from sttgym.manifests import TRAINING_SEED_START
 from sttgym.registry import DOMAINS, arena_ids, parse_arena_id, registered_arena_id
 
-__all__ = ["Instances", "SFTSettings", "KLSettings", "RLSettings", "load_settings", "resolve_model", "world_size",
-           "CONFIG_DIR"]
+__all__ = ["Instances", "SFTSettings", "KLSettings", "RLSettings", "load_settings", "resolve_model", "use_threads",
+           "world_size", "CONFIG_DIR"]
 
 CONFIG_DIR = Path(__file__).parent / "configs"
 
@@ -73,14 +73,35 @@ def _runs_remote_code(value: Any) -> bool:
     return False
 
 
+def _half_precision_weights(trainer: dict[str, Any]) -> str | None:
+    """The 16-bit dtype a trainer section loads the weights in, if any."""
+    dtype = (trainer.get("model_init_kwargs") or {}).get("dtype") or (trainer.get("model_init_kwargs") or {}).get(
+        "torch_dtype")
+    return str(dtype) if str(dtype) in ("bfloat16", "float16", "torch.bfloat16", "torch.float16") else None
+
+
 class _Trains(_Strict):
     trainer: dict[str, Any] = Field(default_factory=dict)
+    # Threads torch computes with in each process: on a few shared cores a small model's matmuls run
+    # far slower with several threads than with one, so the CPU configs set 1. None: torch's default.
+    threads: int | None = None
 
     @model_validator(mode="after")
     def _no_remote_code(self):
         if _runs_remote_code(self.trainer):
             raise ValueError("trainer: trust_remote_code would run code from the model's repository; the models "
                              "sttgym trains need none, so a config may not turn it on")
+        return self
+
+    @model_validator(mode="after")
+    def _master_weights_in_fp32(self):
+        # AdamW updates 16-bit weights in 16 bits: at lr 1e-6 most updates round away. DeepSpeed and FSDP keep
+        # fp32 master weights of their own; otherwise load fp32 and let bf16 autocast do the compute.
+        dtype = _half_precision_weights(self.trainer)
+        if dtype and not (self.trainer.get("deepspeed") or self.trainer.get("fsdp")):
+            raise ValueError(f"trainer.model_init_kwargs.dtype {dtype} trains 16-bit weights with a plain optimizer, "
+                             "where small updates round away; load float32 weights and set bf16: true (mixed "
+                             "precision), or use DeepSpeed/FSDP, which keep fp32 master weights")
         return self
 
 
@@ -130,6 +151,8 @@ class RLSettings(_Trains):
         clash = sorted(set(self.trainer) & set(DERIVED))
         if clash:
             raise ValueError(f"trainer keys {clash} are derived from the RL settings; set those instead")
+        if self.algorithm == "reinforce_pp_baseline" and self.gamma != 1.0:
+            raise ValueError("reinforce_pp_baseline compares undiscounted returns within a group; set gamma: 1")
         return self
 
 
@@ -191,6 +214,14 @@ def resolve_model(name: str, out: Path, tiny: dict[str, Any]) -> str:
     from sttgym.models.tiny import build_tiny_model
 
     return str(build_tiny_model(out / "tiny-model", **tiny))
+
+
+def use_threads(threads: int | None) -> None:
+    """Set torch's thread count for this process when a run's settings ask for one."""
+    if threads:
+        import torch
+
+        torch.set_num_threads(threads)
 
 
 def world_size() -> int:

@@ -15,7 +15,8 @@ sequence, prompt included, and ``max_turns`` turns. An episode that hits the tok
 the turn cap is ended with an empty reply so the env scores the state it reached
 (``truncated``).
 
-The policy is any ``generate(prompts, max_new_tokens) -> new ids`` function: the RL trainer
+The policy is any ``generate(prompts, max_new_tokens) -> new ids`` function (each turn's ids, or a
+:class:`Sample` when the sampler reports its log-probabilities, as vLLM does): the RL trainer
 passes its own (plain transformers, or vLLM), :class:`HFGenerator` samples from a local model.
 """
 
@@ -25,6 +26,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import math
+
 import gymnasium as gym
 import numpy as np
 import torch
@@ -33,12 +36,23 @@ from sttgym.agents.llm import LLMAgent
 from sttgym.registry import registered_arena_id
 from sttgym.models.base import ChatResponse
 from sttgym.models.parsing import parse_assistant_text
+from sttgym.models.template import end_of_turn_id, stop_token_ids
 from sttgym.rewards import RewardTerm, ShapedReward, build_reward, well_formed
 from sttgym.training.render import decode_tools, followup_ids, render, render_prompt
 
-__all__ = ["Generate", "Episode", "RolloutEngine", "HFGenerator", "evaluate_policy", "copy_accuracy"]
+__all__ = ["Generate", "Sample", "Episode", "RolloutEngine", "HFGenerator", "evaluate_policy", "copy_accuracy"]
 
-Generate = Callable[[list[list[int]], int], list[list[int]]]
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One generated turn with the sampler's log-probability of each of its tokens."""
+
+    ids: list[int]
+    logprobs: list[float]
+
+
+Generate = Callable[[list[list[int]], int], list["list[int] | Sample"]]
 
 
 @dataclass
@@ -50,6 +64,7 @@ class Episode:
     prompt_ids: list[int]
     completion_ids: list[int] = field(default_factory=list)
     policy_mask: list[int] = field(default_factory=list)  # 1: the policy generated it; 0: the environment wrote it
+    sampling_logprobs: list[float] = field(default_factory=list)  # the sampler's, per completion token; NaN: unknown
     turn_ends: list[int] = field(default_factory=list)  # index into completion_ids of each turn's last policy token
     turn_rewards: list[float] = field(default_factory=list)
     actions: list[dict] = field(default_factory=list)
@@ -106,35 +121,41 @@ class RolloutEngine:
         max_turns, max_turn_tokens, max_episode_tokens: the caps.
         reward: reward terms (a :class:`~sttgym.rewards.RewardTerm` or a config list); None: the env's reward.
         env_kwargs: passed to ``gym.make``.
-        any_running: with several processes, whether any process still has an episode running
-            given this one's answer. Generation is a collective operation under DeepSpeed ZeRO-3
-            and vLLM's server mode, so a process whose episodes are over keeps generating (for a
-            discarded stand-in prompt) while others still play. None: a single process.
+        agree: with several processes, the element-wise maximum over every process of this
+            process's ``[prompts, max_new_tokens]`` for the next round. Generation is a collective
+            operation under DeepSpeed ZeRO-3 and vLLM's server and tensor-parallel modes, and TRL
+            splits vLLM's gathered outputs assuming every process sent as many prompts as the
+            others: so each round every process sends the same number of prompts (topped up with
+            discarded stand-ins, also when all its episodes are over) with the same token budget,
+            until no process has an episode running. None: a single process.
     """
 
     def __init__(self, tokenizer: Any, generate: Generate, *, max_turns: int = 50, max_turn_tokens: int = 4096,
                  max_episode_tokens: int = 32768, reward: RewardTerm | list[dict] | None = None,
-                 env_kwargs: dict | None = None, any_running: Callable[[bool], bool] | None = None):
+                 env_kwargs: dict | None = None, agree: Callable[[list[int]], list[int]] | None = None):
         self.tokenizer, self.generate = tokenizer, generate
+        self.end_of_turn = end_of_turn_id(tokenizer)
         self.max_turns, self.max_turn_tokens, self.max_episode_tokens = max_turns, max_turn_tokens, max_episode_tokens
         self.reward = reward
         self.env_kwargs = dict(env_kwargs or {})
-        self.any_running = any_running or bool
+        self.agree = agree or (lambda local: local)
 
     def run(self, instances: list[tuple[str, int]]) -> list[Episode]:
         """Play every ``(env_id, seed)`` instance to its end; episodes come back in the same order."""
         slots = [self._start(env_id, seed) for env_id, seed in instances]
         active = [s for s in slots if not s.done]
-        while self.any_running(bool(active)):
-            if not active:  # this process is done but others are not: take part in their generation round
-                self.generate([slots[0].episode.prompt_ids], 1)
-                continue
+        while True:
             budgets = [min(self.max_turn_tokens, self.max_episode_tokens - s.episode.length) for s in active]
-            outputs = self.generate([s.episode.prompt_ids + s.episode.completion_ids for s in active], max(budgets))
-            for slot, ids, budget in zip(active, outputs, budgets, strict=True):
-                self._advance(slot, list(ids)[:budget])
+            width, budget = self.agree([len(active), max(budgets, default=1)])
+            if width == 0:
+                return [s.episode for s in slots]
+            stand_in = slots[0].episode.prompt_ids if slots else [self.end_of_turn]
+            prompts = [s.episode.prompt_ids + s.episode.completion_ids for s in active]
+            outputs = self.generate(prompts + [stand_in] * (width - len(active)), budget)
+            for slot, out, own in zip(active, outputs, budgets):
+                sampled = out if isinstance(out, Sample) else Sample(list(out), [math.nan] * len(out))
+                self._advance(slot, sampled.ids[:own], sampled.logprobs[:own])
             active = [s for s in active if not s.done]
-        return [s.episode for s in slots]
 
     def _term(self) -> RewardTerm:
         return self.reward if isinstance(self.reward, RewardTerm) else build_reward(self.reward)
@@ -151,11 +172,12 @@ class RolloutEngine:
             self._force_end(slot)
         return slot
 
-    def _advance(self, slot: _Slot, ids: list[int]) -> None:
-        episode, eos = slot.episode, self.tokenizer.eos_token_id
-        closed = bool(ids) and ids[-1] == eos
+    def _advance(self, slot: _Slot, ids: list[int], logprobs: list[float]) -> None:
+        episode, end = slot.episode, self.end_of_turn
+        closed = bool(ids) and ids[-1] == end
         episode.completion_ids += ids
         episode.policy_mask += [1] * len(ids)
+        episode.sampling_logprobs += logprobs
         episode.turn_ends.append(len(episode.completion_ids) - 1)
         text = self.tokenizer.decode(ids[:-1] if closed else ids, skip_special_tokens=False)
         content, calls, reasoning = parse_assistant_text(text)
@@ -169,13 +191,14 @@ class RolloutEngine:
         if terminated or truncated:
             self._close(slot, terminated, truncated, info)
             return
-        env_tokens = ([] if closed else [eos]) + followup_ids(
+        env_tokens = ([] if closed else [end]) + followup_ids(
             self.tokenizer, slot.agent.begin(observation, info)[seen:])
         if len(slot.agent.turns) >= self.max_turns or episode.length + len(env_tokens) >= self.max_episode_tokens:
             self._force_end(slot)
             return
         episode.completion_ids += env_tokens
         episode.policy_mask += [0] * len(env_tokens)
+        episode.sampling_logprobs += [math.nan] * len(env_tokens)
 
     def _force_end(self, slot: _Slot) -> None:
         """End an episode that ran out of room with an empty reply, so the env scores where it stands."""
@@ -205,6 +228,7 @@ class HFGenerator:
         self.model, self.tokenizer = model, tokenizer
         self.temperature, self.top_p, self.batch_size = temperature, top_p, batch_size
         self.rng = rng if rng is not None else np.random.default_rng(0)
+        self.stops = stop_token_ids(tokenizer, model)
 
     def __call__(self, prompts: list[list[int]], max_new_tokens: int) -> list[list[int]]:
         return [ids for start in range(0, len(prompts), self.batch_size)
@@ -223,11 +247,15 @@ class HFGenerator:
         with torch.no_grad(), torch.random.fork_rng(devices=devices):
             torch.manual_seed(int(self.rng.integers(2**63 - 1)))
             output = self.model.generate(input_ids=input_ids, attention_mask=attention,
-                                         max_new_tokens=max_new_tokens, eos_token_id=self.tokenizer.eos_token_id,
+                                         max_new_tokens=max_new_tokens, eos_token_id=self.stops,
                                          pad_token_id=pad, **options)
-        eos = self.tokenizer.eos_token_id
-        rows = output[:, width:].tolist()
-        return [row[:row.index(eos) + 1] if eos in row else row for row in rows]
+        return [cut_at_stop(row, self.stops) for row in output[:, width:].tolist()]
+
+
+def cut_at_stop(ids: list[int], stops: list[int]) -> list[int]:
+    """``ids`` up to and including the first stop token (what follows is padding or another turn)."""
+    end = next((i for i, token in enumerate(ids) if token in stops), len(ids) - 1)
+    return ids[:end + 1]
 
 
 def _load(path: str) -> tuple[Any, Any]:

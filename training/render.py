@@ -3,7 +3,9 @@
 SFT renders a whole stored conversation with :func:`render`. The RL rollout engine builds
 the same sequence turn by turn: :func:`render_prompt` for the opening, the tokens the policy
 generates (each turn ending with the end-of-turn token), and :func:`followup_ids` for what
-the environment says next. With a prefix-preserving template the two agree token for token
+the environment says next. Turns end at the template's end-of-turn token
+(:func:`~sttgym.models.template.end_of_turn_id`), which for a base checkpoint is not its
+end-of-sequence token. With a prefix-preserving template the two agree token for token
 (``tests/training/test_render.py`` checks it), so the policy is trained on exactly the
 context it acts in, and the loss mask is the same in both: the assistant's tokens up to and
 including its end-of-turn token, nothing else.
@@ -13,6 +15,8 @@ from __future__ import annotations
 
 import json
 from typing import Any
+
+from sttgym.models.template import end_of_turn_id
 
 __all__ = ["prepare_tokenizer", "decode_tools", "render", "render_prompt", "followup_ids"]
 
@@ -51,13 +55,14 @@ def render(tokenizer: Any, messages: list[dict], tools: str | list | None = None
     out = tokenizer.apply_chat_template(messages, tools=decode_tools(tools), tokenize=True, return_dict=True,
                                         return_assistant_tokens_mask=True)
     ids, mask = list(out["input_ids"]), list(out["assistant_masks"])
+    end_of_turn = end_of_turn_id(tokenizer)
     closed = False
     for i, token in enumerate(ids):
         if not mask[i]:
             closed = False
         elif closed:
             mask[i] = 0
-        elif token == tokenizer.eos_token_id:
+        elif token == end_of_turn:
             closed = True
     end = max((i for i, m in enumerate(mask) if m), default=-1) + 1
     return ids[:end], mask[:end]
@@ -79,7 +84,8 @@ def followup_ids(tokenizer: Any, messages: list[dict]) -> list[int]:
     head = list(tokenizer.apply_chat_template(exchange, tokenize=True, return_dict=False))
     full = list(tokenizer.apply_chat_template(exchange + messages, tokenize=True, return_dict=False,
                                               add_generation_prompt=True))
-    cut = max(i for i, token in enumerate(head) if token == tokenizer.eos_token_id) + 1
+    end_of_turn = end_of_turn_id(tokenizer)
+    cut = max(i for i, token in enumerate(head) if token == end_of_turn) + 1
     if full[:cut] != head[:cut]:
         raise ValueError("the chat template is not prefix-preserving; see prepare_tokenizer")
     return full[cut:]

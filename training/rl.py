@@ -8,16 +8,25 @@ prompts into scored completions: here a batch of task instances is played to the
 masked out of the loss), and each policy token gets a REINFORCE++ advantage
 (:mod:`sttgym.training.reinforce`): the episode's rewards on the turns that earned them,
 minus the token-level KL when it goes in the reward, summed from the token on, less the
-task's group mean for REINFORCE++-baseline, and whitened over the global batch. No critic.
+group's per-turn baseline for REINFORCE++-baseline, and whitened over the global batch. No critic.
 
 One RL step is ``tasks_per_step`` instances times ``rollouts_per_task`` rollouts (TRL's
 generation batch, with each instance's rollouts consecutive), and one optimizer update
 over them (the gradient is accumulated over micro-batches of ``per_device_train_batch_size``).
+With one update per batch the sampling policy is the one updated, so PPO's clipping never
+acts; TRL's ``num_iterations: N`` in the trainer section reuses each batch for N updates,
+where it does.
+
+Generation stops at the template's end of turn (not only at end-of-sequence, where a base
+checkpoint's generation config stops), and each turn is capped at what the episode has left.
+With vLLM, the sampler's log-probabilities come back with the tokens and TRL's
+importance-sampling correction is computed from them.
 """
 
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -26,12 +35,15 @@ from transformers import AutoTokenizer
 from transformers.trainer_utils import get_last_checkpoint
 from trl import GRPOConfig, GRPOTrainer
 from trl.models.utils import disable_gradient_checkpointing
+from accelerate.utils import gather_object
 from trl.trainer.utils import pad
 
-from sttgym.training.config import RLSettings, resolve_model, world_size
+from sttgym.models.template import stop_token_ids
+from sttgym.training.config import RLSettings, resolve_model, use_threads, world_size
 from sttgym.training.data import build_rl_dataset, run_dataset
-from sttgym.training.engine import Episode, RolloutEngine
-from sttgym.training.reinforce import group_baseline, place_rewards, reinforce_pp_advantages
+from sttgym.training.engine import Episode, RolloutEngine, Sample
+from sttgym.training.reinforce import (importance_ratio, place_rewards, reinforce_pp_advantages, spread_over_turns,
+                                       turn_baseline, zero_spread_groups)
 from sttgym.training.render import prepare_tokenizer
 from sttgym.training.sft import JsonlMetrics
 
@@ -80,19 +92,50 @@ class ReinforcePPTrainer(GRPOTrainer):
             raise ValueError("a KL term needs a separate reference model; PEFT adapters are not supported here")
         if settings.kl.placement == "reward":
             self.beta = 0.0  # the reference model stays; the KL enters through the advantages instead
+        self._stop_at_end_of_turn(stop_token_ids(processing_class, self.model))
         self.engine = RolloutEngine(processing_class, self._policy_generate, max_turns=settings.max_turns,
                                     max_turn_tokens=settings.max_turn_tokens,
                                     max_episode_tokens=settings.max_episode_tokens, reward=settings.reward,
-                                    any_running=self._any_process_running)
+                                    agree=self._agree)
 
-    def _any_process_running(self, running: bool) -> bool:
-        flag = torch.tensor(float(running), device=self.accelerator.device)
-        return bool(self.accelerator.reduce(flag, reduction="sum") > 0)
+    def _stop_at_end_of_turn(self, stops: list[int]) -> None:
+        # TRL stops (and cuts completions) at the tokenizer's and the generation config's end-of-sequence ids;
+        # a base checkpoint's end of turn is neither.
+        self.eos_token_ids = stops
+        if self.use_vllm:
+            self.vllm_generation.generation_kwargs = {**self.vllm_generation.generation_kwargs, "stop_token_ids": stops}
+        else:
+            self.generation_config.eos_token_id = stops
+            self.generation_kwargs["eos_token_id"] = stops
 
-    def _policy_generate(self, prompts: list[list[int]], max_new_tokens: int) -> list[list[int]]:
-        # TRL's single-turn generation (transformers or vLLM) with its sampling settings;
-        # it stops at end-of-turn and caps at max_completion_length (the per-turn cap).
-        return self._generate_single_turn(prompts, None, {}, 1)[0]
+    def _agree(self, local: list[int]) -> list[int]:
+        flags = torch.tensor(local, device=self.accelerator.device)
+        return [int(v) for v in self.accelerator.reduce(flags, reduction="max")] if world_size() > 1 else local
+
+    @contextmanager
+    def _turn_budget(self, max_new_tokens: int):
+        """TRL's generation capped at ``max_new_tokens`` for one round, instead of the per-turn maximum."""
+        if self.use_vllm:
+            saved = self.vllm_generation.max_completion_length
+            self.vllm_generation.max_completion_length = max_new_tokens
+        else:
+            saved = self.generation_config.max_new_tokens
+            self.generation_config.max_new_tokens = self.generation_kwargs["max_new_tokens"] = max_new_tokens
+        try:
+            yield
+        finally:
+            if self.use_vllm:
+                self.vllm_generation.max_completion_length = saved
+            else:
+                self.generation_config.max_new_tokens = self.generation_kwargs["max_new_tokens"] = saved
+
+    def _policy_generate(self, prompts: list[list[int]], max_new_tokens: int) -> list[list[int] | Sample]:
+        # TRL's single-turn generation (transformers or vLLM) with its sampling settings.
+        with self._turn_budget(max_new_tokens):
+            ids, logprobs = self._generate_single_turn(prompts, None, {}, 1)
+        if logprobs is None:
+            return ids
+        return [Sample(list(i), [float("nan") if p is None else p for p in lp]) for i, lp in zip(ids, logprobs)]
 
     def _generate_and_score_completions(self, inputs: list[dict]) -> dict[str, Any]:
         device = self.accelerator.device
@@ -109,21 +152,30 @@ class ReinforcePPTrainer(GRPOTrainer):
             if self.ref_model is not None:
                 reference = self._get_per_token_logps_and_entropies(self.ref_model, ids, attention, width,
                                                                     batch_size=size)[0]
-        # Episode returns of every process, so each task's group mean sees all its rollouts.
+        # Episode returns of every process, so each task's group is seen whole.
         returns = self._calculate_rewards([{**row, "episode_return": e.reward} for row, e in zip(inputs, episodes)],
                                           [row["prompt"] for row in inputs], [e.messages for e in episodes],
                                           [e.completion_ids for e in episodes])[:, 0]
-        local = slice(self.accelerator.process_index * len(inputs), (self.accelerator.process_index + 1) * len(inputs))
+        mask = batch["tool_mask"].float()
         baseline = None
         if self.settings.algorithm == "reinforce_pp_baseline":
-            baseline = group_baseline(returns, self.settings.rollouts_per_task)[local].to(device)
+            # Every process's turn rewards, so each task's baseline sees all its rollouts.
+            local = slice(self.accelerator.process_index * len(inputs), (self.accelerator.process_index + 1) * len(inputs))
+            per_turn = turn_baseline(gather_object([e.turn_rewards for e in episodes]),
+                                     self.settings.rollouts_per_task)[local]
+            baseline = spread_over_turns(per_turn, [e.turn_ends for e in episodes], mask.cpu()).to(device)
         in_reward = self.settings.kl.placement == "reward" and self.settings.kl.coef != 0.0
         rewards = place_rewards([e.turn_rewards for e in episodes], [e.turn_ends for e in episodes], width).to(device)
-        mask = batch["tool_mask"].float()
         advantages, stats = reinforce_pp_advantages(
             rewards, mask, logprobs=old, ref_logprobs=reference, kl_coef=self.settings.kl.coef if in_reward else 0.0,
             estimator=self.settings.kl.estimator, gamma=self.settings.gamma, baseline=baseline,
             reduce=lambda t: self.accelerator.reduce(t, reduction="sum"))
+        stats["zero_spread_groups"] = zero_spread_groups(returns, self.settings.rollouts_per_task)
+        if self.use_vllm and self.vllm_importance_sampling_correction:
+            batch["importance_sampling_ratio"] = importance_ratio(
+                old, batch["sampling_per_token_logps"], batch["completion_mask"] * mask,
+                mode=self.vllm_importance_sampling_mode, clip_min=self.vllm_importance_sampling_clip_min,
+                clip_max=self.vllm_importance_sampling_clip_max)
         self._log_episodes(mode, episodes, returns, stats)
         batch.update(advantages=advantages, old_per_token_logps=old,
                      num_items_in_batch=self.accelerator.gather(mask.sum()).sum())
@@ -145,7 +197,9 @@ class ReinforcePPTrainer(GRPOTrainer):
                 "prompt_mask": stack([[1] * len(p) for p in prompts], 0, "left"),
                 "completion_ids": stack(completions, pad_id, "right"),
                 "completion_mask": stack([[1] * len(c) for c in completions], 0, "right"),
-                "tool_mask": stack([e.policy_mask for e in episodes], 0, "right")}
+                "tool_mask": stack([e.policy_mask for e in episodes], 0, "right"),
+                "sampling_per_token_logps": pad([torch.tensor(e.sampling_logprobs, dtype=torch.float32) for e in episodes],
+                                                padding_value=float("nan"), padding_side="right").to(device)}
 
     def _log_episodes(self, mode: str, episodes: list[Episode], returns: torch.Tensor, stats: dict) -> None:
         metrics = self._metrics[mode]
@@ -168,6 +222,7 @@ def rl_data(settings: RLSettings, folder: Path) -> Any:
 
 def train_rl(settings: RLSettings, out: str | Path, model: str | None = None) -> Path:
     """Run (or resume) RL in ``out``; returns the directory of the final model."""
+    use_threads(settings.threads)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     start = resolve_model(model or settings.model, out, settings.tiny)
@@ -178,6 +233,8 @@ def train_rl(settings: RLSettings, out: str | Path, model: str | None = None) ->
                                  tokenizer, callbacks=[JsonlMetrics(out / "metrics.jsonl")])
     trainer.train(resume_from_checkpoint=get_last_checkpoint(str(out)))
     final = out / "final"
+    # Whatever serves the checkpoint (transformers, vLLM) then stops at the end of a turn, not only at end-of-sequence.
+    trainer.model.generation_config.eos_token_id = stop_token_ids(tokenizer, trainer.model)
     trainer.save_model(str(final))
     tokenizer.save_pretrained(str(final))
     return final

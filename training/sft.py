@@ -17,7 +17,8 @@ from typing import Any
 from transformers import AutoTokenizer, TrainerCallback
 from transformers.trainer_utils import get_last_checkpoint
 
-from sttgym.training.config import Instances, SFTSettings, resolve_model, world_size
+from sttgym.models.template import stop_token_ids
+from sttgym.training.config import Instances, SFTSettings, resolve_model, use_threads, world_size
 from sttgym.training.data import build_sft_dataset, run_dataset
 from sttgym.training.render import prepare_tokenizer, render
 
@@ -59,6 +60,7 @@ def train_sft(settings: SFTSettings, out: str | Path, model: str | None = None) 
     """Run (or resume) SFT in ``out``; returns the directory of the final model."""
     from trl import SFTConfig, SFTTrainer
 
+    use_threads(settings.threads)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     start = resolve_model(model or settings.model, out, settings.tiny)
@@ -75,6 +77,8 @@ def train_sft(settings: SFTSettings, out: str | Path, model: str | None = None) 
                          callbacks=[JsonlMetrics(out / "metrics.jsonl")])
     trainer.train(resume_from_checkpoint=get_last_checkpoint(str(out)))
     final = out / "final"
+    # Whatever serves the checkpoint (transformers, vLLM) then stops at the end of a turn, not only at end-of-sequence.
+    trainer.model.generation_config.eos_token_id = stop_token_ids(tokenizer, trainer.model)
     trainer.save_model(str(final))
     tokenizer.save_pretrained(str(final))
     return final

@@ -13,6 +13,7 @@ from typing import Any
 
 from sttgym.models.base import ChatResponse
 from sttgym.models.parsing import parse_assistant_text
+from sttgym.models.template import stop_token_ids
 
 __all__ = ["TransformersModel"]
 
@@ -140,7 +141,9 @@ class TransformersModel:
                     error=f"context full: {n} prompt tokens + {max_new} new exceed {limit}",
                     prompt_tokens=n) for n, f in zip(lengths, fits)]
         sample = temperature > 0
-        options: dict[str, Any] = {"max_new_tokens": max_new, "do_sample": sample,
+        stops = stop_token_ids(tokenizer, model)
+        # A base checkpoint's generation config stops only at end-of-sequence, not at the template's end of turn.
+        options: dict[str, Any] = {"max_new_tokens": max_new, "do_sample": sample, "eos_token_id": stops,
                                    "pad_token_id": tokenizer.pad_token_id}
         if sample:
             options.update(temperature=temperature, top_p=float(generation.get("top_p", self.top_p)))
@@ -154,7 +157,7 @@ class TransformersModel:
         except Exception as exc:  # out of memory, a bad config: recorded per conversation
             return [ChatResponse(error=f"generation failed: {type(exc).__name__}: {exc}", prompt_tokens=n)
                     for n in lengths]
-        stops = _stop_ids(model, tokenizer)
+        stops = {*stops, tokenizer.pad_token_id}
         width = encoded["input_ids"].shape[1]
         responses = []
         for row, n in zip(output[:, width:].tolist(), lengths):
@@ -165,13 +168,3 @@ class TransformersModel:
                                           prompt_tokens=int(n), completion_tokens=min(cut + 1, len(row))))
         return responses
 
-
-def _stop_ids(model: Any, tokenizer: Any) -> set[int]:
-    """Token ids that end a turn: the generation config's end-of-sequence ids and the pad id."""
-    eos = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
-    if eos is None:
-        eos = tokenizer.eos_token_id
-    ids = set(eos if isinstance(eos, list) else [eos] if eos is not None else [])
-    if tokenizer.pad_token_id is not None:
-        ids.add(tokenizer.pad_token_id)
-    return ids

@@ -64,14 +64,82 @@ def test_a_finished_process_keeps_generating_while_others_play(tiny, toy_ids):
     calls = []
 
     def generate(prompts, max_new_tokens):
-        calls.append(len(prompts))
+        calls.append((len(prompts), max_new_tokens))
         return [[tokenizer.convert_tokens_to_ids("a")] * max_new_tokens for _ in prompts]
 
-    others = iter([True, True, True, False])  # another process needs three more rounds after this one's first
+    others = iter([[3, 9], [2, 9], [1, 5], [0, 1]])  # another process plays three more rounds after this one's first
     engine = RolloutEngine(tokenizer, generate, max_turns=1, max_turn_tokens=2,
-                           any_running=lambda mine: mine or next(others))
+                           agree=lambda mine: [max(a, b) for a, b in zip(mine, next(others))])
     (episode,) = engine.run([(toy_ids[0], SEED)])
-    assert calls == [1, 1, 1, 1] and len(episode.actions) == 1
+    assert calls == [(3, 9), (2, 9), (1, 5)] and len(episode.actions) == 1
+    assert sum(episode.policy_mask) == 2  # this episode's own turn budget, not the agreed one
+
+
+def test_processes_with_unequal_episode_counts_keep_their_own_tokens(tiny, toy_ids):
+    """Two processes whose generation is gathered and split evenly, as TRL does with vLLM's server mode."""
+    import threading
+
+    from sttgym.training.render import render
+    from tests.training.test_render import _oracle_transcripts, _replaying_policy
+
+    tokenizer = tiny[0]
+    transcripts = _oracle_transcripts(toy_ids)
+    policy = _replaying_policy([render(tokenizer, t.messages, t.tools) for t in transcripts])
+    shares = {0: transcripts[:1], 1: transcripts[1:]}  # one episode against several
+    barrier, board = threading.Barrier(2), {}
+
+    def exchange(rank, value):
+        board[rank] = value
+        barrier.wait()
+        both = [board[0], board[1]]
+        barrier.wait()
+        return both
+
+    def process(rank, results):
+        def agree(local):
+            return [max(a, b) for a, b in zip(*exchange(rank, local))]
+
+        def generate(prompts, max_new_tokens):
+            everyone = [p for share in exchange(rank, prompts) for p in share]
+            outputs = policy(everyone, max_new_tokens)
+            return outputs[rank * len(prompts):(rank + 1) * len(prompts)]  # an even split, like TRL's
+
+        engine = RolloutEngine(tokenizer, generate, agree=agree)
+        results[rank] = engine.run([(t.env_id, t.seed) for t in shares[rank]])
+
+    results = {}
+    threads = [threading.Thread(target=process, args=(rank, results)) for rank in (0, 1)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    for rank in (0, 1):
+        assert [e.actions for e in results[rank]] == [t.actions for t in shares[rank]]
+        assert all(e.reward == 1.0 for e in results[rank])
+
+
+class _ScriptedModel:
+    """Stands in for a causal LM: records the stop ids it is given and returns a fixed continuation."""
+
+    def __init__(self, continuation):
+        self.continuation, self.device, self.stops = continuation, torch.device("cpu"), None
+
+    def generate(self, input_ids, eos_token_id, **kwargs):
+        self.stops = eos_token_id
+        tail = torch.tensor([self.continuation] * input_ids.size(0))
+        return torch.cat([input_ids, tail], dim=1)
+
+
+def test_generation_stops_at_the_end_of_turn_of_a_base_checkpoint(tiny):
+    from tests.training.test_render import _qwen3_base_tokenizer
+
+    tokenizer = _qwen3_base_tokenizer(tiny[0])
+    end, eos = tokenizer.convert_tokens_to_ids("<|im_end|>"), tokenizer.eos_token_id
+    assert end != eos
+    word = tokenizer.convert_tokens_to_ids("a")
+    model = _ScriptedModel([word, end, word, eos])
+    assert HFGenerator(model, tokenizer)([[5, 6]], 4) == [[word, end]]
+    assert end in model.stops and eos in model.stops
 
 
 def test_an_instance_row_naming_a_module_is_refused_before_anything_is_imported(tiny, toy_ids):

@@ -44,9 +44,25 @@ def _qwen3_training_tokenizer(tokenizer):
     return qwen
 
 
-@pytest.mark.parametrize("template", ["tiny", "qwen3-training"])
+def _qwen3_base_tokenizer(tokenizer):
+    """A tokenizer shaped like Qwen3-*-Base's: Qwen3's own chat template, which closes turns with <|im_end|>,
+    and <|endoftext|> as end-of-sequence (and pad) token."""
+    from trl.chat_template_utils import qwen3_chat_template
+
+    from sttgym.training.render import prepare_tokenizer
+
+    base = copy.deepcopy(tokenizer)
+    base.chat_template = qwen3_chat_template
+    base.eos_token = base.pad_token = "<|endoftext|>"
+    return prepare_tokenizer(base)
+
+
+TOKENIZERS = {"tiny": lambda t: t, "qwen3-training": _qwen3_training_tokenizer, "qwen3-base": _qwen3_base_tokenizer}
+
+
+@pytest.mark.parametrize("template", list(TOKENIZERS))
 def test_engine_tokens_equal_the_sft_rendering(tiny, toy_ids, template):
-    tokenizer = tiny[0] if template == "tiny" else _qwen3_training_tokenizer(tiny[0])
+    tokenizer = TOKENIZERS[template](tiny[0])
     transcripts = _oracle_transcripts(toy_ids)
     rendered = [render(tokenizer, t.messages, t.tools) for t in transcripts]
     engine = RolloutEngine(tokenizer, _replaying_policy(rendered))
@@ -59,8 +75,10 @@ def test_engine_tokens_equal_the_sft_rendering(tiny, toy_ids, template):
         assert episode.messages == transcript.messages
 
 
-def test_assistant_spans_end_at_the_end_of_turn_token(tiny, toy_ids):
-    tokenizer = _qwen3_training_tokenizer(tiny[0])  # its template also marks the newline after <|im_end|>
+@pytest.mark.parametrize("template", ["qwen3-training", "qwen3-base"])
+def test_assistant_spans_end_at_the_end_of_turn_token(tiny, toy_ids, template):
+    tokenizer = TOKENIZERS[template](tiny[0])  # the Qwen3 template also marks the newline after <|im_end|>
+    end = tokenizer.convert_tokens_to_ids("<|im_end|>")
     transcript = _oracle_transcripts(toy_ids[:1])[0]
     ids, mask = render(tokenizer, transcript.messages, transcript.tools)
     spans, current = [], []
@@ -72,8 +90,8 @@ def test_assistant_spans_end_at_the_end_of_turn_token(tiny, toy_ids):
             current = []
     spans.append(current)
     assert len(spans) == len(transcript.steps)
-    assert all(span[-1] == tokenizer.eos_token_id and tokenizer.eos_token_id not in span[:-1] for span in spans)
-    assert ids[-1] == tokenizer.eos_token_id
+    assert all(span[-1] == end and end not in span[:-1] for span in spans)
+    assert ids[-1] == end
 
 
 def test_followup_and_prompt_pieces(tiny, toy_ids):

@@ -62,17 +62,30 @@ def _rl_settings(tiny_path, toy_ids, **changes):
 @pytest.mark.parametrize("kl", [{"coef": 0.1, "placement": "reward", "estimator": "k2"},
                                 {"coef": 0.1, "placement": "loss", "estimator": "k3"}])
 def test_rl_step_builds_reinforce_pp_batches_and_updates_the_policy(tiny_path, tiny, toy_ids, tmp_path, kl):
-    settings = _rl_settings(tiny_path, toy_ids, kl=kl, algorithm="reinforce_pp_baseline")
+    settings = _rl_settings(tiny_path, toy_ids, kl=kl)
     trainer = ReinforcePPTrainer(str(tiny_path), settings, grpo_config(settings, tmp_path),
                                  rl_data(settings, tmp_path / "data"), tiny[0])
     assert (trainer.beta != 0.0) == (kl["placement"] == "loss") and trainer.ref_model is not None
     rows = [trainer.train_dataset[0]] * 2 + [trainer.train_dataset[1]] * 2
     trainer.model.train()
+    assert trainer.eos_token_ids[0] == tiny[0].convert_tokens_to_ids("<|im_end|>")
+    assert all(len(ids) <= 3 for ids in trainer._policy_generate([[5, 6, 7], [8, 9]], 3))  # a turn's own budget
+    assert trainer.generation_config.max_new_tokens == settings.max_turn_tokens
+    trainer.settings = settings.model_copy(update={"algorithm": "reinforce_pp_baseline"})
+    batch = trainer._generate_and_score_completions(rows)
+    policy = batch["tool_mask"].bool()
+    spread = trainer._metrics["train"]["advantage/zero_spread_groups"][-1]
+    if spread == 1.0:  # every group's rollouts scored alike: a group baseline leaves nothing to learn
+        assert batch["advantages"].abs().max() == 0
+    else:  # scaled to unit spread over the batch, not re-centred
+        assert batch["advantages"][policy].std(unbiased=False) == pytest.approx(1.0, abs=1e-3)
+    trainer.settings = settings
     batch = trainer._generate_and_score_completions(rows)
     policy = batch["tool_mask"].bool()
     assert batch["advantages"].shape == batch["completion_ids"].shape
     assert (batch["advantages"][~policy] == 0).all()
     assert batch["advantages"][policy].mean().abs() < 1e-4  # whitened over the batch
+    assert batch["sampling_per_token_logps"].shape == batch["completion_ids"].shape  # NaN: transformers reports none
     assert ("ref_per_token_logps" in batch) == (kl["placement"] == "loss")
     assert batch["num_items_in_batch"] == policy.sum()
     assert all(trainer._metrics["train"][k] for k in ("episode/return", "episode/violations"))
@@ -118,6 +131,43 @@ def test_paper_configs_carry_the_papers_numbers():
     assert (rl.kl.coef, rl.trainer["learning_rate"], rl.tasks_per_step, rl.rollouts_per_task, rl.trainer["max_steps"],
             rl.max_episode_tokens, rl.max_turn_tokens, rl.max_turns, rl.data.count) == (
         0.1, 1e-6, 32, 4, 100, 32768, 4096, 50, 8119)
+
+
+def test_paper_configs_keep_fp32_master_weights_and_16_bit_weights_are_refused():
+    for name in ("paper-sft", "paper-rl"):
+        trainer = load_settings(CONFIG_DIR / f"{name}.yaml").trainer
+        assert trainer["bf16"] and trainer["model_init_kwargs"]["dtype"] == "float32"
+    for settings in (SFTSettings, RLSettings):
+        with pytest.raises(ValueError, match="fp32 master weights"):
+            settings(model="m", trainer={"model_init_kwargs": {"dtype": "bfloat16"}})
+        assert settings(model="m", trainer={"model_init_kwargs": {"dtype": "bfloat16"}, "deepspeed": "zero2.json"})
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_a_small_update_survives_only_with_fp32_weights(tiny_path, dtype):
+    """What the refusal above is about: one AdamW step at the paper's RL rate, with bf16 compute."""
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(tiny_path, dtype=dtype)
+    before = {k: v.detach().clone() for k, v in model.named_parameters()}
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-6, weight_decay=0.0)
+    ids = torch.arange(2, 34)[None]
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        loss = model(input_ids=ids, labels=ids).loss
+    loss.backward()
+    optimizer.step()
+    changed = [float((before[k] != p.detach()).float().mean()) for k, p in model.named_parameters()]
+    share = sum(changed) / len(changed)
+    if dtype is torch.float32:
+        assert share > 0.9
+    else:
+        assert share < 0.2  # most bf16 weights cannot move by 1e-6 of themselves
+
+
+def test_reinforce_pp_baseline_takes_gamma_one():
+    with pytest.raises(ValueError, match="gamma"):
+        RLSettings(model="m", algorithm="reinforce_pp_baseline", gamma=0.99)
+    assert RLSettings(model="m", algorithm="reinforce_pp", gamma=0.99)
 
 
 def test_command_line_overrides_follow_trl_style():
@@ -169,3 +219,41 @@ def test_cli_trains_sft_from_a_config_file(tiny_path, toy_ids, tmp_path):
     assert typo.exit_code == 2 and "cuont" in typo.output
     wrong = CliRunner().invoke(app, ["train", "rl", "--config", str(config), "--out", str(tmp_path / "x")])
     assert wrong.exit_code == 2 and "not rl" in wrong.output
+
+
+def test_vllm_shaped_generation_feeds_the_importance_sampling_correction(tiny_path, tiny, toy_ids, tmp_path):
+    """TRL's loss with vLLM multiplies by a ratio of trained to sampling probabilities; the batch must carry it.
+
+    No vLLM here: generation keeps the transformers path but reports sampling log-probabilities as vLLM does.
+    """
+    from types import SimpleNamespace
+
+    settings = _rl_settings(tiny_path, toy_ids)
+    trainer = ReinforcePPTrainer(str(tiny_path), settings, grpo_config(settings, tmp_path),
+                                 rl_data(settings, tmp_path / "data"), tiny[0])
+    transformers_generate = trainer._generate_single_turn
+    trainer.vllm_generation = SimpleNamespace(max_completion_length=settings.max_turn_tokens, generation_kwargs={})
+
+    def vllm_like(prompts, images, fields, n):
+        trainer.use_vllm = False
+        with trainer._turn_budget(trainer.vllm_generation.max_completion_length):
+            ids, _ = transformers_generate(prompts, images, fields, n)
+        trainer.use_vllm = True
+        return ids, [[-1.0] * len(row) for row in ids]
+
+    trainer._generate_single_turn = vllm_like
+    trainer.use_vllm, trainer.vllm_importance_sampling_correction = True, True
+    trainer._stop_at_end_of_turn(trainer.eos_token_ids)
+    assert trainer.vllm_generation.generation_kwargs["stop_token_ids"] == trainer.eos_token_ids
+    rows = [trainer.train_dataset[0]] * 2 + [trainer.train_dataset[1]] * 2
+    trainer.model.train()
+    batch = trainer._generate_and_score_completions(rows)
+    policy = batch["tool_mask"].bool()
+    assert (batch["sampling_per_token_logps"][policy] == -1.0).all()
+    assert batch["sampling_per_token_logps"][~policy].isnan().all()
+    ratio = batch["importance_sampling_ratio"]
+    assert ratio.shape in ((4, 1), batch["completion_ids"].shape)  # per sequence or per token, as TRL is set
+    assert (ratio >= 0).all() and (ratio <= trainer.vllm_importance_sampling_clip_max).all()
+    trainer.current_gradient_accumulation_steps = 1  # set by the training loop, which this test does not run
+    loss = trainer.compute_loss(trainer.model, batch)
+    assert torch.isfinite(loss)
