@@ -104,9 +104,9 @@ def test_the_wrappers_compose_in_any_order():
     def plain():
         return gym.make("ScrambleTool/Unscrambled")
 
-    stacks = [TemporalWindow(StochasticFailure(MappingDrift(Obfuscate(plain()), 0.25), 0.1), 10),
-              Obfuscate(TemporalWindow(StochasticFailure(MappingDrift(plain(), 0.25), 0.1), 10)),
-              StochasticFailure(Obfuscate(MappingDrift(TemporalWindow(plain(), 10), 0.25)), 0.1)]
+    stacks = [TemporalWindow(StochasticFailure(MappingDrift(Obfuscate(plain(), nested=True), 0.25), 0.1), 10),
+              Obfuscate(TemporalWindow(StochasticFailure(MappingDrift(plain(), 0.25), 0.1), 10), nested=True),
+              StochasticFailure(Obfuscate(MappingDrift(TemporalWindow(plain(), 10), 0.25), nested=True), 0.1)]
     for env in stacks:
         for seed in range(3):
             traj = rollout(env, CycleTracingAgent(), seed=seed)
