@@ -420,11 +420,13 @@ def _comparison_figures(out: Path, summaries: list[dict]) -> list[Path]:
                                                                            for c in s.get("conditions", {}))}))
     if any(len(s.get("pass_at_k", {})) > 1 for s in summaries):
         fig, ax = plt.subplots(figsize=(5, 3.4))
-        for a, s in agents.items():
+        for i, (a, s) in enumerate(agents.items()):
             curve = s.get("pass_at_k", {})
-            if len(curve) > 1:
-                ax.plot([int(k) for k in curve], [100 * v["overall"] for v in curve.values()], marker="o", label=a)
+            if len(curve) > 1:  # shrinking markers keep runs on the same line visible
+                ax.plot([int(k) for k in curve], [100 * v["overall"] for v in curve.values()], label=a,
+                        marker="osD^vx"[i % 6], markersize=max(10 - 1.5 * i, 3), fillstyle="none" if i % 2 else "full")
         ax.set_xlabel("k")
+        ax.xaxis.get_major_locator().set_params(integer=True)
         drawn.append(_save(plt, fig, ax, out / "pass_at_k_by_model.png", "pass@k, all levels (Figure 6)", "pass@k (percent)"))
     pairs = _thinking_pairs(summaries)
     if pairs:
@@ -490,7 +492,7 @@ def _effort_figure(plt, path: Path, summaries: list[dict]) -> Path | None:
 
 def _save(plt, fig, ax, path: Path, title: str, ylabel: str = "percent") -> Path:
     ax.set_ylabel(ylabel)
-    ax.set_ylim(0, 100)
+    ax.set_ylim(0, 108)  # room for the labels of full bars
     ax.set_title(title, fontsize=10)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))  # outside: bars may reach 100
     fig.tight_layout()
@@ -506,9 +508,13 @@ def _grouped(plt, path: Path, title: str, series: dict[str, dict[str, float]]) -
         return None
     fig, ax = plt.subplots(figsize=(max(4, 1.1 * len(groups) + 2), 3.2))
     width = 0.8 / len(series)
+    labelled = len(groups) * len(series) <= 60  # beyond that, the numbers would overlap; the tables hold them
     for i, (name, values) in enumerate(series.items()):
         xs = [j + (i - (len(series) - 1) / 2) * width for j in range(len(groups))]
-        ax.bar(xs, [100 * (values.get(g) or 0.0) for g in groups], width, label=name)
+        heights = [float("nan") if values.get(g) is None else 100 * values[g] for g in groups]  # missing: no bar
+        bars = ax.bar(xs, heights, width, label=name)
+        if labelled:  # a 0 must read as 0, not as a missing bar
+            ax.bar_label(bars, labels=["" if h != h else f"{h:.0f}" for h in heights], fontsize=6, padding=1)
     ax.set_xticks(range(len(groups)), groups)
     return _save(plt, fig, ax, path, title)
 

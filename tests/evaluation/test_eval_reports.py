@@ -108,3 +108,23 @@ def test_arena_report_has_a_table_per_domain():
     assert "## By domain" in one and "| Aa | 100.00 | – | 0.00 | – | 50.00 | 75.00 | 2 |" in one
     both = arena_tables([summary, {**summary, "agent": "other"}])
     assert "| Bb | 0.00 | 0.00 |" in both and "## By domain" not in both
+
+
+def test_figure_2_intervals_count_failed_episodes_tokens_and_failure_causes():
+    from sttgym.evaluation.summary import wilson
+
+    def record(seed, solved, tokens, outcome="solved", quit_=False):
+        tasks = [{"template": "t", "solved": i < solved, "actions": 3, "outcome": "solved" if i < solved else outcome}
+                 for i in range(5)]
+        return {"env_id": "ScrambleTool/Base", "seed": seed, "run": 0, "reward": solved / 5, "turns": 15, "steps": [],
+                "usage": {"prompt_tokens": 1, "completion_tokens": tokens},
+                "info": {"tasks": tasks, "ended_early": quit_}}
+    records = [record(0, 5, 100), record(1, 2, 300, "budget"), record(2, 1, 200, quit_=True)]
+    base = scramble_summary(records)["conditions"]["Base"]
+    assert base["completion_tokens_per_solved_task"] == 600 / 8  # the failed episodes' tokens count too
+    low, high = base["completion_tokens_per_solved_task_ci"]
+    assert 20 <= low < 75 < high <= 200  # a resample ranges from episode 0 thrice (20 a task) to episode 2 (200)
+    assert base["completion_rate_ci"] == pytest.approx(wilson(1, 3)) and base["failures"] == {"budget": 1, "early_exit": 1}
+    assert base["tasks_solved_ci"][0] >= 1 and base["tasks_solved_ci"][1] <= 5
+    low, high = wilson(0, 20)
+    assert low == 0.0 and high == pytest.approx(0.1611, abs=1e-4)  # the Wilson bound at 0 of 20
