@@ -467,7 +467,8 @@ def _effort_figure(plt, path: Path, summaries: list[dict]) -> Path | None:
     for ax, field, title in ((axes[0], "tasks_solved", "(a) tasks solved T"), (axes[1], "completion_rate", "(b) completion C"),
                              (axes[2], "completion_tokens_per_solved_task", "(c) tokens per solved task")):
         if all(v.get(field) is None for _, v in rows):
-            ax.text(0.5, 0.5, "no model usage recorded", transform=ax.transAxes, ha="center", fontsize=8)
+            ax.text(0.5, 0.5, "undefined: no model tokens,\nor no task solved", transform=ax.transAxes, ha="center",
+                    fontsize=8)
         for y, (_, v) in zip(ys, rows):
             if v.get(field) is None:
                 continue
@@ -481,7 +482,8 @@ def _effort_figure(plt, path: Path, summaries: list[dict]) -> Path | None:
     axes[3].barh(ys, budget, color="tab:red", label="budget spent")
     axes[3].barh(ys, quit_, left=budget, color="tab:gray", label="quit")
     axes[3].set_title("(d) failed episodes by cause", fontsize=9)
-    axes[3].legend(fontsize=7)
+    axes[3].legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=2)
+    axes[3].xaxis.get_major_locator().set_params(integer=True)
     axes[0].set_yticks(ys, [label for label, _ in rows], fontsize=8)
     axes[0].invert_yaxis()
     fig.tight_layout()
