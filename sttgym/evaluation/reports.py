@@ -190,18 +190,66 @@ def scramble_tables(summaries: list[dict]) -> str:
             v, b = s["conditions"].get(n), (base or {}).get("conditions", {}).get(n)
             row += ["–", "–"] if v is None else [_with_delta(v, b, "completion_rate"), _with_delta(v, b, "tasks_solved")]
         rows.append(row)
+    plain = [s for s in summaries if s.get("config", {}).get("agent") != "memory"]
+    for label, group in (("Mean without memory", plain), ("Mean of memory runs", [s for s in summaries if id(s) in paired])):
+        if len(summaries) > 1 and group:
+            rows.append([f"*{label}* ({len(group)})", *(_mean_cell(group, n, f, paired) for n in names
+                                                        for f in ("completion_rate", "tasks_solved"))])
     parts = ["## Completion rate C and tasks solved T (ScrambleToolBench Table 2)", "",
              "C: share of episodes with every task solved; T: tasks solved per episode; means over runs. A memory "
              "run shows in brackets its paired change from the same model without memory.", "",
              _table(header, rows)]
+    parts += _behaviour_table(summaries)
     for s in summaries:
         metrics = {n: v["metrics"] for n, v in s.get("conditions", {}).items() if "metrics" in v}
         if metrics:
             keys = list(dict.fromkeys(k for m in metrics.values() for k in m if _is_number(m[k])))
-            parts += ["", f"## Behavioural metrics of {s['agent']} (ScrambleToolBench Table 3)", "",
-                      _table(["Condition", *keys], [[n, *(_number(m.get(k)) for k in keys)] for n, m in metrics.items()])]
+            parts += ["", f"## Every behavioural metric of {s['agent']}", "",
+                      _table(["Metric", *metrics], [[k, *(_number(m.get(k)) for m in metrics.values())] for k in keys])]
     parts += _position_costs(summaries) + _chain_table(summaries) + _effort_table(summaries)
     return "\n".join(parts) + "\n"
+
+
+def _mean_cell(group: list[dict], condition: str, field: str, paired: dict[int, dict]) -> str:
+    """The mean of ``field`` over ``group``'s runs of ``condition``, with the mean paired change for memory runs."""
+    values = [s["conditions"][condition][field] for s in group if condition in s.get("conditions", {})]
+    if not values:
+        return "–"
+    bases = [paired[id(s)]["conditions"][condition][field] for s in group
+             if id(s) in paired and condition in paired[id(s)].get("conditions", {}) and condition in s["conditions"]]
+    change = f" ({statistics.fmean(values) - statistics.fmean(bases):+.2f})" if len(bases) == len(values) and bases else ""
+    return f"{statistics.fmean(values):.2f}{change}"
+
+
+SCRAMBLED = ("Base", "Drift", "Failure", "Window", "All")
+
+
+def _behaviour_table(summaries: list[dict]) -> list[str]:
+    """ScrambleToolBench Table 3 across runs: action efficiency per condition, retry rates under failures, the
+    failure modes over the scrambled conditions, stale calls under drift."""
+    def metric(s: dict, condition: str, key: str):
+        return s.get("conditions", {}).get(condition, {}).get("metrics", {}).get(key)
+
+    rows = []
+    for s in summaries:
+        if not any("metrics" in v for v in s.get("conditions", {}).values()):
+            continue
+        modes = {k: [metric(s, c, k) for c in SCRAMBLED if metric(s, c, k) is not None]
+                 for k in ("budget_exhaustion", "early_exit")}
+        rows.append([s["agent"], *(_number(metric(s, c, "action_efficiency")) for c in ("Unscrambled", *SCRAMBLED)),
+                     *(_pct(metric(s, c, k)) for c in ("Failure", "All")
+                       for k in ("immediate_retry_rate", "persistent_retry_rate")),
+                     *(_pct(statistics.fmean(v)) if v else "–" for v in modes.values()),
+                     *(_number(metric(s, c, "stale_calls_total")) for c in ("Drift", "All"))])
+    if not rows:
+        return []
+    return ["", "## Behavioural metrics (ScrambleToolBench Table 3)", "",
+            "Action efficiency: mean total actions of the episodes with every task solved (– without any); retry "
+            "rates: timeouts retried at once / at some later point; failure modes: failed episodes ending on a spent "
+            "budget or the agent's exit, averaged over the scrambled conditions; stale calls: calls to an identifier "
+            "a drift moved, still shaped for the function that left it.", "",
+            _table(["Agent", *(f"Eff. {c}" for c in ("Unscr.", *SCRAMBLED)), "Imm. retry Failure", "Pers. retry Failure",
+                    "Imm. retry All", "Pers. retry All", "Budget exh.", "Early exit", "Stale Drift", "Stale All"], rows)]
 
 
 def _memory_pairs(summaries: list[dict]) -> dict[int, dict]:

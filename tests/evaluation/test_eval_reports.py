@@ -70,6 +70,8 @@ def test_scramble_comparison_pairs_memory_runs_and_gives_tables_4_and_5_and_inte
                 "conditions": {"Base": condition, "Drift": {**condition, "tasks_solved": t - 1}}}
     text = scramble_tables([summary("m llm", 3.0), summary("m memory", 4.0, follows=0.5)])
     assert "| m memory | 0.80 (+0.20) | 4.00 (+1.00) | 0.80 (+0.20) | 3.00 (+1.00) |" in text
+    assert "| *Mean without memory* (1) | 0.60 | 3.00 | 0.60 | 2.00 |" in text
+    assert "| *Mean of memory runs* (1) | 0.80 (+0.20) | 4.00 (+1.00) |" in text
     assert "| 2 | 9.25 | 9.25 | 5 | 4.25 | 4.25 | 1 |" in text  # overhead 4.25 against Eq. 2's 4.25: ratio 1
     assert "| 1 | 40 | 40 | – | 40 | 48 | 0.833 |" in text  # Appendix D: the adjusted counts
     chain = text.split("(ScrambleToolBench Table 5)")[1].split("##")[0]
