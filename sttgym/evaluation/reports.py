@@ -196,9 +196,9 @@ def scramble_tables(summaries: list[dict]) -> str:
             rows.append([f"*{label}* ({len(group)})", *(_mean_cell(group, n, f, paired) for n in names
                                                         for f in ("completion_rate", "tasks_solved"))])
     parts = ["## Completion rate C and tasks solved T (ScrambleToolBench Table 2)", "",
-             "C: share of episodes with every task solved; T: tasks solved per episode; means over runs. A memory "
-             "run shows in brackets its paired change from the same model without memory.", "",
-             _table(header, rows)]
+             "C: share of episodes with every task solved; T: tasks solved per episode; means over runs." +
+             (" A memory run shows in brackets its paired change from the same model without memory." if paired else ""),
+             "", _table(header, rows)]
     parts += _behaviour_table(summaries)
     for s in summaries:
         metrics = {n: v["metrics"] for n, v in s.get("conditions", {}).items() if "metrics" in v}
