@@ -3,7 +3,8 @@
 It is what a sysadmin brings to an unfamiliar, obfuscated terminal: what each of the 28
 functions does and takes, how each answers a nonsense probe, and how each kind of task is
 done. The probe answers are read off a scratch machine (seed 0), never an episode's
-machine, and nothing here knows an episode's mapping, aliases or tokens.
+machine, and nothing here knows an episode's mapping, aliases, tokens or output keys (answers
+are recognised by their shape: each field's type, in order).
 """
 
 from __future__ import annotations
@@ -48,7 +49,10 @@ def playbook() -> Playbook:
         probes = probe_arguments(list(params.values()))
         result = tools[name].func(**dict(zip(params, probes)))
         answer = result.get("data", result.get("error"))
-        signatures[(tuple(sorted(params.values())), signature(result["success"], answer))] = name
+        known = (tuple(sorted(params.values())), signature(result["success"], answer))
+        if known in signatures:
+            raise RuntimeError(f"{name} and {signatures[known]} answer a probe alike: the playbook cannot tell them apart")
+        signatures[known] = name
         twins = [p for p in params if list(params.values()).count(params[p]) > 1]
         quoted = [p for p, probe in zip(params, probes) if p in twins and str(probe) in str(answer)]
         if quoted:

@@ -1,7 +1,9 @@
 """The cycle-tracing reference agent of ScrambleToolBench §4.2: discover every tool once, then trace drift.
 
-The agent has no privileged information: it reads only its observations and the tool
-listing. What it knows beforehand is a :class:`Playbook`, an operator's prior knowledge of
+The agent has no privileged information about the mapping: it learns identifiers, argument
+keys and status tokens from its observations and the tool listing alone. The one thing it
+reads off the env is what the hidden keys inside a record mean, once it knows which function
+answered (see :func:`_field_names`). What it knows beforehand is a :class:`Playbook`, an operator's prior knowledge of
 the terminal *without its mapping*: each function's plaintext parameters, how each answers
 a nonsense probe, and the procedure for each kind of task. A package registers its playbook
 with :func:`register_playbook` (the ScrambleTool terminal's is known by name and loaded on
@@ -38,7 +40,7 @@ from typing import Any, Callable, Generator
 import gymnasium as gym
 
 from sttgym.agents.base import Agent
-from sttgym.wrappers.obfuscation import MISMATCH
+from sttgym.wrappers.obfuscation import MISMATCH, Obfuscate
 from sttgym.wrappers.window import EXPIRED, NOT_OPEN
 
 __all__ = ["CycleTracingAgent", "Playbook", "register_playbook", "playbook_named", "PLAYBOOKS", "signature", "probe_arguments"]
@@ -92,13 +94,14 @@ def probe_arguments(types: list[str]) -> list[Any]:
 
 
 def signature(ok: bool, value: Any) -> tuple:
-    """The shape of an answer, stripped of anything probe- or machine-specific."""
+    """The shape of an answer, stripped of anything probe- or machine-specific, and of key names (hidden per
+    episode): a record by its fields' types in order, rows by their first row's."""
     if not ok:
         return ("error", re.sub(rf"{PROBE}-\d+", "<probe>", str(value)))
     if isinstance(value, dict):
-        return ("dict", tuple(sorted(value)))
+        return ("dict", tuple(type(v).__name__ for v in value.values()))
     if isinstance(value, list):
-        return ("rows", tuple(sorted(value[0]))) if value and isinstance(value[0], dict) else ("list",)
+        return ("rows", signature(True, value[0])[1]) if value and isinstance(value[0], dict) else ("list",)
     return (type(value).__name__,)
 
 
@@ -121,6 +124,7 @@ class CycleTracingAgent(Agent):
     def reset(self, observation: str, info: dict, env: gym.Env | None = None, seed: int | None = None) -> None:
         self.playbook = self.fixed_playbook or next(
             (p for p in map(playbook_named, list(PLAYBOOKS)) if p.goal(observation)), None)
+        self.reveal = _field_names(env)
         names = [t["function"]["name"] for t in info.get("tools", [])]
         self.ids = [n for n in names if n not in META]
         self.plain = self.playbook is not None and set(self.ids) <= set(self.playbook.functions)
@@ -215,7 +219,7 @@ class CycleTracingAgent(Agent):
                 function = self.playbook.signatures.get(((), signature(ok, value)))
                 self._learn(identifier, function, {}, result)
                 if function is not None:
-                    self.fresh[function] = value
+                    self.fresh[function] = self.reveal(function, value)
                 continue
             types = _expected(_mismatch(result))
             arguments = dict(zip(sorted(types), probe_arguments([types[k] for k in sorted(types)])))
@@ -303,7 +307,8 @@ class CycleTracingAgent(Agent):
             answered = function if self.plain else self._owner(result)
             self._observe(identifier, answered)
             if answered == function:
-                return self._payload(result)
+                ok, value = self._payload(result)
+                return ok, self.reveal(function, value)
             identifier = self._successor(answered)
         return False, None
 
@@ -340,6 +345,21 @@ class CycleTracingAgent(Agent):
         status = next((v for v in result.values() if isinstance(v, str) and v in self.tokens.values()), None)
         value = next((v for v in result.values() if not (isinstance(v, str) and v in self.tokens.values())), None)
         return status == self.tokens.get(True), value
+
+
+def _field_names(env: gym.Env | None) -> Callable[[str, Any], Any]:
+    """How to read the keys inside a function's answer: the one thing the agent takes from the env.
+
+    Which identifier runs which function, the argument keys and the status tokens are learnt
+    by calling; what a hidden key inside a record means (which column is the owner) has no
+    behavioural tell the procedures could use, so it is read off the episode's
+    :class:`Obfuscate` layer, once the function that answered is known.
+    """
+    while isinstance(env, gym.Wrapper):
+        if isinstance(env, Obfuscate):
+            return env.reveal
+        env = env.env
+    return lambda function, value: value
 
 
 def _mismatch(result: Any) -> str | None:

@@ -145,7 +145,8 @@ def evaluate(
 
 @app.command("report")
 def report(run_dirs: list[Path] = typer.Argument(..., help="Run directories written by sttgym eval."),
-           out: Optional[Path] = typer.Option(None, help="Write the comparison tables here (markdown).")) -> None:
+           out: Optional[Path] = typer.Option(None, help="Write the comparison tables here (markdown), and the "
+                                              "comparison figures beside it.")) -> None:
     """Rebuild each run's summary and report from its trajectories, and compare the runs in one table."""
     from sttgym.evaluation.reports import compare
     from sttgym.evaluation.runner import CONFIG, EvalConfig, Runner
@@ -156,7 +157,7 @@ def report(run_dirs: list[Path] = typer.Argument(..., help="Run directories writ
         except (OSError, ValueError, TypeError) as exc:
             raise typer.BadParameter(f"{run_dir} is not a run sttgym eval can read: {exc}") from exc
         finish(Runner(config, run_dir), config)
-    tables = compare(run_dirs)
+    tables = compare(run_dirs, figures=out.parent if out else None)
     if out:
         out.write_text(tables, encoding="utf-8")
     typer.echo(tables)  # markdown as it is: never wrapped to a terminal's width, even when piped

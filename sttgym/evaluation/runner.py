@@ -129,7 +129,9 @@ class EvalConfig:
         if self.agent in REFERENCE_AGENTS:
             return self.agent
         name = Path(self.model).name if self.model and os.path.isdir(self.model) else self.model
-        return f"{name}{' +memory' if self.agent == 'memory' else ''}{' (thinking)' if self.thinking else ''}"
+        return (f"{name}{' +memory' if self.agent == 'memory' else ''}{' (thinking)' if self.thinking else ''}"
+                f"{f' (effort {self.reasoning_effort})' if self.reasoning_effort else ''}"
+                f"{' (llm user)' if self.user == 'llm' else ''}{' (hint)' if self.hint else ''}")
 
     @classmethod
     def from_dict(cls, saved: dict) -> "EvalConfig":

@@ -11,14 +11,16 @@ parameters (its tools, the functions a task needs, the drift wrapper's count).
 
 from __future__ import annotations
 
+import json
 import statistics
-from math import comb
+from math import comb, erfc, sqrt
 from typing import Any
 
 import gymnasium as gym
 
 from sttgym.rollout import Trajectory
 from sttgym.wrappers.drift import MappingDrift, moved_count
+from sttgym.wrappers.obfuscation import MISMATCH
 
 __all__ = ["scramble_metrics", "scramble_references", "analytic_references"]
 
@@ -43,10 +45,21 @@ def scramble_metrics(trajectories: list[Trajectory]) -> dict[str, Any]:
       identifier the answering function came from (unless already called in this task: the
       cycle is closed) within ``FOLLOW_WINDOW`` calls; against a uniform pick among the
       identifiers it had already used (Table 5).
+    - ``chain_p_value``: two-sided p-value of the follows against the random picks (each
+      opportunity a Bernoulli trial with its own chance; normal approximation), Table 5's test.
     - ``task1_actions``, ``recovery_overhead``: mean actions of the first task, and mean
       actions beyond the solving reference (functions + submission) of the later tasks,
       over episodes without an early exit, budget-failed attempts included (Table 4);
-      ``per_position`` lists both per curriculum position.
+      ``per_position`` lists both per curriculum position, and ``adjusted`` the actions with
+      application-level failures made after the function's schema was known charged
+      nothing (Appendix D's counterfactual); ``position_slope``: the least-squares slope of
+      actions over positions 2..5 (does the agent get cheaper as the episode goes on?).
+    - ``task1_coverage``: functions given a correctly shaped call during the first task,
+      per episode (28 is full operational discovery; an application error counts, as in §4.2).
+    - ``exact_repeats``: calls, per episode, identical (identifier and arguments) to an
+      earlier call of the same task attempt that ran.
+    - ``calls_outside_drift``: calls, per episode, in the tasks after a drift, to identifiers
+      that drift did not move (memory should make these rarer: they are re-discovery).
     """
     episodes = [_Episode(t) for t in trajectories]
     done = [e for e in episodes if e.tasks]
@@ -61,6 +74,8 @@ def scramble_metrics(trajectories: list[Trajectory]) -> dict[str, Any]:
     actions = [_mean([e.tasks[i]["actions"] for e in kept if i < len(e.tasks)]) for i in range(positions)]
     overheads = [_mean([e.tasks[i]["actions"] - e.tasks[i].get("functions", 4) - 1 for e in kept if i < len(e.tasks)])
                  for i in range(positions)]
+    adjusted = [_mean([e.tasks[i]["actions"] - e.free_failures(i) for e in kept if i < len(e.tasks)])
+                for i in range(positions)]
     return {
         "episodes": len(episodes),
         "completion_rate": len(complete) / len(done) if done else 0.0,
@@ -77,10 +92,33 @@ def scramble_metrics(trajectories: list[Trajectory]) -> dict[str, Any]:
         "chain_opportunities": len(chains),
         "chain_follow_rate": _mean([followed for followed, _ in chains]),
         "chain_random_rate": _mean([chance for _, chance in chains]),
+        "chain_p_value": _follow_p_value(chains),
         "task1_actions": actions[0] if actions else None,
         "recovery_overhead": _mean(overheads[1:]) if len(overheads) > 1 else None,
-        "per_position": {"actions": actions, "overhead": overheads},
+        "position_slope": _slope(actions[1:]),
+        "per_position": {"actions": actions, "overhead": overheads, "adjusted": adjusted},
+        "task1_coverage": _mean([e.coverage(0) for e in done]),
+        "exact_repeats": _mean([e.exact_repeats() for e in episodes]),
+        "calls_outside_drift": _mean([e.outside_drift() for e in episodes]),
     }
+
+
+def _follow_p_value(chains: list[tuple[bool, float]]) -> float | None:
+    """Two-sided p-value that the follows arose from the random picks' chances (normal approximation)."""
+    variance = sum(chance * (1 - chance) for _, chance in chains)
+    if not variance:
+        return None
+    z = (sum(followed for followed, _ in chains) - sum(chance for _, chance in chains)) / sqrt(variance)
+    return erfc(abs(z) / sqrt(2))
+
+
+def _slope(values: list[float | None]) -> float | None:
+    """Least-squares slope of ``values`` over their positions (None with fewer than two)."""
+    points = [(i, v) for i, v in enumerate(values) if v is not None]
+    if len(points) < 2:
+        return None
+    mx, my = statistics.fmean(i for i, _ in points), statistics.fmean(v for _, v in points)
+    return sum((i - mx) * (v - my) for i, v in points) / sum((i - mx) ** 2 for i, _ in points)
 
 
 def analytic_references(without_arguments: int, with_arguments: int, per_task: int, moved: int) -> dict[str, float]:
@@ -148,9 +186,7 @@ class _Episode:
 
     def _calls(self, attempt: list[dict]) -> list[dict]:
         """The calls that ran (timeouts aside) to identifiers of the mapping."""
-        names = self.mappings[0] if self.mappings else {}
-        return [s["action"] for s in attempt if isinstance(s.get("action"), dict) and s["action"].get("name") in names
-                and not any(e.get("type") == "timeout" for e in s.get("events", []))]
+        return [s["action"] for s in self._ran(attempt)]
 
     def _moved(self, a: int) -> dict[str, tuple[str, str]]:
         """identifier -> (function before, function after) for the identifiers the boundary before attempt ``a`` moved."""
@@ -158,6 +194,69 @@ class _Episode:
             return {}
         before, after = self.mappings[a - 1], self.mappings[a]
         return {i: (before[i], after[i]) for i in after if before.get(i) != after[i]}
+
+    def _function(self, a: int, identifier: str) -> str | None:
+        return self.mappings[min(a, len(self.mappings) - 1)].get(identifier) if self.mappings else None
+
+    def _ran(self, attempt: list[dict]) -> list[dict]:
+        """The steps of ``attempt`` whose call ran (timeouts aside) on an identifier of the mapping."""
+        names = self.mappings[0] if self.mappings else {}
+        return [s for s in attempt if isinstance(s.get("action"), dict) and s["action"].get("name") in names
+                and not any(e.get("type") == "timeout" for e in s.get("events", []))]
+
+    def _shaped(self, a: int, call: dict) -> bool:
+        """Whether ``call`` had the argument keys of the function its identifier ran."""
+        keys = self.keys.get(self._function(a, call["name"]))
+        return keys is not None and isinstance(call.get("arguments"), dict) and set(call["arguments"]) == keys
+
+    def coverage(self, a: int) -> int:
+        return len({self._function(a, s["action"]["name"]) for s in self._ran(self.attempts[a])
+                    if self._shaped(a, s["action"])}) if a < len(self.attempts) else 0
+
+    def exact_repeats(self) -> int:
+        count = 0
+        for attempt in self.attempts:
+            seen: set[str] = set()
+            for step in self._ran(attempt):
+                key = json.dumps(step["action"], sort_keys=True, default=str)
+                count += key in seen
+                seen.add(key)
+        return count
+
+    def outside_drift(self) -> int:
+        return sum(1 for a, attempt in enumerate(self.attempts) if self._moved(a)
+                   for step in self._ran(attempt) if step["action"]["name"] not in self._moved(a))
+
+    def free_failures(self, position: int) -> int:
+        """Application-level failures in the attempts at curriculum ``position`` made after the function's schema
+        was known (its mismatch or a shaped call seen earlier in the episode): Appendix D charges them nothing."""
+        failure = self._failure_token()
+        known: set[str] = set()
+        free = 0
+        for a, attempt in enumerate(self.attempts):
+            for step in self._ran(attempt):
+                function, result = self._function(a, step["action"]["name"]), _result(step.get("observation"))
+                mismatch = _mismatched(result)
+                failed = result.get("success") is False if "success" in result else failure in result.values()
+                if failed and not mismatch and function in known and self._position(a) == position:
+                    free += 1
+                if mismatch or self._shaped(a, step["action"]):
+                    known.add(function)
+        return free
+
+    def _position(self, a: int) -> int:
+        """Curriculum position of attempt ``a`` (a skipped task's later attempt belongs to its position)."""
+        attempts = self.info.get("attempts") or []
+        return attempts[a].get("task", a) if a < len(attempts) and isinstance(attempts[a], dict) else a
+
+    def _failure_token(self) -> str | None:
+        """The obfuscated failure status: the token beside a schema-mismatch message (None in plaintext)."""
+        for attempt in self.attempts:
+            for step in attempt:
+                result = _result(step.get("observation"))
+                if _mismatched(result) and "success" not in result:
+                    return next((v for v in result.values() if isinstance(v, str) and not v.startswith(MISMATCH)), None)
+        return None
 
     def stale_calls(self) -> int:
         count = 0
@@ -189,3 +288,18 @@ class _Episode:
                 first.add(name)
                 used.add(name)
         return out
+
+
+def _result(observation: Any) -> dict:
+    """The result at the head of an observation (notices after it ignored); {} when there is none."""
+    if not isinstance(observation, str):
+        return {}
+    try:
+        result, _ = json.JSONDecoder().raw_decode(observation)
+    except json.JSONDecodeError:
+        return {}
+    return result if isinstance(result, dict) else {}
+
+
+def _mismatched(result: dict) -> bool:
+    return any(isinstance(v, str) and v.startswith(MISMATCH) for v in result.values())

@@ -14,16 +14,19 @@ tasks solved per episode (ScrambleToolBench Table 2), and the behavioural metric
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections import defaultdict
 from typing import Callable, Iterable
+
+import numpy as np
 
 from sttgym.evaluation.diagnostics import count_modes
 from sttgym.evaluation.passk import mean_pass_at_k, mean_pass_hat_k
 from sttgym.rollout import Trajectory
 from sttgym.task import CONFLICTS, LEVELS
 
-__all__ = ["summarise", "arena_summary", "scramble_summary", "mean_std"]
+__all__ = ["summarise", "arena_summary", "scramble_summary", "mean_std", "wilson", "bootstrap"]
 
 
 def mean_std(values: list[float]) -> tuple[float, float]:
@@ -171,6 +174,53 @@ def _tasks_solved(record: dict) -> float:
     return 0.0
 
 
+BOOTSTRAP = 2000  # resamples of each 95% bootstrap interval
+
+
+def wilson(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """The Wilson score interval of a proportion (95% by default); (0, 1) without trials."""
+    if not n:
+        return 0.0, 1.0
+    p = successes / n
+    centre, half = p + z * z / (2 * n), z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return max(0.0, (centre - half) / (1 + z * z / n)), min(1.0, (centre + half) / (1 + z * z / n))
+
+
+def bootstrap(rows: list, statistic: Callable[[list], float | None], seed: int = 0) -> tuple[float, float] | None:
+    """The 95% percentile bootstrap interval of ``statistic`` over ``rows`` (resampled with a seeded generator)."""
+    rng = np.random.default_rng(seed)
+    values = [v for _ in range(BOOTSTRAP) if (v := statistic([rows[i] for i in rng.integers(len(rows), size=len(rows))]))
+              is not None] if rows else []
+    return (float(np.percentile(values, 2.5)), float(np.percentile(values, 97.5))) if values else None
+
+
+def _tokens_per_solved(rows: list[dict]) -> float | None:
+    """Completion tokens of every episode, failed ones included, over the tasks solved (ScrambleToolBench Fig. 2c)."""
+    solved = sum(map(_tasks_solved, rows))
+    return sum(r["usage"]["completion_tokens"] for r in rows) / solved if solved else None
+
+
+def _intervals(rows: list[dict]) -> dict:
+    """ScrambleToolBench Figure 2 for one condition: T and token cost with bootstrap intervals, C with Wilson's,
+    and the failed episodes by cause (the budget ran out, or the agent quit)."""
+    failed = [r for r in rows if r["reward"] < 1.0]
+    out = {"tasks_solved_ci": bootstrap(rows, lambda rs: statistics.fmean(map(_tasks_solved, rs))),
+           "completion_rate_ci": wilson(sum(r["reward"] >= 1.0 for r in rows), len(rows)),
+           "failures": {"budget": sum(_quit(r) is False for r in failed), "early_exit": sum(_quit(r) is True for r in failed)}}
+    if all("usage" in r for r in rows) and (cost := _tokens_per_solved(rows)) is not None:
+        out.update(completion_tokens_per_solved_task=cost, completion_tokens_per_solved_task_ci=bootstrap(
+            rows, _tokens_per_solved))
+    return out
+
+
+def _quit(record: dict) -> bool | None:
+    """Whether a failed episode ended by the agent's exit (True) or a spent budget (False); None if neither shows."""
+    info = record.get("info", {})
+    if info.get("ended_early"):
+        return True
+    return False if any(t.get("outcome") == "budget" for t in info.get("tasks") or []) else None
+
+
 def scramble_summary(records: list[dict]) -> dict:
     """Per condition (env id): completion rate and average tasks solved, mean ± std over runs."""
     try:
@@ -186,9 +236,7 @@ def scramble_summary(records: list[dict]) -> dict:
         entry = {"completion_rate": completion[0], "completion_rate_std": completion[1],
                  "tasks_solved": solved[0], "tasks_solved_std": solved[1], "episodes": len(rows),
                  "avg_actions": _mean(r["turns"] for r in rows), "usage": usage(rows)}
-        solved_tasks = sum(_tasks_solved(r) for r in rows)
-        if entry["usage"] and solved_tasks:  # ScrambleToolBench Figure 2c: failed episodes' tokens count too
-            entry["completion_tokens_per_solved_task"] = sum(r["usage"]["completion_tokens"] for r in rows) / solved_tasks
+        entry.update(_intervals(rows))
         if scramble_metrics is not None:
             try:
                 entry["metrics"] = scramble_metrics([_trajectory(r) for r in rows])

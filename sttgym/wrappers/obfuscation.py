@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import gymnasium as gym
 import numpy as np
@@ -30,16 +30,28 @@ class Obfuscate(ToolWrapper):
       the expected keys and their types, and costs an action like any refused call;
     - each top-level result field of each tool gets its own key (``out_c2b``), so the keys of
       a response identify the tool that answered;
+    - with ``nested``, every key inside a result (a row's columns, a record's fields, at any
+      depth) gets its own key per tool as well (``out_7e1``, drawn when the tool first shows
+      it), except in the results of the ``verbatim`` tools, whose payload is content relayed
+      as is (a web page's JSON body, like a file's text);
     - success and failure become two random tokens (``val_647``), carried under the tool's
       status key in every response the tool gives, its application errors included.
 
     Meta-commands, unknown names (answered "Unknown command"), replies and transient
     results marked ``retryable`` (timeouts) stay plaintext. In the final ``info``,
-    ``mappings`` and ``schemas`` are rewritten into the aliases and argument keys.
+    ``mappings`` and ``schemas`` are rewritten into the aliases and argument keys. Keys follow
+    the tool that answered, wherever a drift below moves it.
+
+    Args:
+        nested: hide the keys inside results too. The paper names output fields without saying
+            how deep; every ScrambleTool condition sets it. Off by default, which keeps the
+            episodes of stacks built before it (the arena ablations) unchanged.
+        verbatim: tools whose nested keys stay plaintext because their payload is relayed content.
     """
 
-    def __init__(self, env: gym.Env):
-        super().__init__(env)
+    def __init__(self, env: gym.Env, nested: bool = False, verbatim: tuple[str, ...] = ()):
+        super().__init__(env, nested=nested, verbatim=tuple(verbatim))
+        self.nested, self.verbatim = nested, frozenset(verbatim)
 
     def on_reset(self, observation: Any, info: dict) -> tuple[Any, dict]:
         rng = self.rng
@@ -61,6 +73,7 @@ class Obfuscate(ToolWrapper):
                 func=schema_only)
         names = _fresh(rng, "out_", 3, len(functions) * len(STANDARD_FIELDS))
         self.outputs = {(f, field): names.pop() for f in functions for field in STANDARD_FIELDS}
+        self.inner: dict[tuple[str, str], str] = {}  # (function, key inside a result) -> its key
         self.tokens = dict(zip((True, False), _fresh(rng, "val_", 3, 2)))
         listing = [{"type": "function", "function": {"name": self.alias[functions[int(i)]], "description": "",
                                                      "parameters": {"type": "object", "properties": {}}}}
@@ -114,15 +127,28 @@ class Obfuscate(ToolWrapper):
     def _disguise(self, function: str, result: Any) -> Any:
         if not isinstance(result, dict) or result.get("retryable"):
             return result  # transport-level news (a timeout) is not the tool's answer
-        return {self._output_key(function, field): self.tokens[bool(value)] if field == "success" else value
+        return {self._key(self.outputs, function, field):
+                self.tokens[bool(value)] if field == "success" else self._hide(function, value)
                 for field, value in result.items()}
 
-    def _output_key(self, function: str, field: str) -> str:
-        while (function, field) not in self.outputs:  # a field beyond the standard four: drawn on first sight
+    def _hide(self, function: str, value: Any) -> Any:
+        """``value`` with every key inside it replaced by ``function``'s own key for it (when ``nested``)."""
+        if not self.nested or function in self.verbatim:
+            return value
+        return _rekey(value, lambda field: self._key(self.inner, function, str(field)))
+
+    def reveal(self, function: str, value: Any) -> Any:
+        """``value`` with ``function``'s inner keys named as the tool names them (what :meth:`_hide` hid)."""
+        names = {key: field for (f, field), key in self.inner.items() if f == function}
+        return _rekey(value, lambda key: names.get(key, key))
+
+    def _key(self, table: dict[tuple[str, str], str], function: str, field: str) -> str:
+        """``function``'s key for ``field``; a field not drawn at reset gets a name no other field has, on first sight."""
+        while (function, field) not in table:
             (name,) = _fresh(self.rng, "out_", 3, 1)
-            if name not in self.outputs.values():
-                self.outputs[(function, field)] = name
-        return self.outputs[(function, field)]
+            if name not in self.outputs.values() and name not in self.inner.values():
+                table[(function, field)] = name
+        return table[(function, field)]
 
     def _reveal(self, info: dict) -> dict:
         """The final info with identifiers and parameter keys as the agent saw them."""
@@ -135,6 +161,15 @@ class Obfuscate(ToolWrapper):
             info["schemas"] = {f: {self.keys[f].get(p, p): t for p, t in params.items()}
                                for f, params in info["schemas"].items() if f in self.keys}
         return info
+
+
+def _rekey(value: Any, rename: Callable[[Any], str]) -> Any:
+    """``value`` with the keys of every dict inside it, at any depth, passed through ``rename``."""
+    if isinstance(value, dict):
+        return {rename(k): _rekey(v, rename) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_rekey(v, rename) for v in value]
+    return value
 
 
 def _fresh(rng: np.random.Generator, prefix: str, digits: int, count: int) -> list[str]:

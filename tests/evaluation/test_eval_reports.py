@@ -40,13 +40,43 @@ def test_arena_report_has_the_tables_and_figures(tmp_path):
     assert summary["runs"] == 2  # a reference agent runs once by default; --k 2 asks for two attempts
 
 
-def test_report_command_compares_runs_row_by_row(tmp_path):
-    runs = [run(tmp_path, agent, "--agent", agent, "--runs", "1") for agent in ("oracle", "noop")]
-    table = tmp_path / "compare.md"
+def test_report_command_compares_runs_row_by_row_and_keeps_every_section(tmp_path):
+    runs = [run(tmp_path, agent, "--agent", agent, "--k", "2", "--no-user") for agent in ("oracle", "noop")]
+    table = tmp_path / "compare" / "compare.md"
+    table.parent.mkdir()
     result = CliRunner().invoke(app, ["report", *map(str, runs), "--out", str(table)])
     assert result.exit_code == 0, result.output
-    rows = [line for line in table.read_text().splitlines() if line.startswith(("| oracle", "| noop"))]
-    assert rows[0].startswith("| oracle | 100.00") and rows[1].startswith("| noop | 0.00") and len(rows) == 6
+    text = table.read_text()
+    rows = [line for line in text.splitlines() if line.startswith(("| oracle", "| noop"))]
+    assert rows[0].startswith("| oracle | 100.00") and rows[1].startswith("| noop | 0.00")
+    for section in ("by conflict type (STT-Arena Figure 4)", "pass@k and pass^k", "per condition", "Failure modes",
+                    "Figures 9 and 10"):
+        assert section in text
+    assert "| oracle | 100.00 | " in text.split("per condition")[1]  # a row per run in the condition table
+    for figure in ("models.png", "conflicts_by_model.png", "conditions_by_model.png", "pass_at_k_by_model.png"):
+        assert (table.parent / figure).read_bytes().startswith(b"\x89PNG") and f"({figure})" in text
+
+
+def test_scramble_comparison_pairs_memory_runs_and_gives_tables_4_and_5_and_intervals():
+    from sttgym.evaluation.reports import scramble_tables
+
+    def summary(agent, t, follows=None):
+        per = {"actions": [50.0, 9.25, 10.0], "overhead": [45.0, 4.25, 5.0], "adjusted": [40.0, 8.0, 9.0]}
+        metrics = {"per_position": per, "position_slope": 0.75, "chain_opportunities": 10 if follows else 0,
+                   "chain_follow_rate": follows, "chain_random_rate": 0.1, "chain_p_value": 0.01}
+        condition = {"completion_rate": t / 5, "tasks_solved": t, "completion_rate_ci": (0.1, 0.9),
+                     "tasks_solved_ci": (t - 1, t), "failures": {"budget": 1, "early_exit": 2}, "metrics": metrics}
+        return {"agent": agent, "config": {"agent": agent.split()[-1], "model": "m"},
+                "conditions": {"Base": condition, "Drift": {**condition, "tasks_solved": t - 1}}}
+    text = scramble_tables([summary("m llm", 3.0), summary("m memory", 4.0, follows=0.5)])
+    assert "| m memory | 0.80 (+0.20) | 4.00 (+1.00) | 0.80 (+0.20) | 3.00 (+1.00) |" in text
+    assert "| *Mean without memory* (1) | 0.60 | 3.00 | 0.60 | 2.00 |" in text
+    assert "| *Mean of memory runs* (1) | 0.80 (+0.20) | 4.00 (+1.00) |" in text
+    assert "| 2 | 9.25 | 9.25 | 5 | 4.25 | 4.25 | 1 |" in text  # overhead 4.25 against Eq. 2's 4.25: ratio 1
+    assert "| 1 | 40 | 40 | – | 40 | 48 | 0.833 |" in text  # Appendix D: the adjusted counts
+    chain = text.split("(ScrambleToolBench Table 5)")[1].split("##")[0]
+    assert "| m memory | Drift | 10 | 50.00 | 10.00 | 0.01 |" in chain and "| m llm |" not in chain  # no opportunity
+    assert "| m llm | Base | 3.00 [2.00, 3.00] | 0.60 [0.10, 0.90] | – | 1 | 2 |" in text
 
 
 def test_scramble_tables_give_completion_rate_and_tasks_solved(tmp_path):
@@ -80,3 +110,23 @@ def test_arena_report_has_a_table_per_domain():
     assert "## By domain" in one and "| Aa | 100.00 | – | 0.00 | – | 50.00 | 75.00 | 2 |" in one
     both = arena_tables([summary, {**summary, "agent": "other"}])
     assert "| Bb | 0.00 | 0.00 |" in both and "## By domain" not in both
+
+
+def test_figure_2_intervals_count_failed_episodes_tokens_and_failure_causes():
+    from sttgym.evaluation.summary import wilson
+
+    def record(seed, solved, tokens, outcome="solved", quit_=False):
+        tasks = [{"template": "t", "solved": i < solved, "actions": 3, "outcome": "solved" if i < solved else outcome}
+                 for i in range(5)]
+        return {"env_id": "ScrambleTool/Base", "seed": seed, "run": 0, "reward": solved / 5, "turns": 15, "steps": [],
+                "usage": {"prompt_tokens": 1, "completion_tokens": tokens},
+                "info": {"tasks": tasks, "ended_early": quit_}}
+    records = [record(0, 5, 100), record(1, 2, 300, "budget"), record(2, 1, 200, quit_=True)]
+    base = scramble_summary(records)["conditions"]["Base"]
+    assert base["completion_tokens_per_solved_task"] == 600 / 8  # the failed episodes' tokens count too
+    low, high = base["completion_tokens_per_solved_task_ci"]
+    assert 20 <= low < 75 < high <= 200  # a resample ranges from episode 0 thrice (20 a task) to episode 2 (200)
+    assert base["completion_rate_ci"] == pytest.approx(wilson(1, 3)) and base["failures"] == {"budget": 1, "early_exit": 1}
+    assert base["tasks_solved_ci"][0] >= 1 and base["tasks_solved_ci"][1] <= 5
+    low, high = wilson(0, 20)
+    assert low == 0.0 and high == pytest.approx(0.1611, abs=1e-4)  # the Wilson bound at 0 of 20

@@ -1,4 +1,4 @@
-"""CycleTracingAgent: full discovery from observations alone, cycle tracing under drift, retries, windows."""
+"""CycleTracingAgent: full discovery from observations, cycle tracing under drift, retries, windows."""
 
 from __future__ import annotations
 
@@ -17,10 +17,10 @@ from tests.scramble.scripted import layer
 
 
 def _play(env, seed: int, agent: CycleTracingAgent | None = None) -> Trajectory:
-    """An episode driven by hand: the agent sees observations and the listing, never the env."""
+    """An episode driven by hand: the agent sees observations and the listing; from the env only field names."""
     agent = agent or CycleTracingAgent()
     observation, info = env.reset(seed=seed)
-    agent.reset(observation, info)
+    agent.reset(observation, info, env=env)
     traj = Trajectory(env_id=None, seed=seed)
     terminated = False
     while not terminated:

@@ -104,9 +104,9 @@ def test_the_wrappers_compose_in_any_order():
     def plain():
         return gym.make("ScrambleTool/Unscrambled")
 
-    stacks = [TemporalWindow(StochasticFailure(MappingDrift(Obfuscate(plain()), 0.25), 0.1), 10),
-              Obfuscate(TemporalWindow(StochasticFailure(MappingDrift(plain(), 0.25), 0.1), 10)),
-              StochasticFailure(Obfuscate(MappingDrift(TemporalWindow(plain(), 10), 0.25)), 0.1)]
+    stacks = [TemporalWindow(StochasticFailure(MappingDrift(Obfuscate(plain(), nested=True), 0.25), 0.1), 10),
+              Obfuscate(TemporalWindow(StochasticFailure(MappingDrift(plain(), 0.25), 0.1), 10), nested=True),
+              StochasticFailure(Obfuscate(MappingDrift(TemporalWindow(plain(), 10), 0.25), nested=True), 0.1)]
     for env in stacks:
         for seed in range(3):
             traj = rollout(env, CycleTracingAgent(), seed=seed)
@@ -130,3 +130,17 @@ def test_fuzzed_actions_on_a_fully_scrambled_arena_world_never_raise(toy_ids, da
         assert isinstance(observation, str) and 0.0 <= reward <= 1.0 and isinstance(info["result"], (dict, type(None)))
         if terminated or truncated:
             break
+
+
+def test_every_condition_setting_is_a_keyword_of_make():
+    from sttgym.wrappers import MappingDrift, Obfuscate, StochasticFailure, TemporalWindow
+
+    from tests.scramble.scripted import layer
+
+    env = gym.make("ScrambleTool/All", drift_fraction=0.5, failure_p=0.2, window_k=5, nested_keys=False, budget=30)
+    env.reset(seed=0)
+    assert layer(env, MappingDrift).fraction == 0.5 and layer(env, StochasticFailure).p == 0.2
+    assert layer(env, TemporalWindow).k == 5 and not layer(env, Obfuscate).nested and env.unwrapped.budget == 30
+    default = gym.make("ScrambleTool/All")
+    default.reset(seed=0)
+    assert layer(default, Obfuscate).nested and layer(default, Obfuscate).verbatim == {"fetch_web_content"}

@@ -81,3 +81,31 @@ def test_references_are_read_from_the_env():
     assert scramble_references(gym.make("ScrambleTool/Base"))["expected_recovery"] == 0.0
     wide = scramble_references(MappingDrift(gym.make("ScrambleTool/Base"), fraction=0.5))
     assert wide["cycle_recovery"] == 13
+
+
+def test_coverage_repeats_calls_outside_the_drift_set_and_the_counterfactual():
+    mappings = [{"a": "f", "b": "g", "c": "h"}, {"a": "g", "b": "f", "c": "h"}]  # the drift swaps a and b
+    schemas = {"f": {"arg_0": "string"}, "g": {}, "h": {"arg_0": "integer"}}
+    failed = '{"out_1": "val_bad", "out_2": "File not found: x"}'
+    mismatch = '{"out_1": "val_bad", "out_2": "Schema mismatch: expected (arg_0: string)"}'
+    steps = [(_call("a"), [], mismatch), (_call("a", arg_0="x"), [], failed), (_call("a", arg_0="x"), [], failed),
+             (_call("b"), [], "{}"), (_call("c", arg_0=1), [START], "{}"),
+             (_call("c", arg_0=1), [], "{}"), (_call("b", arg_0="x"), [], failed)]
+    traj = _traj([(a, e) for a, e, _ in steps], [(True, 5, "solved"), (True, 2, "solved")], mappings, schemas)
+    for step, (_, _, observation) in zip(traj.steps, steps):
+        step["observation"] = observation
+    m = scramble_metrics([traj])
+    assert m["task1_coverage"] == 3  # f, g and h each had a correctly shaped call in task 1 (failures count)
+    assert m["exact_repeats"] == 1  # the second identical call to a; c again in task 2 repeats task 1's, not its own
+    assert m["calls_outside_drift"] == 1  # in task 2, c was not moved; b was
+    # f's schema was known after the mismatch: its two failures in task 1 and one in task 2 are free
+    assert m["per_position"]["adjusted"] == [3, 1]
+    assert m["position_slope"] is None  # one later position only
+
+
+def test_chain_p_value_is_small_when_the_chain_is_always_followed():
+    from sttgym.evaluation.scramble_metrics import _follow_p_value
+
+    assert _follow_p_value([(True, 0.1)] * 30) < 1e-6
+    assert _follow_p_value([(True, 0.5), (False, 0.5)]) == pytest.approx(1.0)
+    assert _follow_p_value([]) is None

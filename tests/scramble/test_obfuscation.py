@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 import gymnasium as gym
+import pytest
 
 import sttgym  # noqa: F401  (registers the ScrambleTool ids)
 from sttgym.envs.scramble.terminal import FUNCTIONS
@@ -48,9 +49,9 @@ def test_schema_mismatch_reveals_keys_and_types_and_costs_an_action():
     assert sorted(keys) == ["arg_0", "arg_1"] and sorted(keys.values()) == ["integer", "string"]
     host = next(k for k, t in keys.items() if t == "string")
     port = next(k for k, t in keys.items() if t == "integer")
-    answer = _step(env, alias, {host: "127.0.0.1", port: 22})
-    assert list(answer.values()) == [obf.tokens[True], {"host": "127.0.0.1", "port": 22, "open": True,
-                                                        "service": "ssh"}]
+    status, record = _step(env, alias, {host: "127.0.0.1", port: 22}).values()
+    assert status == obf.tokens[True] and all(re.fullmatch(r"out_[0-9a-f]{3}", k) for k in record)
+    assert obf.reveal("check_port_open", record) == {"host": "127.0.0.1", "port": 22, "open": True, "service": "ssh"}
     assert env.unwrapped.current.actions == before + 2
 
 
@@ -66,6 +67,45 @@ def test_output_keys_identify_the_tool_and_status_tokens_mark_the_outcome():
     error = _step(env, obf.alias["get_env_variable"], {key: "NOPE"})
     assert obf.tokens[False] in error.values() and "Environment variable not set: NOPE" in error.values()
     assert len(set(obf.tokens.values())) == 2
+
+
+def _payload(result: dict, obf: Obfuscate):
+    return next(v for v in result.values() if v not in obf.tokens.values())
+
+
+def test_keys_inside_results_are_hidden_per_tool_at_any_depth_and_stable_across_calls():
+    env, _, obf = _base()
+    rows = _payload(_step(env, obf.alias["list_kernel_modules"], {}), obf)
+    cpu = _payload(_step(env, obf.alias["get_cpu_info"], {}), obf)
+    processes = _payload(_step(env, obf.alias["list_running_processes"], {}), obf)
+    assert len({tuple(row) for row in rows}) == 1  # every row has the same hidden columns
+    hidden = {"list_kernel_modules": set(rows[0]), "get_cpu_info": set(cpu), "list_running_processes": set(processes[0])}
+    assert all(re.fullmatch(r"out_[0-9a-f]{3}", k) for keys in hidden.values() for k in keys)
+    assert not set.intersection(*hidden.values())  # "name" of a module and of a process differ
+    assert not set().union(*hidden.values()) & {k for (_, _), k in obf.outputs.items()}
+    assert set(obf.reveal("get_cpu_info", cpu)) == {"architecture", "model", "model_id", "cores", "threads", "cache_kb"}
+    plain = gym.make("ScrambleTool/Unscrambled")
+    plain.reset(seed=0)
+    assert obf.reveal("list_kernel_modules", rows) == _step(plain, "list_kernel_modules", {})["data"]
+    again = _payload(_step(env, obf.alias["get_cpu_info"], {}), obf)
+    assert again == cpu
+    other = layer(_base(seed=1)[0], Obfuscate)
+    other_cpu = _payload(_step(other, other.alias["get_cpu_info"], {}), other)
+    assert set(other_cpu) != set(cpu) and other.reveal("get_cpu_info", other_cpu).keys() == obf.reveal(
+        "get_cpu_info", cpu).keys()
+
+
+def test_relayed_content_keeps_its_keys_and_the_setting_can_be_turned_off():
+    env, info, obf = _base()
+    page = next(url for url, body in env.unwrapped.machine.state["web"].items() if isinstance(body, dict))
+    (key,) = obf.keys["fetch_web_content"].values()
+    body = _payload(_step(env, obf.alias["fetch_web_content"], {key: page}), obf)
+    assert body == env.unwrapped.machine.state["web"][page]
+    plain = gym.make("ScrambleTool/Base", nested_keys=False)
+    plain.reset(seed=0)
+    bare = layer(plain, Obfuscate)
+    cpu = _payload(_step(plain, bare.alias["get_cpu_info"], {}), bare)
+    assert "architecture" in cpu and not bare.nested
 
 
 def test_unknown_names_and_meta_commands_stay_plaintext():
@@ -84,14 +124,16 @@ def test_final_info_maps_aliases_to_functions_and_schemas_to_argument_keys():
                                                    obf.keys["check_port_open"]["port"]: "integer"}
 
 
-def test_obfuscation_applies_to_an_arena_world(toy_ids):
-    env = Obfuscate(gym.make(toy_ids[0]))
+@pytest.mark.parametrize("nested", [False, True])
+def test_obfuscation_applies_to_an_arena_world(toy_ids, nested):
+    env = Obfuscate(gym.make(toy_ids[0]), nested=nested)
     observation, info = env.reset(seed=2)
     locker = re.search(r"locker (L\d+)", observation).group(1)
     assert {t["function"]["name"] for t in info["tools"]} == set(env.function_of)
     (key,) = env.keys["get_locker"].values()
     result = env.step({"name": env.alias["get_locker"], "arguments": {key: locker}})[4]["result"]
     status, locker_state = result.values()
-    assert status == env.tokens[True] and locker_state["parcel"] is None
+    assert status == env.tokens[True] and ("parcel" in locker_state) != nested
+    assert env.reveal("get_locker", locker_state)["parcel"] is None
     *_, final = env.step({"content": "Task Completed"})
     assert final["mappings"] == [{a: f for f, a in env.alias.items()}]
