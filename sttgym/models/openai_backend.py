@@ -2,21 +2,19 @@
 
 Tool calls travel natively (``tools`` in the request, ``tool_calls`` in the reply). A
 server without a tool or reasoning parser returns the model's raw text; it is then read
-as Qwen/Hermes text, like the local backend's output. Rate limits (429), server errors
-(5xx), timeouts and dropped connections are retried with exponential backoff; anything
-else, and a reply that cannot be read, becomes ``ChatResponse(error=...)``.
+as Qwen/Hermes text, like the local backend's output. The SDK retries rate limits (429),
+408/409, server errors (5xx), timeouts and dropped connections, with jittered exponential
+backoff that honours the server's ``Retry-After`` (up to two minutes) and ``x-should-retry``;
+what still fails, and a reply that cannot be read, becomes ``ChatResponse(error=...)``.
 """
 
 from __future__ import annotations
 
-import datetime
-import email.utils
 import json
 import os
 import re
-import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable
+from typing import Any
 
 from sttgym.models.base import ChatResponse
 from sttgym.models.parsing import TOOL_CALL_OPEN, parse_tool_calls, split_reasoning
@@ -53,40 +51,35 @@ class OpenAIModel:
         base_url: the server's ``/v1`` URL; None for the SDK's default (``OPENAI_BASE_URL`` or OpenAI).
         api_key_env: environment variable holding the key (servers that need none get ``"EMPTY"``).
         timeout: seconds one request may take.
-        max_retries: further attempts after a retryable failure; ``backoff * 2**attempt``
-            seconds apart (or the server's ``Retry-After``), at most ``max_backoff``.
+        max_retries: further attempts after a retryable failure (the SDK's ``max_retries``).
         max_workers: requests in flight at once when ``chat`` gets many conversations.
         temperature, max_tokens: defaults that ``chat`` may override.
         reasoning_effort: ``"low"``, ``"medium"`` or ``"high"`` for reasoning models: sent as
             ``reasoning_effort``, with ``max_completion_tokens`` in place of ``max_tokens`` and no
             ``temperature`` (reasoning models reject both).
         client: an ``openai.OpenAI``-like object to use instead of building one.
-        sleep: how to wait between attempts (tests pass a recorder).
     """
 
     batched = False  # one request per conversation: the runner runs episodes in threads
 
     def __init__(self, model: str, *, base_url: str | None = None, api_key_env: str = "OPENAI_API_KEY",
-                 timeout: float = 120.0, max_retries: int = 6, backoff: float = 1.0, max_backoff: float = 60.0,
-                 max_workers: int = 8, temperature: float = 0.7, max_tokens: int | None = None,
-                 reasoning_effort: str | None = None, client: Any = None,
-                 sleep: Callable[[float], None] = time.sleep):
+                 timeout: float = 120.0, max_retries: int = 6, max_workers: int = 8, temperature: float = 0.7,
+                 max_tokens: int | None = None, reasoning_effort: str | None = None, client: Any = None):
         if reasoning_effort not in (None, "low", "medium", "high"):
             raise ValueError(f"reasoning_effort must be low, medium or high, not {reasoning_effort!r}")
         self.name, self.base_url = model, base_url
         self.api_key_env, self.timeout = api_key_env, timeout
-        self.max_retries, self.backoff, self.max_backoff = max_retries, backoff, max_backoff
-        self.max_workers, self.temperature, self.max_tokens = max_workers, temperature, max_tokens
-        self._client, self._sleep, self.reasoning_effort = client, sleep, reasoning_effort
+        self.max_retries, self.max_workers = max_retries, max_workers
+        self.temperature, self.max_tokens = temperature, max_tokens
+        self._client, self.reasoning_effort = client, reasoning_effort
 
     @property
     def client(self) -> Any:
         if self._client is None:
             from openai import OpenAI
 
-            # The SDK's own retries are off: ours decide what is retryable and record each failure.
             self._client = OpenAI(base_url=self.base_url, api_key=os.environ.get(self.api_key_env) or "EMPTY",
-                                  timeout=self.timeout, max_retries=0)
+                                  timeout=self.timeout, max_retries=self.max_retries)
         return self._client
 
     def chat(self, conversations: list[list[dict]], tools: list[dict] | None = None,
@@ -123,32 +116,15 @@ class OpenAIModel:
     def _one(self, conversation: list[dict], tools: list[dict] | None, generation: dict) -> ChatResponse:
         import openai
 
-        request = self._request(conversation, tools, generation)
-        failures: list[str] = []
-        for attempt in range(self.max_retries + 1):
-            try:
-                completion = self.client.chat.completions.create(**request)
-            except Exception as exc:
-                if not _retryable(exc):
-                    if isinstance(exc, openai.APIStatusError):  # the request itself is wrong
-                        return ChatResponse(error=self._redacted(f"request rejected: {_describe(exc)}"))
-                    # an unreadable body, a bug in a proxy: never fatal to a run
-                    return ChatResponse(error=self._redacted(f"malformed response: {type(exc).__name__}: {exc}"[:2000]))
-                failures.append(self._redacted(_describe(exc)))
-                if attempt < self.max_retries:
-                    self._sleep(self._delay(attempt, exc))
-                continue
-            return read_completion(completion)
-        return ChatResponse(error=f"gave up after {len(failures)} attempts: " + "; ".join(failures[-3:]))
-
-    def _delay(self, attempt: int, exc: Exception) -> float:
-        """Exponential backoff, or longer when the server asks (``retry-after-ms``, ``retry-after`` in
-        seconds or as an HTTP date), never past ``max_backoff``."""
-        delay = self.backoff * 2 ** attempt
-        response = getattr(exc, "response", None)
-        headers = response.headers if response is not None else {}
-        asked = _seconds(headers.get("retry-after-ms"), 1000.0) or _seconds(headers.get("retry-after"), 1.0)
-        return min(max(delay, asked or 0.0), self.max_backoff)
+        try:
+            completion = self.client.chat.completions.create(**self._request(conversation, tools, generation))
+        except (openai.APIConnectionError, openai.APIStatusError) as exc:
+            if _retryable(exc):  # the SDK's retries ran out (or the server said not to retry)
+                return ChatResponse(error=self._redacted(f"gave up after {self.max_retries} retries: {_describe(exc)}"))
+            return ChatResponse(error=self._redacted(f"request rejected: {_describe(exc)}"))
+        except Exception as exc:  # an unreadable body, a bug in a proxy: never fatal to a run
+            return ChatResponse(error=self._redacted(f"malformed response: {type(exc).__name__}: {exc}"[:2000]))
+        return read_completion(completion)
 
     def _redacted(self, text: str) -> str:
         """``text`` without the API key: error bodies may echo request headers, and they end up in run outputs."""
@@ -159,23 +135,6 @@ class OpenAIModel:
 
 
 _SECRET = re.compile(r"((?:Bearer|Basic|token)\s+|\bsk-)[A-Za-z0-9._~+/=-]{6,}", re.IGNORECASE)
-
-
-def _seconds(header: str | None, unit: float) -> float | None:
-    """A Retry-After value in seconds: a number of ``unit`` s, or an HTTP date from now; None if unreadable."""
-    if not header:
-        return None
-    try:
-        return max(0.0, float(header) / unit)
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(header)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=datetime.timezone.utc)
-    return max(0.0, (when - datetime.datetime.now(datetime.timezone.utc)).total_seconds())
 
 
 def _retryable(exc: Exception) -> bool:

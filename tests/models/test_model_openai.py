@@ -25,31 +25,46 @@ def server():
         yield s
 
 
+@pytest.fixture
+def sleeps(monkeypatch):
+    """The SDK's waits between retries, recorded instead of slept (only the SDK's clock is replaced)."""
+    import time
+    import types
+
+    import openai._base_client as base
+
+    waits = []
+    clock = types.SimpleNamespace(**{k: getattr(time, k) for k in dir(time) if not k.startswith("_")})
+    clock.sleep = waits.append
+    monkeypatch.setattr(base, "time", clock)
+    return waits
+
+
 def model(server, **options):
-    sleeps = []
-    options = {"backoff": 0.01, "max_retries": 3, "timeout": 5.0, **options}
-    return OpenAIModel("served", base_url=server.url, sleep=sleeps.append, **options), sleeps
+    return OpenAIModel("served", base_url=server.url, **{"max_retries": 3, "timeout": 5.0, **options})
 
 
-def test_rate_limits_server_errors_and_timeouts_are_retried_with_backoff(server):
+def test_rate_limits_server_errors_and_timeouts_are_retried_with_backoff(server, sleeps):
     server.faults.extend([("status", 429), ("status", 500), ("status", 408), ("delay", 1.0)])
-    backend, sleeps = model(server, timeout=0.3, max_retries=4)
-    (response,) = backend.chat([CONVERSATION])
+    (response,) = model(server, timeout=0.3, max_retries=4).chat([CONVERSATION])
     assert response.error is None
     assert response.tool_calls == [{"name": "get_locker", "arguments": {"locker_id": "L1"}, "id": "c0"}]
     assert response.prompt_tokens == 21 and response.completion_tokens == 7
-    assert sleeps == [0.01, 0.02, 0.04, 0.08] and len(server.requests) == 5
+    assert len(server.requests) == 5 and len(sleeps) == 4
+    # the SDK's backoff: 0.5 s doubling, less up to a quarter of jitter
+    assert all(0.375 * 2 ** i <= wait <= 0.5 * 2 ** i for i, wait in enumerate(sleeps))
 
 
-def test_gives_up_after_the_retries_and_records_why(server):
+def test_gives_up_after_the_retries_and_records_why(server, sleeps):
     server.faults.extend([("status", 503)] * 4)
-    (response,) = model(server)[0].chat([CONVERSATION])
-    assert response.error.startswith("gave up after 4 attempts") and "503" in response.error
+    (response,) = model(server).chat([CONVERSATION])
+    assert response.error.startswith("gave up after 3 retries") and "503" in response.error
+    assert len(server.requests) == 4
 
 
-def test_a_client_error_is_not_retried(server):
+def test_a_client_error_is_not_retried(server, sleeps):
     server.faults.append(("status", 400))
-    (response,) = model(server)[0].chat([CONVERSATION])
+    (response,) = model(server).chat([CONVERSATION])
     assert response.error.startswith("request rejected") and len(server.requests) == 1
 
 
@@ -57,7 +72,7 @@ def test_a_client_error_is_not_retried(server):
                                   json.dumps({"choices": [{"message": {"content": 5}}]})])
 def test_malformed_responses_become_errors(server, body):
     server.faults.append(("body", body))
-    (response,) = model(server)[0].chat([CONVERSATION])
+    (response,) = model(server).chat([CONVERSATION])
     assert response.error and "malformed" in response.error
 
 
@@ -67,7 +82,7 @@ def test_request_carries_tools_thinking_seed_and_clean_messages(server):
         {"role": "assistant", "content": "", "reasoning_content": "hmm", "tool_calls": [
             {"id": "call_1_0", "type": "function", "function": {"name": "get_locker", "arguments": '{"locker_id": "L1"}'}}]},
         {"role": "tool", "tool_call_id": "call_1_0", "name": "get_locker", "content": "{}"}]
-    model(server)[0].chat([history, CONVERSATION], tools, thinking=False, seed=5, temperature=0.0, max_tokens=64)
+    model(server).chat([history, CONVERSATION], tools, thinking=False, seed=5, temperature=0.0, max_tokens=64)
     assert len(server.requests) == 2
     body = server.requests[0] if len(server.requests[0]["messages"]) == 4 else server.requests[1]
     assert body["tools"] == tools and body["seed"] == 5 and body["temperature"] == 0.0 and body["max_tokens"] == 64
@@ -78,11 +93,11 @@ def test_request_carries_tools_thinking_seed_and_clean_messages(server):
 def test_text_calls_reasoning_and_malformed_native_arguments_are_read():
     with FakeServer(lambda m: text('<think>plan</think>\n<tool_call>{"name": "get_locker", '
                                    '"arguments": {"locker_id": "L7"}}</tool_call>')) as plain:
-        (response,) = model(plain)[0].chat([CONVERSATION])
+        (response,) = model(plain).chat([CONVERSATION])
     assert response.reasoning == "plan" and response.tool_calls[0]["arguments"] == {"locker_id": "L7"}
     with FakeServer(lambda m: call("x")) as broken:
         broken.faults.append(("body", json.dumps(completion(call("get_locker"), raw_arguments={0: "{locker: 1"}))))
-        (response,) = model(broken)[0].chat([CONVERSATION])
+        (response,) = model(broken).chat([CONVERSATION])
     assert response.error is None and response.tool_calls == [] and has_malformed_call(response.content)
 
 
@@ -130,23 +145,21 @@ def test_llm_user_and_judge_served_by_the_same_server(tmp_path):
     assert [c["judge"] for c in impossible[0]["info"]["checklist"]][:2] == ["llm", "llm"]
 
 
-@pytest.mark.parametrize("headers, wait", [({"Retry-After": "3"}, 3.0), ({"retry-after-ms": "2500"}, 2.5),
-                                           ({"Retry-After": "Wed, 21 Oct 2015 07:28:00 GMT"}, 0.01),  # past: backoff
-                                           ({"Retry-After": "soon"}, 0.01)])
-def test_the_server_s_retry_after_is_honoured_in_each_form(server, headers, wait):
+@pytest.mark.parametrize("headers, wait", [({"Retry-After": "3"}, (3.0, 3.0)), ({"retry-after-ms": "2500"}, (2.5, 2.5)),
+                                           ({"Retry-After": "Wed, 21 Oct 2015 07:28:00 GMT"}, (0.375, 0.5)),  # past
+                                           ({"Retry-After": "soon"}, (0.375, 0.5))])  # unreadable: backoff
+def test_the_server_s_retry_after_is_honoured_in_each_form(server, sleeps, headers, wait):
     server.faults.append(("status", 429, headers))
-    backend, sleeps = model(server)
-    (response,) = backend.chat([CONVERSATION])
-    assert response.error is None and sleeps == [pytest.approx(wait, abs=0.01)]
+    (response,) = model(server).chat([CONVERSATION])
+    assert response.error is None and len(sleeps) == 1 and wait[0] - 0.01 <= sleeps[0] <= wait[1] + 0.01
 
 
-def test_a_retry_after_date_in_the_future_is_waited_for(server):
+def test_a_retry_after_date_in_the_future_is_waited_for(server, sleeps):
     import email.utils
     import time
 
     server.faults.append(("status", 503, {"Retry-After": email.utils.formatdate(time.time() + 30, usegmt=True)}))
-    backend, sleeps = model(server, max_backoff=60.0)
-    backend.chat([CONVERSATION])
+    model(server).chat([CONVERSATION])
     assert 25 <= sleeps[0] <= 31
 
 
@@ -155,7 +168,7 @@ def test_the_api_key_never_reaches_an_error(server, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", secret)
     echo = f"bad request; headers were Authorization: Bearer {secret}, x-api-key: {secret}"
     server.faults.extend([("status", 400, {}, echo), ("status", 500, {}, echo)])
-    backend = OpenAIModel("served", base_url=server.url, sleep=lambda s: None, max_retries=0)
+    backend = OpenAIModel("served", base_url=server.url, max_retries=0)
     for _ in range(2):
         (response,) = backend.chat([CONVERSATION])
         assert response.error and secret not in response.error and "0123456789" not in response.error
@@ -214,7 +227,7 @@ def test_the_server_s_tool_call_ids_go_back_with_the_results():
 
     register()
     with FakeServer(nominal_policy) as served:
-        sttgym.rollout(gym.make("STTArena/EvalToy-T1-easy"), LLMAgent(model(served)[0]), seed=0)
+        sttgym.rollout(gym.make("STTArena/EvalToy-T1-easy"), LLMAgent(model(served)), seed=0)
         later = served.requests[-1]["messages"]
     issued = [c["id"] for m in later if m["role"] == "assistant" for c in m.get("tool_calls", [])]
     answered = [m["tool_call_id"] for m in later if m["role"] == "tool"]
@@ -222,7 +235,7 @@ def test_the_server_s_tool_call_ids_go_back_with_the_results():
 
 
 def test_a_reasoning_model_gets_an_effort_and_no_sampling_parameters(server):
-    backend, _ = model(server, reasoning_effort="high")
+    backend = model(server, reasoning_effort="high")
     backend.chat([CONVERSATION], None, temperature=0.7, max_tokens=512)
     (body,) = server.requests
     assert body["reasoning_effort"] == "high" and body["max_completion_tokens"] == 512
