@@ -1,0 +1,1 @@
+"""Adapters that hand sttgym environments to other frameworks' training and evaluation loops."""
