@@ -146,10 +146,25 @@ def evaluate(
 @app.command("report")
 def report(run_dirs: list[Path] = typer.Argument(..., help="Run directories written by sttgym eval."),
            out: Optional[Path] = typer.Option(None, help="Write the comparison tables here (markdown), and the "
-                                              "comparison figures beside it.")) -> None:
+                                              "comparison figures beside it."),
+           validate: bool = typer.Option(False, "--validate", help="Check that each run is a valid submission (a "
+                                         "whole frozen manifest, every episode once, no errors, a summary its "
+                                         "records give) and change nothing; exit 1 if one is not.")) -> None:
     """Rebuild each run's summary and report from its trajectories, and compare the runs in one table."""
     from sttgym.evaluation.reports import compare
     from sttgym.evaluation.runner import CONFIG, EvalConfig, Runner
+
+    if validate:
+        from sttgym.evaluation.submission import validate_run
+
+        invalid = {run_dir: validate_run(run_dir) for run_dir in run_dirs}
+        for run_dir, problems in invalid.items():
+            typer.echo(f"{run_dir}: " + ("valid submission" if not problems else f"{len(problems)} problem(s)"))
+            for problem in problems[:20]:
+                typer.echo(f"  - {problem}")
+        if any(invalid.values()):
+            raise typer.Exit(1)
+        return
 
     for run_dir in run_dirs:
         try:

@@ -1,0 +1,74 @@
+"""Is a run directory a result others can trust? What ``sttgym report --validate`` checks before results are shared.
+
+A submission is a run directory as ``sttgym eval`` writes it: ``config.json`` (the agent, the
+model, the suite and the frozen manifest it measured), ``trajectories.jsonl`` (one record per
+episode) and ``summary.json`` (the tables). It is valid when it measured a whole frozen
+manifest (no ``--limit``, no task file), holds exactly one record per planned episode with no
+backend errors left, each record is consistent with itself, and the summary is what the
+records give.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from sttgym.evaluation.runner import CONFIG, SUMMARY, EvalConfig, Runner, load_records
+from sttgym.evaluation.summary import summarise
+
+__all__ = ["validate_run"]
+
+
+def validate_run(run_dir: str | Path) -> list[str]:
+    """Every reason ``run_dir`` is not a valid submission; an empty list when it is one."""
+    run_dir = Path(run_dir)
+    try:
+        config = EvalConfig.from_dict(json.loads((run_dir / CONFIG).read_text(encoding="utf-8")))
+    except (OSError, ValueError, TypeError) as exc:
+        return [f"{CONFIG}: not a config sttgym eval wrote ({exc})"]
+    problems = []
+    if config.limit is not None:
+        problems.append(f"a partial run (--limit {config.limit}): a submission measures the whole manifest")
+    if config.tasks:
+        problems.append(f"measured the instances of {config.tasks}, not a frozen manifest")
+    runner = Runner(config, run_dir)
+    planned = {e.key: e for e in runner.episodes()}
+    records = load_records(runner.path)
+    missing, extra = sorted(set(planned) - set(records)), sorted(set(records) - set(planned))
+    if missing:
+        problems.append(f"{len(missing)} planned episodes have no record (first: {missing[0]}); resume the run")
+    if extra:
+        problems.append(f"{len(extra)} records belong to no planned episode (first: {extra[0]})")
+    errored = sorted(k for k, r in records.items() if k in planned and r.get("error"))
+    if errored:
+        problems.append(f"{len(errored)} episodes ended on an error (first: {errored[0]}); resume with --retry-errors")
+    for key, record in records.items():
+        problems += [f"{key}: {p}" for p in _record_problems(record, planned.get(key))]
+    problems += _summary_problems(run_dir, runner, config)
+    return problems
+
+
+def _record_problems(record: dict, episode) -> list[str]:
+    problems = []
+    if episode is not None and (record.get("env_id"), record.get("seed"), record.get("run")) != (
+            episode.env_id, episode.seed, episode.run):
+        problems.append("its env id, seed or run disagree with its key")
+    reward = record.get("reward")
+    if not isinstance(reward, (int, float)) or not 0.0 <= reward <= 1.0:
+        problems.append(f"reward {reward!r} is not in [0, 1]")
+    elif not record.get("error") and bool(record.get("success")) != (reward >= 1.0):
+        problems.append(f"success {record.get('success')!r} disagrees with reward {reward}")
+    return problems
+
+
+def _summary_problems(run_dir: Path, runner: Runner, config: EvalConfig) -> list[str]:
+    try:
+        stored = json.loads((run_dir / SUMMARY).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        return [f"{SUMMARY}: unreadable ({exc}); rebuild it with sttgym report"]
+    rebuilt = json.loads(json.dumps(summarise(runner.records(), config.suite, config.k, config.label, config.weights)))
+    differ = sorted(k for k in set(stored) | set(rebuilt) if stored.get(k) != rebuilt.get(k))
+    if differ:
+        return [f"{SUMMARY} is not what the records give (differs in {', '.join(differ[:6])}); "
+                "rebuild it with sttgym report"]
+    return []
