@@ -85,6 +85,7 @@ class EvalConfig:
     hint: bool = False  # ablation: tell the model that the world can change (the paper's prompt does not)
     reasoning_effort: str | None = None  # a served reasoning model's effort: low, medium or high
     weights: str = "paper"  # how overall Pass@1 weights the levels: the paper's task counts, or the suite's
+    ray: str | None = None  # play the episodes on Ray: "local" (a Ray instance started here) or a cluster address
 
     IDENTITY = ("suite", "agent", "model", "base_url", "seed", "domains", "thinking", "temperature",
                 "max_new_tokens", "user", "judge", "sim_model", "sim_base_url", "env_kwargs", "manifest", "tasks",
@@ -309,37 +310,30 @@ class Runner:
         return self.records()
 
     def _play_all(self, todo: list[Episode]) -> None:
+        done = _Tally(self, len(self.episodes()) - len(todo), len(self.episodes()))
+        if self.config.ray is not None:
+            self._play_on_ray(todo, done)
+        else:
+            self._play_in_threads(todo, done)
+        if done.failures:
+            raise done.failures[0]
+
+    def _play_in_threads(self, todo: list[Episode], done: "_Tally") -> None:
         model = self._chat_model() if self.config.agent in ("llm", "memory") else None
         threads = 1 if model is None else min(self.config.workers, len(todo))
-        queue, finished = deque(todo), [len(self.episodes()) - len(todo)]
-        total = len(self.episodes())
-        failures: list[BaseException] = []
-        failing = [0]  # episodes in a row that ended on an error
+        queue = deque(todo)
 
         def work() -> None:
             envs: dict[tuple[str, str], gym.Env] = {}
             try:
                 while True:
                     with self._lock:
-                        if not queue or failures:
+                        if not queue or done.failures:
                             return
                         episode = queue.popleft()
-                    record = self._play(episode, envs, model)
-                    with self._lock:
-                        self._append(record)
-                        finished[0] += 1
-                        count = finished[0]
-                        failing[0] = failing[0] + 1 if record["error"] else 0
-                        if failing[0] >= MAX_ERRORS_IN_A_ROW and not failures:
-                            failures.append(BackendFailing(
-                                f"{failing[0]} episodes in a row ended on an error (last: {record['error']}); "
-                                "stopped rather than play the rest against a backend that is down. The finished "
-                                "episodes are saved: fix the cause and run again with the same --out and "
-                                "--retry-errors"))
-                    if self.progress:
-                        self.progress(record, count, total)
+                    done.accept(self._play(episode, envs, model))
             except BaseException as exc:  # surfaced by the main thread once the others stop
-                failures.append(exc)
+                done.failures.append(exc)
             finally:
                 for env in envs.values():
                     env.close()
@@ -350,8 +344,32 @@ class Runner:
         for worker in workers:
             while worker.is_alive():  # short joins keep Ctrl-C responsive
                 worker.join(timeout=0.5)
-        if failures:
-            raise failures[0]
+
+    def _play_on_ray(self, todo: list[Episode], done: "_Tally") -> None:
+        """Episodes as Ray tasks, a chunk each; records come back to this process, which writes them in
+        the order they finish, exactly as the threads do."""
+        try:
+            import ray
+        except ImportError as exc:
+            raise ValueError("--ray needs Ray: pip install 'sttgym[ray]'") from exc
+        started_here = not ray.is_initialized()
+        if started_here:
+            ray.init(address=None if self.config.ray == "local" else self.config.ray, include_dashboard=False,
+                     log_to_driver=False)
+        try:
+            play = ray.remote(_play_chunk)
+            size = max(1, -(-len(todo) // (4 * max(1, int(ray.cluster_resources().get("CPU", 1))))))
+            config = self.config.to_dict()
+            pending = [play.remote(config, str(self.out), todo[i:i + size]) for i in range(0, len(todo), size)]
+            while pending and not done.failures:
+                finished, pending = ray.wait(pending, num_returns=1)
+                for record in ray.get(finished[0]):
+                    done.accept(record)
+            for task in pending:
+                ray.cancel(task)
+        finally:
+            if started_here:
+                ray.shutdown()
 
     def _append(self, record: dict) -> None:
         line = json.dumps(record, ensure_ascii=False, default=str) + "\n"
@@ -455,6 +473,43 @@ class Runner:
                         max_new_tokens=cfg.max_new_tokens, seed=cfg.seed * 7919 + episode.run,
                         rules=SCRAMBLE_RULES if cfg.suite == "scramble" else RULES, hint=cfg.hint)
         return reference_agent(cfg.agent)
+
+
+class _Tally:
+    """Accepts finished episodes' records for a runner: saves each, counts, reports progress, and stops the
+    run when too many episodes in a row ended on an error."""
+
+    def __init__(self, runner: Runner, finished: int, total: int):
+        self.runner, self.finished, self.total = runner, finished, total
+        self.failing = 0  # episodes in a row that ended on an error
+        self.failures: list[BaseException] = []
+
+    def accept(self, record: dict) -> None:
+        with self.runner._lock:
+            self.runner._append(record)
+            self.finished += 1
+            count = self.finished
+            self.failing = self.failing + 1 if record["error"] else 0
+            if self.failing >= MAX_ERRORS_IN_A_ROW and not self.failures:
+                self.failures.append(BackendFailing(
+                    f"{self.failing} episodes in a row ended on an error (last: {record['error']}); "
+                    "stopped rather than play the rest against a backend that is down. The finished "
+                    "episodes are saved: fix the cause and run again with the same --out and --retry-errors"))
+        if self.runner.progress:
+            self.runner.progress(record, count, self.total)
+
+
+def _play_chunk(config: dict, out: str, episodes: list[Episode]) -> list[dict]:
+    """Play ``episodes`` in this process (a Ray worker) and return their records, unsaved."""
+    runner = Runner(EvalConfig.from_dict(config), out)
+    runner.instances()  # loads the stored tasks of a --tasks run
+    model = runner._chat_model() if runner.config.agent in ("llm", "memory") else None
+    envs: dict[tuple[str, str], gym.Env] = {}
+    try:
+        return [runner._play(episode, envs, model) for episode in episodes]
+    finally:
+        for env in envs.values():
+            env.close()
 
 
 def reference_agent(name: str) -> Agent:
