@@ -40,7 +40,9 @@ class ArenaEnv(ToolEnv):
     replays a stored task instead (a :class:`~sttgym.task.Task` or its JSON dict).
 
     Args:
-        domain, conflict, difficulty: which scenario (set by the registered id).
+        domain: the domain's name (set by the registered id, as are the next two).
+        conflict: the conflict type, e.g. ``"T2"``.
+        difficulty: the level: easy, medium, hard or impossible.
         dynamics: False removes the triggers and scores against the static checklist.
         max_turns: actions before the episode is truncated (and scored).
         user: ``"rule"`` (default), ``"none"`` (no ``chat_with_user`` tool), or a factory
