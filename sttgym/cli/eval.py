@@ -93,6 +93,8 @@ def evaluate(
     max_retries: int = typer.Option(6, help="Retries of one request on rate limits, timeouts and server errors."),
     weights: str = typer.Option("paper", help="Arena: how overall Pass@1 weights the levels: paper (71/67/59/30 "
                                 "of 227 tasks) or suite (each level's instances)."),
+    server: Optional[str] = typer.Option(None, help="Play the envs on an `sttgym serve --privileged` server at this "
+                                         "URL (same results as locally)."),
 ) -> None:
     """Evaluate an agent on a benchmark suite; writes trajectories, summary.json, report.md and figures to --out."""
     from sttgym.evaluation.runner import BackendFailing, EvalConfig, Runner
@@ -108,7 +110,7 @@ def evaluate(
                             sim_model=sim_model, sim_base_url=sim_base_url, manifest=manifest,
                             request_timeout=request_timeout, max_retries=max_retries,
                             tasks=str(tasks) if tasks else None, weights=weights, hint=hint,
-                            reasoning_effort=reasoning_effort)
+                            reasoning_effort=reasoning_effort, server=server)
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from exc
     with progress(console) as display:
