@@ -41,19 +41,21 @@ def build_env(env_id: str, kwargs: dict[str, Any], wrappers: list[dict[str, Any]
     if ":" in env_id or namespace not in NAMESPACES:
         raise ServeError(404, "FACTORY_ERROR", f"{env_id!r} is not an sttgym id (served: {', '.join(NAMESPACES)}/...; "
                                                "see GET /metadata)")
-    try:
-        gym.spec(env_id)
-    except gym.error.Error:
-        raise ServeError(404, "FACTORY_ERROR", f"unknown env id {env_id!r} (see GET /metadata)") from None
     unknown = [w["name"] for w in wrappers if w["name"] not in WRAPPERS]
     if unknown:
         raise ServeError(422, "FACTORY_ERROR", f"unknown wrapper {unknown[0]!r}; known: {', '.join(WRAPPERS)}")
     try:
         env = gym.make(env_id, **kwargs)
+    except gym.error.Error:  # gymnasium's "no such id" family
+        raise ServeError(404, "FACTORY_ERROR", f"unknown env id {env_id!r} (see GET /metadata)") from None
+    except (TypeError, ValueError) as exc:
+        raise ServeError(422, "FACTORY_ERROR", f"cannot make {env_id}: {exc}") from None
+    try:
         for wrapper in wrappers:
             env = WRAPPERS[wrapper["name"]](env, **wrapper["kwargs"])
-    except (TypeError, ValueError) as exc:  # a keyword the env or a wrapper does not take, or a bad value
-        raise ServeError(422, "FACTORY_ERROR", f"cannot build {env_id}: {exc}") from None
+    except (TypeError, ValueError) as exc:
+        env.close()
+        raise ServeError(422, "FACTORY_ERROR", f"cannot wrap {env_id}: {exc}") from None
     return env
 
 

@@ -302,3 +302,9 @@ def test_sttgym_serve_runs_the_server_until_interrupted():
 def test_the_client_loads_no_server_stack_and_sttgym_loads_no_client():
     assert not {"fastapi", "uvicorn", "starlette"} & {m.split(".")[0] for m in loaded_after("import sttgym.server")}
     assert not [m for m in loaded_after("import sttgym") if m.startswith("sttgym.server")]
+
+
+def test_the_remote_rollout_example_finds_every_episode_the_same():
+    out = subprocess.run([sys.executable, str(ROOT / "examples" / "remote_rollout.py")], capture_output=True, text=True,
+                         timeout=120, check=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}).stdout
+    assert out.count("same episode as locally") == 3 and "DIFFERS" not in out and "median step: local" in out
