@@ -82,14 +82,16 @@ class _BoundedBody:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         declared = dict(scope["headers"]).get(b"content-length", b"0")
-        body, more = b"", not declared.isdigit() or int(declared) <= self.limit
+        too_large = not declared.isdigit() or int(declared) > self.limit
+        body, more = b"", not too_large
         while more:  # chunked bodies declare no length: count what arrives
             message = await receive()
             if message["type"] == "http.disconnect":
                 return
             body += message.get("body", b"")
-            more = message.get("more_body", False) and len(body) <= self.limit
-        if not declared.isdigit() or int(declared) > self.limit or len(body) > self.limit:
+            too_large = len(body) > self.limit
+            more = message.get("more_body", False) and not too_large
+        if too_large:
             response = _error(413, "TOO_LARGE", f"the request body is larger than {self.limit} bytes")
             return await response(scope, receive, send)
         replayed = False
@@ -109,7 +111,7 @@ def create_app(max_sessions: int = 256, ttl: float = 600.0, max_request_bytes: i
     """The server's ASGI app.
 
     Args:
-        max_sessions: sessions held at once (a new one beyond is refused with 503).
+        max_sessions: sessions held at once (beyond, an ended episode's session gives up its slot, else 503).
         ttl: seconds a session may sit idle before it is closed (a vanished client's env is freed).
         max_request_bytes: the largest request body accepted (413 beyond).
         privileged: let ``GET /state`` return the task being played (its solution included), for

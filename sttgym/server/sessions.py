@@ -73,13 +73,14 @@ class Session:
     done: bool = False
 
     def reset(self, seed: int | None, options: dict | None) -> tuple[Any, dict]:
-        observation, info = self.env.reset(seed=seed, options=options)
+        try:
+            observation, info = self.env.reset(seed=seed, options=options)
+        except ValueError as exc:  # options the env refuses (a stored task of another id, a malformed one)
+            raise ServeError(422, "VALIDATION_ERROR", f"the env refused the reset: {exc}") from None
         self.episodes, self.steps, self.done = self.episodes + 1, 0, False
         return observation, info
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict]:
-        if self.episodes == 0:
-            raise ServeError(409, "SESSION_ERROR", "reset the session before stepping it")
         observation, reward, terminated, truncated, info = self.env.step(action)
         base = tool_env(self.env)
         if truncated and not base.done:  # a time limit cut the episode: score it as sttgym.rollout does
@@ -95,7 +96,7 @@ class Session:
         state = {"session_id": self.id, "env_id": self.env_id, "spec": json.loads(self.env.spec.to_json()),
                  "episodes": self.episodes, "step_count": self.steps, "done": self.done, "privileged": privileged,
                  "tools": [{**spec.schema["function"], "mutates": spec.mutates, "cost": spec.cost}
-                           for spec in getattr(base, "tools", {}).values()]}
+                           for spec in base.tools.values()]}
         task = getattr(base, "task", None)
         if not hasattr(task, "model_dump"):  # no arena task (ScrambleTool): nothing to withhold
             state["task"] = None
@@ -105,7 +106,12 @@ class Session:
 
 
 class Sessions:
-    """The live sessions of a server: at most ``max_sessions``, each closed after ``ttl`` idle seconds."""
+    """The live sessions of a server: at most ``max_sessions``, each closed after ``ttl`` idle seconds.
+
+    When all slots are taken, a new session takes the slot of the least recently used one whose
+    episode has ended (a client keeps its session between episodes, and its next reset simply
+    opens a new one); only when every session is mid-episode is a new one refused.
+    """
 
     def __init__(self, max_sessions: int = 256, ttl: float = 600.0, clock: Callable[[], float] = time.monotonic):
         if max_sessions < 1 or ttl <= 0:
@@ -122,9 +128,17 @@ class Sessions:
         sid = secrets.token_urlsafe(16)  # unguessable: a session is its holder's alone
         with self._lock:
             if len(self._sessions) >= self.max_sessions:
-                raise ServeError(503, "CAPACITY_REACHED",
-                                 f"the server holds {self.max_sessions} sessions; close one or try again later")
+                ended = [s for s in self._sessions.values() if s is not None and s.done]
+                if not ended:
+                    raise ServeError(503, "CAPACITY_REACHED", f"all {self.max_sessions} sessions of the server are "
+                                                              "mid-episode; close one or try again later")
+                evicted = min(ended, key=lambda s: s.used)
+                del self._sessions[evicted.id]
+            else:
+                evicted = None
             self._sessions[sid] = None
+        if evicted is not None:
+            self._shut(evicted)
         try:
             env = build_env(env_id, kwargs, wrappers)
         except BaseException:
@@ -154,9 +168,13 @@ class Sessions:
             if session is None:  # unknown, or still being built (its opener will hand it out)
                 return False
             del self._sessions[sid]
+        self._shut(session)
+        return True
+
+    @staticmethod
+    def _shut(session: Session) -> None:
         with session.lock:  # a request in flight on it finishes first
             session.env.close()
-        return True
 
     def reap(self) -> int:
         """Close every session idle for longer than ``ttl``; how many were closed."""

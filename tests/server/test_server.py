@@ -221,17 +221,22 @@ def test_other_refusals_are_clean_json_errors(url):
     assert unreachable.value.code == "UNREACHABLE"
 
 
-def test_a_full_server_refuses_new_sessions_until_one_closes():
+def test_a_full_server_reuses_the_slots_of_ended_episodes_and_refuses_only_when_all_are_running():
     with running(max_sessions=2) as url:
-        envs = [RemoteEnv(url, ARENA[0]) for _ in range(3)]
-        envs[0].reset(seed=0), envs[1].reset(seed=0)
+        envs = [RemoteEnv(url, ARENA[0]) for _ in range(4)]
+        envs[0].reset(seed=0), envs[0].step({"content": "done"})  # an ended episode
+        envs[1].reset(seed=0)  # a running one
+        assert envs[2].reset(seed=0) == envs[1].reset(seed=0)  # took the ended episode's slot
         with pytest.raises(RemoteError) as full:
-            envs[2].reset(seed=0)
+            envs[3].reset(seed=0)
         assert full.value.status == 503 and full.value.code == "CAPACITY_REACHED"
-        envs[0].close()
-        assert envs[2].reset(seed=0) == envs[1].reset(seed=0)
+        with pytest.raises(RemoteError, match="SESSION_ERROR"):
+            envs[0].step({"content": "again"})  # its session went to envs[2]
+        envs[1].close()
+        assert envs[3].reset(seed=0) == envs[2].reset(seed=0)
         for env in envs:
             env.close()
+        assert raw(url, "GET", "/health")[1]["sessions"] == 0
 
 
 def test_state_and_metadata_name_what_is_served(url):
