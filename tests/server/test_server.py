@@ -313,3 +313,29 @@ def test_the_remote_rollout_example_finds_every_episode_the_same():
     out = subprocess.run([sys.executable, str(ROOT / "examples" / "remote_rollout.py")], capture_output=True, text=True,
                          timeout=120, check=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}).stdout
     assert out.count("same episode as locally") == 3 and "DIFFERS" not in out and "median step: local" in out
+
+
+def test_stored_tasks_replay_remotely_and_a_task_of_another_id_is_refused(url):
+    stored = gym.make(ARENA[1])
+    stored.reset(seed=7)
+    task = stored.unwrapped.task.model_dump(mode="json")
+    remote = sttgym.rollout(RemoteEnv(url, ARENA[1]), OracleAgent(), seed=0, options={"task": task})
+    same_episode(remote, sttgym.rollout(gym.make(ARENA[1]), OracleAgent(), seed=0, options={"task": task}))
+    with pytest.raises(RemoteError) as refused:
+        RemoteEnv(url, ARENA[0]).reset(options={"task": task})
+    assert refused.value.status == 422 and "instance of CarRental-S1-hard" in refused.value.message
+
+
+def test_sttgym_eval_with_server_writes_the_local_results(url, tmp_path):
+    from typer.testing import CliRunner
+
+    from sttgym.cli import app
+
+    args = ["eval", "--agent", "oracle", "--domain", "Hotel", "--limit", "3"]
+    for out, extra in (("local", []), ("remote", ["--server", url])):
+        result = CliRunner().invoke(app, [*args, "--out", str(tmp_path / out), *extra])
+        assert result.exit_code == 0, result.output
+    summaries = [json.loads((tmp_path / out / "summary.json").read_text()) for out in ("local", "remote")]
+    assert summaries[0] == summaries[1] and summaries[0]["episodes"] == 3
+    with pytest.raises(ValueError, match="rule user and judge"):
+        EvalConfig(server=url, judge="llm")
