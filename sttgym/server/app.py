@@ -137,7 +137,6 @@ def create_app(max_sessions: int = 256, ttl: float = 600.0, max_request_bytes: i
             await asyncio.to_thread(sessions.close_all)
 
     app = FastAPI(title="sttgym", description="sttgym environments over HTTP (see docs/server.md)", lifespan=lifespan)
-    app.state.sessions = sessions
 
     @app.exception_handler(ServeError)
     async def refused(request: Request, exc: ServeError) -> Response:
