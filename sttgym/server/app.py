@@ -152,6 +152,8 @@ def create_app(max_sessions: int = 256, ttl: float = 600.0, max_request_bytes: i
 
     @app.exception_handler(HTTPException)
     async def http_error(request: Request, exc: HTTPException) -> Response:
+        if exc.status_code == 400:  # FastAPI's own: a body its JSON reader gave up on (nested too deep)
+            return _error(400, "INVALID_JSON", "the request body is not JSON the server can read (nested too deep?)")
         return _error(exc.status_code, "NOT_FOUND" if exc.status_code == 404 else "HTTP_ERROR", str(exc.detail))
 
     @app.exception_handler(Exception)

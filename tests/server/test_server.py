@@ -206,6 +206,8 @@ def test_refused_resets_are_clean_json_errors(url, request_, status, code):
 
 def test_other_refusals_are_clean_json_errors(url):
     assert raw(url, "POST", "/step", b"{not json")[1]["error"]["code"] == "INVALID_JSON"
+    nested = b'{"session_id": "x", "action": ' + b"[" * 5000 + b"]" * 5000 + b"}"
+    assert raw(url, "POST", "/step", nested)[1]["error"]["code"] == "INVALID_JSON"
     assert raw(url, "POST", "/step", b'{"session_id": "x"}') == (
         422, {"error": {"code": "VALIDATION_ERROR", "message": "action: Field required"}})
     assert raw(url, "POST", "/step", b'{"session_id": "x", "action": {}}')[1]["error"]["code"] == "SESSION_ERROR"
