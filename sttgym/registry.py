@@ -148,3 +148,8 @@ def arena_ids(domain: str | None = None) -> list[str]:
             for conflict, level in sorted(d.scenarios, key=lambda k: (order[k[0]], LEVELS.index(k[1]))):
                 ids.append(arena_id(d.name, conflict, level))
     return ids
+
+
+# The client of `sttgym serve`: gym.make("sttgym/Remote", url=..., env_id=...) (sttgym.server loads only when made).
+if "sttgym/Remote" not in gym.registry:
+    gym.register("sttgym/Remote", entry_point="sttgym.server.client:RemoteEnv")

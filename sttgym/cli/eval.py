@@ -95,6 +95,8 @@ def evaluate(
                                 "of 227 tasks) or suite (each level's instances)."),
     ray: Optional[str] = typer.Option(None, help="Play the episodes on Ray: 'local' starts a Ray instance here, or a "
                                       "cluster address ('auto', 'ray://head:10001'). Same output as a local run."),
+    server: Optional[str] = typer.Option(None, help="Play the envs on an `sttgym serve --privileged` server at this "
+                                         "URL (same results as locally)."),
 ) -> None:
     """Evaluate an agent on a benchmark suite; writes trajectories, summary.json, report.md and figures to --out."""
     from sttgym.evaluation.runner import BackendFailing, EvalConfig, Runner
@@ -110,7 +112,7 @@ def evaluate(
                             sim_model=sim_model, sim_base_url=sim_base_url, manifest=manifest,
                             request_timeout=request_timeout, max_retries=max_retries,
                             tasks=str(tasks) if tasks else None, weights=weights, hint=hint,
-                            reasoning_effort=reasoning_effort, ray=ray)
+                            reasoning_effort=reasoning_effort, ray=ray, server=server)
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from exc
     with progress(console) as display:

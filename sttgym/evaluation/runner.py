@@ -36,7 +36,6 @@ except ImportError:  # not POSIX: runs are not locked against each other
 
 from sttgym.agents.base import Agent
 from sttgym.agents.llm import RULES, SCRAMBLE_RULES, LLMAgent, MemoryAgent
-from sttgym.core import tool_env
 from sttgym.evaluation.batching import BatchingModel
 from sttgym.manifests import MANIFEST, arena_manifest, scramble_manifest
 from sttgym.rollout import Trajectory, rollout
@@ -86,6 +85,7 @@ class EvalConfig:
     reasoning_effort: str | None = None  # a served reasoning model's effort: low, medium or high
     weights: str = "paper"  # how overall Pass@1 weights the levels: the paper's task counts, or the suite's
     ray: str | None = None  # play the episodes on Ray: "local" (a Ray instance started here) or a cluster address
+    server: str | None = None  # play the envs on this `sttgym serve --privileged` server (same results as locally)
 
     IDENTITY = ("suite", "agent", "model", "base_url", "seed", "domains", "thinking", "temperature",
                 "max_new_tokens", "user", "judge", "sim_model", "sim_base_url", "env_kwargs", "manifest", "tasks",
@@ -120,6 +120,9 @@ class EvalConfig:
             raise ValueError(f"weights must be paper or suite, not {self.weights!r}")
         if self.limit is not None and self.limit < 1:
             raise ValueError(f"limit must be at least 1 (or left out for every instance), not {self.limit}")
+        if self.server and (self.user == "llm" or self.judge != "rule"):
+            raise ValueError("an LLM user or judge runs inside the env, which --server plays on the server: use the "
+                             "rule user and judge there")
         if self.request_timeout <= 0 or self.max_retries < 0:
             raise ValueError("request_timeout must be positive and max_retries at least 0")
         self.runs = max(self.runs, self.k)  # pass@k needs k attempts per instance
@@ -412,7 +415,7 @@ class Runner:
         task = getattr(base, "task", None)
         if hasattr(task, "harness"):  # an arena episode: what the report groups by and diagnostics read
             record.update(task.harness())
-            record["mutating_tools"] = sorted(n for n, spec in tool_env(env).tools.items() if spec.mutates)
+            record["mutating_tools"] = sorted(n for n, spec in base.tools.items() if spec.mutates)
             record["trigger_timing"] = {t.name: t.timing for t in task.triggers}
         if isinstance(agent, LLMAgent):
             record.update(usage=agent.usage, violations=sum(t["violation"] is not None for t in agent.turns),
@@ -458,6 +461,10 @@ class Runner:
         from sttgym.user.llm import LLMUser
 
         kwargs = {**self.config.env_kwargs, **CONDITIONS[episode.condition]}
+        if self.config.server:
+            from sttgym.server import RemoteEnv
+
+            return RemoteEnv(self.config.server, episode.env_id, timeout=self.config.request_timeout, **kwargs)
         if self.config.suite == "arena":
             if self.config.user == "llm" and "user" not in kwargs:
                 kwargs["user"] = LLMUser(self._simulator_model(model))
