@@ -1,0 +1,333 @@
+"""Running generated code safely: the audit, a worker process under limits, and proxy worlds the engine accepts.
+
+Code an LLM wrote (a :class:`~sttgym.world.World` subclass, a check function, a test configuration) is untrusted.
+It runs only after :func:`~sttgym.synth.audit.audit` found nothing to refuse, with restricted builtins, and by
+default in a separate worker process (:mod:`sttgym.synth.worker`) under CPU, wall-clock, memory and reply-size
+:class:`Limits`::
+
+    World = load_world(source)                     # a proxy class; the code runs in the worker
+    env_world = World(state, clock)                # tools, predicates and operations forward to the worker
+    verdict = call_function(source, "check", {"state": state})
+
+The proxy class is a World subclass built from what the worker describes: the same tool schemas, the same
+predicate and operation signatures. Its state lives in the parent (``world.state`` is the engine's dict, so
+snapshots, restores and trigger diffs work as for any world); each forwarded call sends the state and the clock
+and applies what comes back. Because generated code may not assign attributes (the audit refuses it), a world
+instance holds nothing but its state and clock, so the worker builds a fresh instance per call and needs no
+handles. The worker is long-lived per loaded class; one a limit killed is restarted (and the source reloaded)
+by the next call.
+
+Where a limit stops a call: a **tool** returns a failed result (``internal_error`` and ``sandbox`` set to the
+kind: tools never raise); a **predicate or operation** raises :class:`SandboxError`, which ends the episode's
+step with that error (the engine has no failed result for them). An exception the code itself raised is
+re-raised in the parent as the same builtin type (a subclass of it named like the code's own class), so
+``World.holds`` and the core's tool guard treat it exactly as for an in-process world.
+"""
+
+from __future__ import annotations
+
+import builtins
+import functools
+import hashlib
+import inspect
+import json
+import multiprocessing
+import signal
+import threading
+import weakref
+from dataclasses import asdict, dataclass, is_dataclass
+from typing import Any
+
+from sttgym.synth.audit import audit, execute
+from sttgym.tools import fail, per_class
+from sttgym.world import World
+
+__all__ = ["audit", "Unsafe", "SandboxError", "Limits", "load_world", "call_function", "unload"]
+
+START_S = 60.0  # how long a worker may take to start (imports; a loaded machine); not the code's time
+
+
+class Unsafe(ValueError):
+    """The audit refused the source; ``problems`` says what, one ``"line N: ... is not allowed"`` each."""
+
+    def __init__(self, problems: list[str]):
+        self.problems = list(problems)
+        shown = "; ".join(self.problems[:10]) + (f"; and {len(self.problems) - 10} more" if len(self.problems) > 10
+                                                   else "")
+        super().__init__(f"generated code refused: {shown}")
+
+
+class SandboxError(RuntimeError):
+    """Generated code failed at run time. ``kind``: ``timeout`` (wall clock), ``cpu`` (CPU time), ``memory``,
+    ``crash`` (the worker died otherwise) or ``error`` (it raised where no failure is expected, or produced what
+    cannot come back: non-JSON state or result, a reply over the size limit)."""
+
+    def __init__(self, kind: str, message: str):
+        self.kind = kind
+        super().__init__(message)
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one request to a worker (a load, a call, a function) may use. CPU and wall time are per request;
+    memory is the worker's address space (it holds the interpreter and sttgym's core, about 250 MB, too)."""
+
+    cpu_s: float = 5.0
+    wall_s: float = 10.0
+    memory_mb: int = 1024
+    output_mb: float = 16.0  # the largest reply (a tool's result and the state it leaves)
+
+
+def _audited(source: str) -> None:
+    problems = audit(source)
+    if problems:
+        raise Unsafe(problems)
+
+
+# --------------------------------------------------------------------------------------------- the worker
+
+
+class _Worker:
+    """One sandbox process: started on first use, and again after a limit ended it (re-sending ``preload``)."""
+
+    def __init__(self, limits: Limits, preload: dict | None = None):
+        self.limits, self.preload = limits, preload
+        self.process: Any = None
+        self.conn: Any = None
+        self.lock = threading.Lock()
+        self.starts = 0  # processes started so far (restarts after a limit included)
+
+    def request(self, message: dict) -> dict:
+        """The worker's reply to ``message``; a SandboxError when a limit or the sandbox stopped it."""
+        data = json.dumps(message, default=_engine_json).encode()
+        with self.lock:
+            if self.process is None:
+                self._start()
+            return self._exchange(data)
+
+    def start(self) -> dict | None:
+        """Start the process now; the reply to ``preload``."""
+        with self.lock:
+            return self._start()
+
+    def _start(self) -> dict | None:
+        from sttgym.synth import worker
+
+        context = multiprocessing.get_context("spawn")  # never fork: the parent may hold threads and locks
+        self.conn, child = context.Pipe()
+        self.process = context.Process(target=worker.main, args=(child, asdict(self.limits)), daemon=True,
+                                       name="sttgym-sandbox")
+        self.process.start()
+        child.close()
+        self.starts += 1
+        self._receive(START_S)
+        return None if self.preload is None else self._exchange(json.dumps(self.preload).encode())
+
+    def _exchange(self, data: bytes) -> dict:
+        try:
+            self.conn.send_bytes(data)
+        except OSError:
+            raise self._ended() from None
+        return self._receive(self.limits.wall_s)
+
+    def _receive(self, timeout: float) -> dict:
+        if not self.conn.poll(timeout):
+            self.close()
+            raise SandboxError("timeout", f"no answer within {timeout:g} s of wall-clock time")
+        try:
+            data = self.conn.recv_bytes(int(self.limits.output_mb * 2**20) + 4096)
+        except (EOFError, OSError):  # OSError: longer than maxlength (the pipe is then unusable)
+            raise self._ended() from None
+        try:
+            reply = json.loads(data)
+        except (ValueError, RecursionError):
+            self.close()
+            raise SandboxError("error", "the worker's reply is not readable JSON") from None
+        failure = reply.get("failure") if isinstance(reply, dict) else {"kind": "error", "message": "not an object"}
+        if failure:
+            kind = failure.get("kind") if failure.get("kind") in ("memory", "error") else "error"
+            if kind == "memory":
+                self.close()
+            raise SandboxError(kind, str(failure.get("message")))
+        return reply
+
+    def _ended(self) -> SandboxError:
+        self.process.join(5)
+        code = self.process.exitcode
+        self.close()
+        if code == -signal.SIGXCPU:
+            return SandboxError("cpu", f"over the {self.limits.cpu_s:g} s CPU-time limit")
+        if code == -signal.SIGKILL:
+            return SandboxError("memory", "the worker was killed (out of memory)")
+        return SandboxError("crash", f"the worker ended (exit status {code})")
+
+    def close(self) -> None:
+        """End the process (a later request starts a new one)."""
+        if self.process is not None:
+            self.process.kill()
+            self.process.join(5)
+            self.conn.close()
+        self.process = self.conn = None
+
+
+def _engine_json(value: Any) -> Any:
+    """``ctx`` and ``log`` arguments (the engine's Context and EpisodeLog) as tagged JSON the worker rebuilds."""
+    from sttgym.checklist import EpisodeLog
+    from sttgym.triggers import Context
+
+    if isinstance(value, Context):
+        return {"$context": asdict(value)}
+    if isinstance(value, EpisodeLog):
+        return {"$log": {"calls": value.calls, "said": value.said, "events": value.events,
+                         "observables": {k: [o.model_dump() for o in v] for k, v in value.observables.items()}}}
+    if is_dataclass(value) and not isinstance(value, type):
+        return asdict(value)
+    raise TypeError(f"{type(value).__name__} cannot be sent to the sandbox")
+
+
+@functools.lru_cache(maxsize=256)
+def _exception_class(name: str, base: type[Exception]) -> type[Exception]:
+    return type(name, (base,), {"__module__": "sttgym.synth.generated"})
+
+
+def _exception(raised: dict) -> Exception:
+    """The parent's copy of an exception the code raised: its builtin type, or a subclass of it with its name."""
+    base = getattr(builtins, str(raised.get("builtin")), RuntimeError)
+    if not (isinstance(base, type) and issubclass(base, Exception)):
+        base = RuntimeError  # BaseException, SystemExit, KeyboardInterrupt stay in the worker
+    name = str(raised.get("type"))
+    cls = base if name == base.__name__ else _exception_class(name if name.isidentifier() else "GeneratedError", base)
+    return cls(str(raised.get("message", "")))
+
+
+# --------------------------------------------------------------------------------------------- proxy worlds
+
+
+_SIMPLE_TYPES = {t.__name__: t for t in (str, int, float, bool, dict, list, tuple, set, type(None))} | {"Any": Any}
+
+
+def _annotation(described: dict | None) -> Any:
+    if described is None:
+        return inspect.Parameter.empty
+    text = str(described["text"])
+    return text if described["quoted"] else _SIMPLE_TYPES.get(text, text)
+
+
+def _signature(described: dict) -> inspect.Signature:
+    params = [inspect.Parameter(str(p["name"]), inspect._ParameterKind(p["kind"]),
+                                default=p.get("default", inspect.Parameter.empty), annotation=_annotation(p["annotation"]))
+              for p in described["params"]]
+    return inspect.Signature(params, return_annotation=_annotation(described["returns"]))
+
+
+def _call(worker: _Worker, world: World, name: str, args: tuple, kwargs: dict) -> Any:
+    clock = world.clock
+    reply = worker.request({"op": "call", "method": name, "start": clock.start.isoformat(), "minutes": clock.minutes,
+                            "state": world.state, "args": list(args), "kwargs": kwargs})
+    if isinstance(reply.get("minutes"), int) and reply["minutes"] != clock.minutes:
+        clock.minutes = reply["minutes"]
+    if isinstance(reply.get("state"), dict):
+        world.state.clear()  # in place: the world keeps its identity (the engine's snapshots restore into it)
+        world.state.update(reply["state"])
+    if "raised" in reply:
+        raise _exception(reply["raised"])
+    return reply.get("value")
+
+
+def _forwarder(worker: _Worker, name: str, member: dict):
+    is_tool = member["tool"] is not None
+
+    def forward(self: World, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return _call(worker, self, name, args, kwargs)
+        except SandboxError as exc:
+            if not is_tool:
+                raise
+            return fail(f"{name} was stopped by the sandbox ({exc.kind}): {exc}", internal_error=True, sandbox=exc.kind)
+
+    forward.__name__ = forward.__qualname__ = name
+    forward.__doc__ = member["doc"]
+    forward.__signature__ = _signature(member["signature"])
+    if is_tool:
+        forward.__sttgym_tool__ = {"mutates": bool(member["tool"].get("mutates")), "cost": int(member["tool"]["cost"])}
+    if member["predicate"]:
+        forward.__sttgym_predicate__ = True
+    if member["operation"]:
+        forward.__sttgym_operation__ = True
+    return forward
+
+
+def _proxy_class(description: dict, worker: _Worker) -> type[World]:
+    name = str(description["name"])
+    namespace: dict[str, Any] = {"__module__": "sttgym.synth.generated", "__doc__": description["doc"],
+                                 "domain": str(description["domain"]), "description": str(description["description"])}
+    for member, described in description["members"].items():
+        if str(member).isidentifier() and not str(member).startswith("__"):
+            namespace[member] = _forwarder(worker, member, described)
+    cls = type(name if name.isidentifier() else "GeneratedWorld", (World,), namespace)
+    tools = {tool: (str(d), p, {"mutates": bool(m.get("mutates")), "cost": int(m["cost"])})
+             for tool, (d, p, m) in description["tools"].items() if tool in namespace}
+    per_class(cls, "tools", lambda: tools)  # the schemas the worker derived from the real annotations
+    cls._sttgym_sandbox = worker
+    weakref.finalize(cls, worker.close)
+    return cls
+
+
+# --------------------------------------------------------------------------------------------- the API
+
+
+def _local_world(source: str, class_name: str | None) -> type[World]:
+    from sttgym.synth.worker import find_world
+
+    module = "sttgym_generated_" + hashlib.sha1(source.encode()).hexdigest()[:12]
+    try:
+        return find_world(execute(source, module), class_name)
+    except Exception as exc:
+        raise SandboxError("error", f"loading the world failed: {type(exc).__name__}: {exc}") from exc
+
+
+def load_world(source: str, *, class_name: str | None = None, limits: Limits = Limits(),
+               isolate: bool = True) -> type[World]:
+    """The World subclass ``source`` defines (the only one, or ``class_name``), after the audit.
+
+    ``isolate=True``: the code runs in a worker process under ``limits`` and the class returned is a proxy the
+    engine uses like any world. ``isolate=False``: it runs here with restricted builtins, unbounded (for code that
+    passed validation, and tests). Raises :class:`Unsafe` (the audit's problems) or :class:`SandboxError`.
+    """
+    _audited(source)
+    if not isolate:
+        return _local_world(source, class_name)
+    worker = _Worker(limits, {"op": "load", "source": source, "class_name": class_name})
+    try:
+        loaded = worker.start()
+    except SandboxError as exc:
+        worker.close()
+        raise SandboxError(exc.kind, f"loading the world failed: {exc}") from None
+    return _proxy_class(loaded["value"], worker)
+
+
+def unload(world: type[World]) -> None:
+    """End the worker of a proxy class now (a later call starts it again); nothing for an in-process class."""
+    worker = world.__dict__.get("_sttgym_sandbox")
+    if worker is not None:
+        with worker.lock:
+            worker.close()
+
+
+_FUNCTION_WORKERS: dict[Limits, _Worker] = {}
+
+
+def call_function(source: str, name: str, args: dict, *, limits: Limits = Limits()) -> Any:
+    """Run the top-level function ``name`` of ``source`` with keyword ``args`` in a worker; its JSON result.
+
+    Each call runs the module afresh in one worker shared by all calls with the same ``limits``. Raises
+    :class:`Unsafe`, or :class:`SandboxError` (kind ``error`` when the function raised or returned what is not
+    JSON).
+    """
+    _audited(source)
+    worker = _FUNCTION_WORKERS.setdefault(limits, _Worker(limits))
+    reply = worker.request({"op": "function", "source": source, "name": name, "args": args})
+    if "raised" in reply:
+        raised = reply["raised"]
+        raise SandboxError("error", f"{name} raised {raised.get('type')}: {raised.get('message')}")
+    return reply.get("value")

@@ -1,0 +1,237 @@
+"""The sandbox's worker process: runs audited generated code under resource limits, speaks JSON over a pipe.
+
+The parent (:mod:`sttgym.synth.sandbox`) starts it with the ``spawn`` context and sends one JSON request at a time;
+the worker answers each with one JSON reply. Nothing crosses the pipe as a pickle, so a reply is data the parent
+reads with ``json.loads``, never objects the generated code chose.
+
+Requests:
+
+- ``{"op": "load", "source", "class_name"}``: run the module and describe its World subclass
+  (:func:`describe`): reply ``{"value": description}``;
+- ``{"op": "call", "method", "start", "minutes", "state", "args", "kwargs"}``: a fresh instance of the loaded
+  class over ``state`` and a clock at ``start`` + ``minutes`` runs one marked method: reply ``{"value",
+  "minutes", "state"}`` (``state`` null when unchanged) or, when the method raised, ``{"raised": {"type",
+  "builtin", "message"}, "minutes", "state"}``;
+- ``{"op": "function", "source", "name", "args"}``: run one top-level function of a fresh module.
+
+A reply ``{"failure": {"kind", "message"}}`` is the sandbox's, not the code's: ``memory`` (the worker then exits,
+since an allocation failure can leave it half-built) or ``error`` (non-JSON state or result, a reply over the
+size limit, a load that fails). Limits the worker cannot report (CPU time, a crash) end the process, and the
+parent reads the exit status.
+"""
+
+from __future__ import annotations
+
+import builtins
+import inspect
+import json
+import math
+import resource
+import signal
+import sys
+from typing import Any
+
+from sttgym.clock import Clock
+from sttgym.synth.audit import ALLOWED_IMPORTS, execute
+from sttgym.tools import _described
+from sttgym.world import World
+
+__all__ = ["main", "find_world", "describe", "MARKS"]
+
+MARKS = {"tool": "__sttgym_tool__", "predicate": "__sttgym_predicate__", "operation": "__sttgym_operation__"}
+
+
+def find_world(namespace: dict, class_name: str | None) -> type[World]:
+    """The World subclass the module defined: the only one, or ``class_name``; a ValueError saying why not."""
+    module = namespace.get("__name__")
+    found = {name: value for name, value in namespace.items()
+             if isinstance(value, type) and issubclass(value, World) and value.__module__ == module}
+    if class_name is not None:
+        if class_name not in found:
+            raise ValueError(f"the module defines no World subclass {class_name!r} (it defines {sorted(found)})")
+        return found[class_name]
+    if len(found) != 1:
+        raise ValueError(f"the module must define exactly one World subclass, not {sorted(found) or 'none'}; "
+                         "name the one to load with class_name")
+    return next(iter(found.values()))
+
+
+def _annotation(value: Any) -> dict | None:
+    if value is inspect.Parameter.empty:
+        return None
+    return {"text": value, "quoted": True} if isinstance(value, str) else {"text": inspect.formatannotation(value),
+                                                                           "quoted": False}
+
+
+def _signature(func: Any) -> dict:
+    signature = inspect.signature(func)
+    params = []
+    for p in signature.parameters.values():
+        param: dict[str, Any] = {"name": p.name, "kind": int(p.kind), "annotation": _annotation(p.annotation)}
+        if p.default is not inspect.Parameter.empty:
+            try:
+                json.dumps(p.default)
+                param["default"] = p.default
+            except (TypeError, ValueError):
+                param["default"] = repr(p.default)  # only its presence matters to the engine
+        params.append(param)
+    return {"params": params, "returns": _annotation(signature.return_annotation)}
+
+
+def describe(cls: type[World]) -> dict:
+    """What the parent needs to build a proxy class: names, strings, tool schemas and the signatures of the
+    marked methods the class defines (those it inherits unchanged from World run in the parent)."""
+    members = {}
+    for name, member in inspect.getmembers(cls):
+        marks = {kind: getattr(member, attr, None) for kind, attr in MARKS.items()}
+        if not any(marks.values()) or getattr(World, name, None) is member:
+            continue
+        members[name] = {"tool": marks["tool"], "predicate": bool(marks["predicate"]),
+                         "operation": bool(marks["operation"]), "doc": member.__doc__,
+                         "signature": _signature(member)}
+    tools = {name: [description, params, marks] for name, (description, params, marks) in _described(cls).items()}
+    return {"name": cls.__name__, "doc": cls.__doc__, "domain": str(cls.domain), "description": str(cls.description),
+            "members": members, "tools": tools}
+
+
+# ---------------------------------------------------------------------------------------------- requests
+
+
+def _injected(value: Any) -> Any:
+    """A ``ctx``/``log`` argument the parent sent tagged (see ``sandbox._engine_json``), as the engine's object."""
+    if isinstance(value, dict) and len(value) == 1:
+        if "$context" in value:
+            from sttgym.triggers import Context
+
+            return Context(**value["$context"])
+        if "$log" in value:
+            from sttgym.checklist import EpisodeLog
+            from sttgym.triggers import Observable
+
+            log = value["$log"]
+            observables = {k: [Observable.model_validate(o) for o in v] for k, v in log["observables"].items()}
+            return EpisodeLog(calls=log["calls"], said=log["said"], events=log["events"], observables=observables)
+    return value
+
+
+def _nearest_builtin(exc: BaseException) -> str:
+    return next(k.__name__ for k in type(exc).__mro__ if getattr(builtins, k.__name__, None) is k)
+
+
+class _Session:
+    def __init__(self) -> None:
+        self.world: type[World] | None = None
+        self.callable: dict[str, bool] = {}
+
+    def load(self, request: dict) -> dict:
+        self.world = find_world(execute(request["source"], _module_name(request["source"])), request["class_name"])
+        description = describe(self.world)
+        self.callable = dict.fromkeys(description["members"], True)
+        return {"value": description}
+
+    def call(self, request: dict) -> dict:
+        if self.world is None or request["method"] not in self.callable:
+            raise ValueError(f"no marked method {request['method']!r} in the loaded world")
+        state_text = json.dumps(request["state"])
+        clock = Clock(request["start"])
+        clock.minutes = request["minutes"]
+        world = self.world(request["state"], clock)
+        kwargs = {k: _injected(v) for k, v in request["kwargs"].items()}
+        reply: dict[str, Any] = {}
+        try:
+            reply["value"] = getattr(world, request["method"])(*request["args"], **kwargs)
+        except MemoryError:
+            raise
+        except BaseException as exc:  # the code's own failure, reported to be re-raised by the parent
+            reply = {"raised": {"type": type(exc).__name__, "builtin": _nearest_builtin(exc),
+                                "message": str(exc)[:2000]}}
+        after = json.dumps(world.state)  # strict: a state that is not JSON cannot replay
+        reply.update(minutes=clock.minutes, state=None if after == state_text else json.loads(after))
+        return reply
+
+    @staticmethod
+    def function(request: dict) -> dict:
+        namespace = execute(request["source"], _module_name(request["source"]))
+        func = namespace.get(request["name"])
+        if not inspect.isfunction(func) or func.__globals__ is not namespace:
+            raise ValueError(f"the module defines no top-level function {request['name']!r}")
+        try:
+            value = func(**request["args"])
+        except MemoryError:
+            raise
+        except BaseException as exc:
+            return {"raised": {"type": type(exc).__name__, "builtin": _nearest_builtin(exc),
+                               "message": str(exc)[:2000]}}
+        json.dumps(value)  # strict: only JSON values come back
+        return {"value": value}
+
+
+def _module_name(source: str) -> str:
+    import hashlib
+
+    return "sttgym_generated_" + hashlib.sha1(source.encode()).hexdigest()[:12]
+
+
+def _encode(reply: dict, limit: int) -> bytes:
+    try:
+        data = json.dumps(reply, default=str).encode()  # results read like render_result renders them
+    except (TypeError, ValueError, RecursionError) as exc:
+        return _failure("error", f"the reply is not JSON: {type(exc).__name__}: {exc}")
+    if len(data) > limit:
+        return _failure("error", f"the reply is {len(data):,} bytes, over the {limit:,}-byte limit")
+    return data
+
+
+def _failure(kind: str, message: str) -> bytes:
+    return json.dumps({"failure": {"kind": kind, "message": message[:2000]}}).encode()
+
+
+# ---------------------------------------------------------------------------------------------- process
+
+
+def _confine(limits: dict) -> None:
+    """Limits the code cannot lift (it has no ``resource`` or ``os``): no core files, no file writes, an address
+    space of ``memory_mb``; CPU time is set per request (:func:`_cpu_budget`)."""
+    for module in ALLOWED_IMPORTS:  # imported now, under no limit, so no request pays for them
+        __import__(module)
+    import sttgym.checklist  # noqa: F401  (what ctx/log arguments are rebuilt with)
+    import sttgym.triggers  # noqa: F401
+
+    sys.dont_write_bytecode = True
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write over RLIMIT_FSIZE fails instead of killing
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
+    memory = int(limits["memory_mb"]) * 2**20
+    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+
+
+def _cpu_budget(cpu_s: float) -> None:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    _, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    soft = math.ceil(usage.ru_utime + usage.ru_stime + cpu_s)
+    resource.setrlimit(resource.RLIMIT_CPU, (soft if hard == resource.RLIM_INFINITY else min(soft, hard), hard))
+
+
+def main(conn: Any, limits: dict) -> None:
+    """The worker's loop: one JSON request in, one JSON reply out, until the parent closes the pipe."""
+    _confine(limits)
+    session = _Session()
+    handlers = {"load": session.load, "call": session.call, "function": session.function}
+    limit = int(limits["output_mb"] * 2**20)
+    conn.send_bytes(b'{"ready": true}')
+    while True:
+        try:
+            request = json.loads(conn.recv_bytes())
+        except EOFError:
+            return
+        _cpu_budget(limits["cpu_s"])
+        exhausted = False
+        try:
+            data = _encode(handlers[request["op"]](request), limit)
+        except MemoryError:
+            data, exhausted = _failure("memory", f"over the {limits['memory_mb']} MB memory limit"), True
+        except Exception as exc:  # the sandbox's own refusal (a bad load, a state that is not JSON)
+            data = _failure("error", f"{type(exc).__name__}: {exc}")
+        conn.send_bytes(data)
+        if exhausted:
+            return
