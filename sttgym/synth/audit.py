@@ -68,7 +68,7 @@ _BUILTIN_NAMES = (
 BLOCKED_NAMES = frozenset({
     "exec", "eval", "compile", "open", "input", "print", "breakpoint", "help", "exit", "quit", "getattr", "setattr",
     "delattr", "hasattr", "globals", "locals", "vars", "dir", "type", "object", "memoryview", "bytearray", "id",
-    "hash", "BaseException", "SystemExit", "KeyboardInterrupt", "GeneratorExit", "copyright", "credits", "license",
+    "hash", "format", "BaseException", "SystemExit", "KeyboardInterrupt", "GeneratorExit", "copyright", "credits", "license",
 })
 # Attributes that reach frames, code, the class graph or format-string field access without a dunder.
 BLOCKED_ATTRIBUTES = frozenset({
@@ -91,6 +91,11 @@ _FORBIDDEN_NODES: dict[type, str] = {
 
 def _dunder(name: str) -> bool:
     return name.startswith("__")
+
+
+def _engine_private(name: str) -> bool:
+    # The engine keeps its per-class caches under this prefix: a class that defined one would forge its own schemas.
+    return name.startswith("_sttgym")
 
 
 class _Auditor(ast.NodeVisitor):
@@ -123,7 +128,7 @@ class _Auditor(ast.NodeVisitor):
     def _name(self, node: ast.AST, name: str | None) -> None:
         if name is None:
             return
-        if _dunder(name):
+        if _dunder(name) or _engine_private(name):
             self.refuse(node, f"the name {name}")
         elif name in BLOCKED_NAMES:
             self.refuse(node, f"{name}")
@@ -137,7 +142,7 @@ class _Auditor(ast.NodeVisitor):
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         attr, owner = node.attr, node.value
-        if _dunder(attr):
+        if _dunder(attr) or _engine_private(attr):
             self.refuse(node, f"the attribute .{attr}")
         elif attr.startswith("_") and not (isinstance(owner, ast.Name) and owner.id in ("self", "cls")):
             self.refuse(node, f"the private attribute .{attr} of anything but self")

@@ -31,11 +31,15 @@ import functools
 import hashlib
 import inspect
 import json
-import multiprocessing
+import os
 import signal
+import socket
+import subprocess
+import sys
 import threading
 import weakref
 from dataclasses import asdict, dataclass, is_dataclass
+from multiprocessing.connection import Connection
 from typing import Any
 
 from sttgym.synth.audit import audit, execute
@@ -45,6 +49,7 @@ from sttgym.world import World
 __all__ = ["audit", "Unsafe", "SandboxError", "Limits", "load_world", "call_function", "unload"]
 
 START_S = 60.0  # how long a worker may take to start (imports; a loaded machine); not the code's time
+MAX_MINUTES = 10 * 366 * 24 * 60  # a clock the code moved past ten years would overflow the engine's datetimes
 
 
 class Unsafe(ValueError):
@@ -111,14 +116,19 @@ class _Worker:
             return self._start()
 
     def _start(self) -> dict | None:
-        from sttgym.synth import worker
-
-        context = multiprocessing.get_context("spawn")  # never fork: the parent may hold threads and locks
-        self.conn, child = context.Pipe()
-        self.process = context.Process(target=worker.main, args=(child, asdict(self.limits)), daemon=True,
-                                       name="sttgym-sandbox")
-        self.process.start()
-        child.close()
+        parent, child = socket.socketpair()
+        # A fresh interpreter (never fork: the parent may hold threads and locks), started with exec rather than
+        # multiprocessing's spawn, which would re-run the parent's main script in the worker. It imports the
+        # same sttgym as the parent, hashes strings with a fixed seed, and writes no bytecode.
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p), "PYTHONHASHSEED": "0",
+               "PYTHONDONTWRITEBYTECODE": "1"}
+        try:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "sttgym.synth.worker", str(child.fileno()), json.dumps(asdict(self.limits))],
+                pass_fds=[child.fileno()], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, env=env)
+        finally:
+            child.close()
+        self.conn = Connection(parent.detach())
         self.starts += 1
         self._receive(START_S)
         return None if self.preload is None else self._exchange(json.dumps(self.preload).encode())
@@ -152,8 +162,10 @@ class _Worker:
         return reply
 
     def _ended(self) -> SandboxError:
-        self.process.join(5)
-        code = self.process.exitcode
+        try:
+            code = self.process.wait(5)
+        except subprocess.TimeoutExpired:
+            code = None
         self.close()
         if code == -signal.SIGXCPU:
             return SandboxError("cpu", f"over the {self.limits.cpu_s:g} s CPU-time limit")
@@ -165,7 +177,7 @@ class _Worker:
         """End the process (a later request starts a new one)."""
         if self.process is not None:
             self.process.kill()
-            self.process.join(5)
+            self.process.wait()
             self.conn.close()
         self.process = self.conn = None
 
@@ -224,8 +236,11 @@ def _call(worker: _Worker, world: World, name: str, args: tuple, kwargs: dict) -
     clock = world.clock
     reply = worker.request({"op": "call", "method": name, "start": clock.start.isoformat(), "minutes": clock.minutes,
                             "state": world.state, "args": list(args), "kwargs": kwargs})
-    if isinstance(reply.get("minutes"), int) and reply["minutes"] != clock.minutes:
-        clock.minutes = reply["minutes"]
+    minutes = reply.get("minutes")
+    if minutes != clock.minutes:
+        if not isinstance(minutes, int) or not clock.minutes < minutes <= MAX_MINUTES:
+            raise SandboxError("error", f"the code moved the clock to {minutes!r} minutes (from {clock.minutes})")
+        clock.minutes = minutes
     if isinstance(reply.get("state"), dict):
         world.state.clear()  # in place: the world keeps its identity (the engine's snapshots restore into it)
         world.state.update(reply["state"])
@@ -257,6 +272,15 @@ def _forwarder(worker: _Worker, name: str, member: dict):
     return forward
 
 
+def _parameters(schema: dict) -> dict:
+    """A tool's argument schema as the engine reads it (properties, required names), or a ValueError."""
+    if not (isinstance(schema.get("properties"), dict) and isinstance(schema.get("required"), list)
+            and all(isinstance(v, dict) for v in schema["properties"].values())
+            and all(r in schema["properties"] for r in schema["required"])):
+        raise ValueError(f"not an argument schema: {schema!r:.200}")
+    return schema
+
+
 def _proxy_class(description: dict, worker: _Worker) -> type[World]:
     name = str(description["name"])
     namespace: dict[str, Any] = {"__module__": "sttgym.synth.generated", "__doc__": description["doc"],
@@ -265,7 +289,7 @@ def _proxy_class(description: dict, worker: _Worker) -> type[World]:
         if str(member).isidentifier() and not str(member).startswith("__"):
             namespace[member] = _forwarder(worker, member, described)
     cls = type(name if name.isidentifier() else "GeneratedWorld", (World,), namespace)
-    tools = {tool: (str(d), p, {"mutates": bool(m.get("mutates")), "cost": int(m["cost"])})
+    tools = {tool: (str(d), _parameters(p), {"mutates": bool(m.get("mutates")), "cost": int(m["cost"])})
              for tool, (d, p, m) in description["tools"].items() if tool in namespace}
     per_class(cls, "tools", lambda: tools)  # the schemas the worker derived from the real annotations
     cls._sttgym_sandbox = worker
@@ -299,11 +323,13 @@ def load_world(source: str, *, class_name: str | None = None, limits: Limits = L
         return _local_world(source, class_name)
     worker = _Worker(limits, {"op": "load", "source": source, "class_name": class_name})
     try:
-        loaded = worker.start()
+        return _proxy_class(worker.start()["value"], worker)
     except SandboxError as exc:
         worker.close()
         raise SandboxError(exc.kind, f"loading the world failed: {exc}") from None
-    return _proxy_class(loaded["value"], worker)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:  # a description the parent cannot read
+        worker.close()
+        raise SandboxError("error", f"the worker's description of the class is malformed: {exc!r}") from None
 
 
 def unload(world: type[World]) -> None:

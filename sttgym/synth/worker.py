@@ -1,7 +1,8 @@
 """The sandbox's worker process: runs audited generated code under resource limits, speaks JSON over a pipe.
 
-The parent (:mod:`sttgym.synth.sandbox`) starts it with the ``spawn`` context and sends one JSON request at a time;
-the worker answers each with one JSON reply. Nothing crosses the pipe as a pickle, so a reply is data the parent
+The parent (:mod:`sttgym.synth.sandbox`) starts it as ``python -m sttgym.synth.worker FD LIMITS`` (a fresh
+interpreter; FD is its end of a socket pair, framed by :class:`multiprocessing.connection.Connection`) and sends one
+JSON request at a time; the worker answers each with one JSON reply. Nothing crosses the pipe as a pickle, so a reply is data the parent
 reads with ``json.loads``, never objects the generated code chose.
 
 Requests:
@@ -235,3 +236,9 @@ def main(conn: Any, limits: dict) -> None:
         conn.send_bytes(data)
         if exhausted:
             return
+
+
+if __name__ == "__main__":
+    from multiprocessing.connection import Connection
+
+    main(Connection(int(sys.argv[1])), json.loads(sys.argv[2]))
