@@ -11,7 +11,7 @@ from typing import Any
 _EXPORTS = {
     "audit": "sttgym.synth.sandbox", "Unsafe": "sttgym.synth.sandbox", "SandboxError": "sttgym.synth.sandbox",
     "Limits": "sttgym.synth.sandbox", "load_world": "sttgym.synth.sandbox", "call_function": "sttgym.synth.sandbox",
-    "unload": "sttgym.synth.sandbox",
+    "unload": "sttgym.synth.sandbox", "shutdown": "sttgym.synth.sandbox",
 }
 __all__ = sorted(_EXPORTS)
 

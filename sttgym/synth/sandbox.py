@@ -46,7 +46,7 @@ from sttgym.synth.audit import audit, execute
 from sttgym.tools import fail, per_class
 from sttgym.world import World
 
-__all__ = ["audit", "Unsafe", "SandboxError", "Limits", "load_world", "call_function", "unload"]
+__all__ = ["audit", "Unsafe", "SandboxError", "Limits", "load_world", "call_function", "unload", "shutdown"]
 
 START_S = 60.0  # how long a worker may take to start (imports; a loaded machine); not the code's time
 MAX_MINUTES = 10 * 366 * 24 * 60  # a clock the code moved past ten years would overflow the engine's datetimes
@@ -357,3 +357,11 @@ def call_function(source: str, name: str, args: dict, *, limits: Limits = Limits
         raised = reply["raised"]
         raise SandboxError("error", f"{name} raised {raised.get('type')}: {raised.get('message')}")
     return reply.get("value")
+
+
+def shutdown() -> None:
+    """End the workers :func:`call_function` keeps (a later call starts one again): at the end of a run."""
+    while _FUNCTION_WORKERS:
+        worker = _FUNCTION_WORKERS.popitem()[1]
+        with worker.lock:
+            worker.close()
