@@ -53,6 +53,7 @@ ALLOWED_IMPORTS: dict[str, frozenset[str] | str] = {
                                "floor_to", "ceil_to"}),
     "sttgym.geo": frozenset({"shortest_route"}),
 }
+MAX_SOURCE = 1_000_000  # characters; a world is a few hundred lines
 WHOLE_MODULES = frozenset({"math"})  # `import math`: a C module whose attributes are functions and numbers
 
 _BUILTIN_NAMES = (
@@ -76,6 +77,9 @@ BLOCKED_ATTRIBUTES = frozenset({
     "ag_await", "f_back", "f_builtins", "f_code", "f_globals", "f_locals", "f_trace", "tb_frame", "tb_next",
     "co_code", "co_consts", "co_names", "mro", "with_traceback", "format", "format_map", "func_globals",
     "func_code",
+    # pydantic models reach generated predicates inside an episode's log: file reads, frame reads, class config
+    "parse_file", "parse_raw", "parse_obj", "from_orm", "model_rebuild", "update_forward_refs", "model_config",
+    "model_fields", "model_computed_fields", "model_construct", "model_json_schema", "schema_json",
 })
 WALL_CLOCK = frozenset({"today", "utcnow", "fromtimestamp", "utcfromtimestamp", "timestamp", "astimezone"})
 # What the engine reads or calls on a world: a generated class that redefined them would behave differently in
@@ -227,13 +231,20 @@ class _Auditor(ast.NodeVisitor):
 def audit(source: str) -> list[str]:
     """What in ``source`` the sandbox refuses, one ``"line N: <what> is not allowed"`` each; ``[]`` when clean.
     Parses only; never executes anything."""
+    if len(source) > MAX_SOURCE:
+        return [f"line 0: source over {MAX_SOURCE:,} characters is not allowed"]
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError) as exc:  # ValueError: a NUL byte in the source
         return [f"line {getattr(exc, 'lineno', 0) or 0}: source that does not parse ({getattr(exc, 'msg', exc)}) "
                 "is not allowed"]
+    except (RecursionError, MemoryError):  # the parser's own depth limits
+        return ["line 0: source nested this deeply is not allowed"]
     auditor = _Auditor()
-    auditor.visit(tree)
+    try:
+        auditor.visit(tree)
+    except RecursionError:
+        return ["line 0: source nested this deeply is not allowed"]
     return auditor.problems
 
 

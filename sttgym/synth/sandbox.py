@@ -104,7 +104,10 @@ class _Worker:
 
     def request(self, message: dict) -> dict:
         """The worker's reply to ``message``; a SandboxError when a limit or the sandbox stopped it."""
-        data = json.dumps(message, default=_engine_json).encode()
+        try:
+            data = json.dumps(message, default=_engine_json).encode()
+        except (TypeError, ValueError) as exc:
+            raise SandboxError("error", f"what the call sends is not JSON: {exc}") from None
         with self.lock:
             if self.process is None:
                 self._start()
@@ -118,14 +121,17 @@ class _Worker:
     def _start(self) -> dict | None:
         parent, child = socket.socketpair()
         # A fresh interpreter (never fork: the parent may hold threads and locks), started with exec rather than
-        # multiprocessing's spawn, which would re-run the parent's main script in the worker. It imports the
-        # same sttgym as the parent, hashes strings with a fixed seed, and writes no bytecode.
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p), "PYTHONHASHSEED": "0",
-               "PYTHONDONTWRITEBYTECODE": "1"}
+        # multiprocessing's spawn, which would re-run the parent's main script in the worker. It imports the same
+        # sttgym as the parent, from "/" and without the current directory on its path (nothing there can shadow a
+        # module), hashes strings with a fixed seed, and sees none of the parent's environment (API keys).
+        env = {"PYTHONPATH": os.pathsep.join(p for p in sys.path if p), "PYTHONHASHSEED": "0",
+               "PYTHONDONTWRITEBYTECODE": "1", "OMP_NUM_THREADS": "1", "PATH": os.defpath}
+        safe_path = ["-P"] if sys.version_info >= (3, 11) else []
         try:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "sttgym.synth.worker", str(child.fileno()), json.dumps(asdict(self.limits))],
-                pass_fds=[child.fileno()], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, env=env)
+                [sys.executable, *safe_path, "-m", "sttgym.synth.worker", str(child.fileno()),
+                 json.dumps(asdict(self.limits))],
+                pass_fds=[child.fileno()], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, env=env, cwd="/")
         finally:
             child.close()
         self.conn = Connection(parent.detach())

@@ -83,6 +83,11 @@ CORPUS = [
     refused("private_attribute", "def f(world):\n    return world._schema\n", "private attribute ._schema"),
     refused("engine_cache_forgery", "from sttgym.world import World\n\n\nclass W(World):\n"
                                     "    _sttgym_per_class = {'tools': {}}\n", "the name _sttgym_per_class"),
+    refused("pydantic_file_read", "from sttgym.world import World, predicate\n\n\nclass W(World):\n    @predicate\n"
+                                  "    def leak(self, log) -> bool:\n        self.state['x'] = log.observables['t'][0]"
+                                  ".parse_file('/etc/passwd')\n        return True\n", "the attribute .parse_file"),
+    refused("huge_source", "x = 1\n" * 200_000, "source over 1,000,000 characters"),
+    refused("parser_depth_bomb", "x = " + "+".join(["1"] * 100_000) + "\n", "nested this deeply"),
     refused("fullwidth_dunder", "(1).__\uff43\uff4c\uff41\uff53\uff53__\n", "the attribute .__class__"),
     refused("fullwidth_exec", "\uff45\uff58\uff45\uff43('1')\n", "exec is not allowed"),
     # ------------------------------------------------------------------ frames, generators, tracebacks
