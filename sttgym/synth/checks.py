@@ -122,7 +122,7 @@ def assemble(world: type, data: Any, checklist: Any, plan: Any, conflict: str, l
                                                                                                      str | None]:
     """The :class:`~sttgym.task.Task` the model's pieces make, as JSON, or why they do not make one."""
     from sttgym.judge import Impossibility
-    from sttgym.task import Call, Task
+    from sttgym.task import Task
     from sttgym.user import UserProfile
 
     author = Author(world, np.random.default_rng(0))
@@ -131,8 +131,7 @@ def assemble(world: type, data: Any, checklist: Any, plan: Any, conflict: str, l
         trigger = author.check_trigger(_trigger(data.trigger))
         plans = {}
         for which, calls in (("oracle", data.oracle), ("nominal plan", plan.plan)):
-            restored = [Call.model_validate(c.model_dump()) for c in calls]  # tagged dicts become Refs again
-            plans[which] = [getattr(author.call, c.name)(save_as=c.save_as, **c.arguments) for c in restored]
+            plans[which] = [getattr(author.call, c.name)(save_as=c.save_as, **c.arguments) for c in calls]
         profile = data.profile.model_dump()
         impossibility = None
         if not solvable:

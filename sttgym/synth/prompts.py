@@ -23,6 +23,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from sttgym.registry import CONFLICTS, LEVELS
+from sttgym.schema import Op, Pred
+from sttgym.task import Call
 from sttgym.synth.audit import ALLOWED_IMPORTS
 
 __all__ = ["Template", "PROMPTS", "PROMPTS_HASH", "CODE", "TAXONOMY", "LEVEL_GUIDE", "render"]
@@ -66,17 +68,6 @@ class Contract(BaseModel):
     """Base of the answers' shapes: unknown keys are ignored, missing or mistyped ones rejected."""
 
     model_config = ConfigDict(extra="ignore")
-
-
-class Named(Contract):
-    name: str
-    args: dict[str, Any] = Field(default_factory=dict)
-
-
-class CallSpec(Contract):
-    name: str
-    arguments: dict[str, Any] = Field(default_factory=dict)
-    save_as: str | None = None
 
 
 class Stateful(Contract):
@@ -231,12 +222,12 @@ class Observe(Contract):
 class TriggerData(Contract):
     name: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
     description: str
-    when: Named
-    effect: list[Named] = Field(min_length=1)
+    when: Pred
+    effect: list[Op] = Field(min_length=1)
     activation: list[str] = Field(min_length=1)
     timing: Literal["before", "after"] = "before"
     mode: Literal["always_once", "conditional_guarded"] = "always_once"
-    recovery: Named | None = None
+    recovery: Pred | None = None
     observable: Observe
 
 
@@ -253,14 +244,14 @@ class TaskData(Contract):
     profile: Profile
     trigger: TriggerData
     mutations: list[Mutation] = Field(min_length=1)
-    oracle: list[CallSpec] = Field(min_length=1)
+    oracle: list[Call] = Field(min_length=1)
     final_reply: str | None = None  # impossible tasks: the oracle's refusal, naming the blocking fact
 
 
 class CheckSpec(Contract):
     name: str
     description: str
-    holds: Named
+    holds: Pred
     gate: bool = False
 
 
@@ -276,7 +267,7 @@ class Checklist(Contract):
 
 
 class NominalPlan(Contract):
-    plan: list[CallSpec] = Field(min_length=1)
+    plan: list[Call] = Field(min_length=1)
 
 
 class Verdict(Contract):
