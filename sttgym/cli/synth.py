@@ -66,7 +66,7 @@ def _stage_command(stages: tuple[str, ...]) -> Callable:
                 bar = display.add_task("synth", total=len(stages))
                 for stage in stages:
                     display.update(bar, description=f"synth {stage}")
-                    getattr(pipeline, stage)()
+                    pipeline.run_stage(stage)
                     display.update(bar, advance=1)
         except (ValueError, OSError) as exc:
             console.print(f"[red]{exc}[/red]")
@@ -95,11 +95,12 @@ def _print(summary: dict) -> None:
         console.print(table)
     if summary["usage"]:
         usage = Table(title="model usage per stage (all runs over this work directory)")
-        for column in ("stage", "calls", "prompt tokens", "completion tokens", "seconds"):
+        for column in ("stage", "calls", "prompt tokens", "completion tokens", "waiting for the model (s)",
+                       "stage wall time (s)"):
             usage.add_column(column)
         for stage, row in summary["usage"].items():
             usage.add_row(stage, f"{row['calls']:g}", f"{row['prompt_tokens']:g}", f"{row['completion_tokens']:g}",
-                          f"{row['seconds']:.1f}")
+                          f"{row['seconds']:.1f}", f"{row['wall_seconds']:.1f}")
         console.print(usage)
     console.print(f"{summary['requests']} request(s), {summary['scenarios']} scenario(s), "
                   f"{summary['accepted']} accepted, {len(summary['rejected'])} rejected")

@@ -85,6 +85,7 @@ class Pipeline:
     say: Callable[[str], None] = print
     isolate: bool = True
     _worlds: dict = field(default_factory=dict, repr=False)
+    _walls: dict = field(default_factory=dict, repr=False)  # stage -> seconds this run, not yet in usage.json
 
     def __post_init__(self) -> None:
         self.work = Path(self.work)
@@ -207,8 +208,16 @@ class Pipeline:
     def run(self, stages: tuple[str, ...] = STAGES) -> dict:
         """Run ``stages`` in order, then summarise the work directory."""
         for stage in stages:
-            getattr(self, stage)()
+            self.run_stage(stage)
         return self.summary()
+
+    def run_stage(self, stage: str) -> None:
+        """Run one stage, timing it (the wall time, model and gates together, goes into the usage figures)."""
+        if stage not in STAGES:
+            raise ValueError(f"no stage {stage!r}; stages: {', '.join(STAGES)}")
+        began = time.perf_counter()
+        getattr(self, stage)()
+        self._walls[stage] = self._walls.get(stage, 0.0) + time.perf_counter() - began
 
     def filter(self) -> None:
         requests = {r["id"]: r["request"] for r in self.requests()}
@@ -442,13 +451,20 @@ class Pipeline:
         bundles = sorted(str(p.parent) for p in (self.work / "bundles").glob("*/manifest.json"))
         usage_path = self.work / "usage.json"
         usage = json.loads(usage_path.read_text()) if usage_path.exists() else {}
-        if self.asker is not None:
-            for stage, totals in self.asker.usage.items():
-                mine = usage.setdefault(stage, {k: 0 for k in totals})
-                for k, v in totals.items():
-                    mine[k] = round(mine.get(k, 0) + v, 3)
-            self.asker.usage.clear()  # counted once, however often the summary is asked for
+        fresh = {stage: dict(totals) for stage, totals in (self.asker.usage if self.asker else {}).items()}
+        for stage, seconds in self._walls.items():
+            fresh.setdefault(stage, {})["wall_seconds"] = seconds
+        for stage, totals in fresh.items():
+            mine = usage.setdefault(stage, {k: 0 for k in ("calls", "prompt_tokens", "completion_tokens", "seconds",
+                                                           "wall_seconds")})
+            for k, v in totals.items():
+                mine[k] = round(mine.get(k, 0) + v, 3)
+        if fresh:
+            usage_path.parent.mkdir(parents=True, exist_ok=True)
             usage_path.write_text(json.dumps(usage, indent=1))
+        if self.asker is not None:
+            self.asker.usage.clear()  # counted once, however often the summary is asked for
+        self._walls.clear()
         scenarios = [(r["id"], k) for r in self.requests() for k in self.scenarios(r["id"])]
         out = {"requests": len(self.requests()), "scenarios": len(scenarios),
                "accepted": sum(1 for rid, k in scenarios if self._passed(rid, k, "auditor")),
