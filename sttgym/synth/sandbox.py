@@ -289,8 +289,10 @@ def _parameters(schema: dict) -> dict:
 
 def _proxy_class(description: dict, worker: _Worker) -> type[World]:
     name = str(description["name"])
-    namespace: dict[str, Any] = {"__module__": "sttgym.synth.generated", "__doc__": description["doc"],
-                                 "domain": str(description["domain"]), "description": str(description["description"])}
+    namespace: dict[str, Any] = {name: value for name, value in description["attributes"].items()
+                                 if str(name).isidentifier() and not str(name).startswith("__")}
+    namespace.update({"__module__": "sttgym.synth.generated", "__doc__": description["doc"],
+                      "domain": str(description["domain"]), "description": str(description["description"])})
     for member, described in description["members"].items():
         if str(member).isidentifier() and not str(member).startswith("__"):
             namespace[member] = _forwarder(worker, member, described)

@@ -57,6 +57,14 @@ def find_world(namespace: dict, class_name: str | None) -> type[World]:
     return next(iter(found.values()))
 
 
+def _json(value: Any) -> bool:
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
 def _annotation(value: Any) -> dict | None:
     if value is inspect.Parameter.empty:
         return None
@@ -69,30 +77,33 @@ def _signature(func: Any) -> dict:
     params = []
     for p in signature.parameters.values():
         param: dict[str, Any] = {"name": p.name, "kind": int(p.kind), "annotation": _annotation(p.annotation)}
-        if p.default is not inspect.Parameter.empty:
-            try:
-                json.dumps(p.default)
-                param["default"] = p.default
-            except (TypeError, ValueError):
-                param["default"] = repr(p.default)  # only its presence matters to the engine
+        if p.default is not inspect.Parameter.empty:  # a default that is not JSON: only its presence matters
+            param["default"] = p.default if _json(p.default) else repr(p.default)
         params.append(param)
     return {"params": params, "returns": _annotation(signature.return_annotation)}
 
 
 def describe(cls: type[World]) -> dict:
-    """What the parent needs to build a proxy class: names, strings, tool schemas and the signatures of the
-    marked methods the class defines (those it inherits unchanged from World run in the parent)."""
-    members = {}
-    for name, member in inspect.getmembers(cls):
-        marks = {kind: getattr(member, attr, None) for kind, attr in MARKS.items()}
-        if not any(marks.values()) or getattr(World, name, None) is member:
+    """What the parent needs to build a proxy class: names, strings, tool schemas, the signatures of the methods the
+    generated classes define (marked or not: scenario code may call a world's helpers) and their JSON constants.
+    What they inherit unchanged from World runs in the parent."""
+    members, attributes = {}, {}
+    for klass in cls.__mro__:
+        if klass is World or not issubclass(klass, World):
             continue
-        members[name] = {"tool": marks["tool"], "predicate": bool(marks["predicate"]),
-                         "operation": bool(marks["operation"]), "doc": member.__doc__,
-                         "signature": _signature(member)}
+        for name, value in vars(klass).items():
+            if name.startswith("__") or name in members or name in attributes:
+                continue
+            if inspect.isfunction(value):
+                marks = {kind: getattr(value, attr, None) for kind, attr in MARKS.items()}
+                members[name] = {"tool": marks["tool"], "predicate": bool(marks["predicate"]),
+                                 "operation": bool(marks["operation"]), "doc": value.__doc__,
+                                 "signature": _signature(value)}
+            elif not callable(value) and not isinstance(value, (property, staticmethod, classmethod)) and _json(value):
+                attributes[name] = value
     tools = {name: [description, params, marks] for name, (description, params, marks) in _described(cls).items()}
     return {"name": cls.__name__, "doc": cls.__doc__, "domain": str(cls.domain), "description": str(cls.description),
-            "members": members, "tools": tools}
+            "members": members, "attributes": attributes, "tools": tools}
 
 
 # ---------------------------------------------------------------------------------------------- requests

@@ -3,17 +3,21 @@ looks, episodes replay identically through both, limits stop calls without stopp
 
 from __future__ import annotations
 
+import inspect
+import sys
 import time
 
 import pytest
 
 from sttgym.actions import ToolCall
+from sttgym.agents.reference import OracleAgent
 from sttgym.authoring import tool_specs
 from sttgym.checklist import Check
 from sttgym.clock import Clock
 from sttgym.core import ToolEnv
 from sttgym.env import ArenaEnv
 from sttgym.registry import DOMAINS, Domain
+from sttgym.rollout import rollout
 from sttgym.schema import Op, Pred
 from sttgym.synth.audit import SAFE_BUILTINS, execute
 from sttgym.synth.sandbox import Limits, SandboxError, Unsafe, audit, call_function, load_world, unload
@@ -230,6 +234,34 @@ def test_an_episode_replays_identically_in_process_and_isolated(local, isolated,
     assert final[4]["clock"] == "2024-05-01T09:41"
 
 
+def _module_source(domain: str) -> str:
+    return inspect.getsource(sys.modules[DOMAINS[domain].world.__module__])
+
+
+@pytest.mark.parametrize("domain", sorted(set(DOMAINS) - {"ColdChain"}))
+def test_the_projects_own_worlds_build_and_replay_identically_through_the_sandbox(domain, monkeypatch):
+    """A hand-written world's module, loaded as if generated: its scenario builds the same task through the proxy
+    (dry runs included) and the oracle's episode is the same, call by call."""
+    real = DOMAINS[domain]
+    proxy = load_world(_module_source(domain), class_name=real.world.__name__)
+    runs = []
+    try:
+        for world in (real.world, proxy):
+            monkeypatch.setitem(DOMAINS, domain, Domain(domain, world, real.scenarios))
+            env = ArenaEnv(domain, "T1", "easy")
+            trajectory = rollout(env, OracleAgent(), seed=3)
+            runs.append((env.task, trajectory.steps, trajectory.info))
+    finally:
+        unload(proxy)
+    assert runs[1] == runs[0]
+    assert runs[0][2]["score"] == 1.0
+
+
+def test_the_audit_refuses_only_coldchains_import_of_the_judge():
+    problems = audit(_module_source("ColdChain"))
+    assert len(problems) == 1 and "import from sttgym.judge is not allowed" in problems[0]
+
+
 def test_simulated_time_advances_the_shared_clock_through_the_proxy(local, isolated):
     for world in (local, isolated):
         clock = Clock(START)
@@ -307,7 +339,7 @@ class FaultyWorld(World):
         """Return something that is not JSON."""
         return ok(self.clock.now)
 '''
-LIMITS = Limits(cpu_s=1, wall_s=5, memory_mb=400)
+LIMITS = Limits(cpu_s=0.5, wall_s=3, memory_mb=400)
 
 
 def _perform(world: type[World], calls: list[tuple[str, dict]]) -> list[str]:
