@@ -69,7 +69,7 @@ def _stage_command(stages: tuple[str, ...]) -> Callable:
                     pipeline.run_stage(stage)
                     display.update(bar, advance=1)
         except (ValueError, OSError) as exc:
-            console.print(f"[red]{exc}[/red]")
+            console.print(f"[red]{exc}[/red]", soft_wrap=True)
             raise typer.Exit(1) from None
         summary = pipeline.summary()
         _print(summary)
@@ -121,7 +121,7 @@ def import_artifacts(source: Path = typer.Argument(..., help="A directory with e
     try:
         path, rejected = import_paper(source, out, name)
     except (ValueError, OSError) as exc:
-        console.print(f"[red]{exc}[/red]")
+        console.print(f"[red]{exc}[/red]", soft_wrap=True)
         raise typer.Exit(1) from None
     for item, reason in rejected.items():
         console.print(f"[yellow]rejected {item}[/yellow]: {reason}", soft_wrap=True)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections import defaultdict
 from functools import partial
 from pathlib import Path
@@ -65,8 +66,7 @@ def write_bundle(path: Path, name: str, source: str, class_name: str, tasks: lis
 
     path.mkdir(parents=True, exist_ok=True)
     ids = sorted({arena_id(name, t["conflict"], t["difficulty"]) for t in tasks})
-    manifest = {"format": FORMAT, "domain": name, "class_name": class_name, "world": WORLD, "tasks": TASKS,
-                "ids": ids, "instances": len(tasks), "provenance": provenance, "verdicts": verdicts}
+    manifest = {"format": FORMAT, "domain": name, "class_name": class_name, "ids": ids, "instances": len(tasks), "provenance": provenance, "verdicts": verdicts}
     for file, text in ((WORLD, source), (TASKS, json.dumps(tasks, indent=1, ensure_ascii=False)),
                        (MANIFEST, json.dumps(manifest, indent=1, ensure_ascii=False))):
         partial_file = path / (file + ".partial")
@@ -89,9 +89,12 @@ def load_bundle(path: str | os.PathLike, *, isolate: bool = True) -> Domain:
         manifest = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
         if manifest.get("format") != FORMAT:
             raise ValueError(f"format {manifest.get('format')!r}, expected {FORMAT!r}")
-        source = (path / manifest["world"]).read_text(encoding="utf-8")
-        tasks = json.loads((path / manifest["tasks"]).read_text(encoding="utf-8"))
+        domain, class_name = str(manifest["domain"]), str(manifest["class_name"])
+        if not re.fullmatch(r"[A-Z][A-Za-z0-9]*", domain):
+            raise ValueError(f"domain {domain!r} must be CamelCase letters and digits (it is part of gym ids)")
+        source = (path / WORLD).read_text(encoding="utf-8")  # fixed names: a manifest never points elsewhere
+        tasks = json.loads((path / TASKS).read_text(encoding="utf-8"))
     except (OSError, KeyError, TypeError, ValueError) as exc:
         raise ValueError(f"{path} is not a bundle written by sttgym synth: {exc}") from exc
-    world = load_world(source, class_name=manifest["class_name"], isolate=isolate)
-    return register_tasks(manifest["domain"], world, tasks)
+    world = load_world(source, class_name=class_name, isolate=isolate)
+    return register_tasks(domain, world, tasks)

@@ -29,7 +29,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from sttgym.synth import checks
-from sttgym.synth.prompts import LEVEL_GUIDE, PROMPTS, PROMPTS_HASH, TAXONOMY, Template
+from sttgym.synth.prompts import (LEVEL_GUIDE, PROMPTS, PROMPTS_HASH, TAXONOMY, Blueprint, Checklist, NominalPlan,
+                                  TaskData, Template, TestConfigs)
 
 __all__ = ["STAGES", "Pipeline", "read_requests"]
 
@@ -265,8 +266,6 @@ class Pipeline:
         return value, (f"the class lacks the planned tools {missing}" if missing else None)
 
     def validate(self) -> None:
-        from sttgym.synth.prompts import TestConfigs
-
         ready = [r["id"] for r in self.requests() if self.alive(r["id"], "static_world")]
         self._ask("validate", PROMPTS["test_configs"], {(rid, ""): {"code": self.value(rid, "class_code")}
                                                         for rid in ready})
@@ -275,8 +274,6 @@ class Pipeline:
                                                        self.value(rid, "test_configs", contract=TestConfigs).configs))
 
     def inject(self) -> None:
-        from sttgym.synth.prompts import Blueprint
-
         ready = [r["id"] for r in self.requests() if self.alive(r["id"], "functional")]
         self._ask("inject", PROMPTS["conflict_assignment"],
                   {(rid, ""): {**self._info(rid), "tools": self.value(rid, "static_world")["tools"]} for rid in ready},
@@ -338,8 +335,6 @@ class Pipeline:
         return value, (f"the dynamic world changed or dropped the validated tools {changed}" if changed else None)
 
     def assess(self) -> None:
-        from sttgym.synth.prompts import Blueprint, Checklist, NominalPlan, TaskData
-
         ready = [r["id"] for r in self.requests() if self.alive(r["id"], "dynamic_world")]
         todo = [(rid, key) for rid in ready for key in self.scenarios(rid, "task_data")]
         self._ask("assess", PROMPTS["checklist"], {(rid, key): {

@@ -175,6 +175,14 @@ def test_paper_artifacts_import_as_a_bundle_and_a_broken_blueprint_is_left_out(t
         del DOMAINS[domain.name]
 
 
-def test_a_directory_that_is_not_a_bundle_is_refused(tmp_path):
+def test_a_directory_that_is_not_a_bundle_is_refused_and_reported_by_the_command_line(tmp_path):
     with pytest.raises(ValueError, match="not a bundle"):
         load_bundle(tmp_path)
+    listed = CliRunner().invoke(app, ["list", "--plain"], env={"STTGYM_BUNDLES": str(tmp_path)})
+    assert listed.exit_code == 0 and "failed to load" in listed.output and "STTArena/ColdChain-T1-easy" in listed.output
+
+
+def test_synth_without_requests_says_what_is_missing(tmp_path):
+    result = CliRunner().invoke(app, ["synth", "filter", "--work", str(tmp_path / "work"), "--model", "m",
+                                      "--base-url", "http://127.0.0.1:9/v1"])
+    assert result.exit_code == 1 and "holds no requests" in result.output
