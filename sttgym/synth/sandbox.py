@@ -38,6 +38,7 @@ import subprocess
 import sys
 import threading
 import weakref
+from collections import OrderedDict
 from dataclasses import asdict, dataclass, is_dataclass
 from multiprocessing.connection import Connection
 from typing import Any
@@ -48,6 +49,7 @@ from sttgym.world import World
 
 __all__ = ["audit", "Unsafe", "SandboxError", "Limits", "load_world", "call_function", "unload", "shutdown"]
 
+MAX_LIVE_WORKERS = 8  # beyond these, the least recently used worker ends; its next call starts it again
 START_S = 60.0  # how long a worker may take to start (imports; a loaded machine); not the code's time
 MAX_MINUTES = 10 * 366 * 24 * 60  # a clock the code moved past ten years would overflow the engine's datetimes
 
@@ -111,11 +113,13 @@ class _Worker:
         with self.lock:
             if self.process is None:
                 self._start()
+            _used(self)
             return self._exchange(data)
 
     def start(self) -> dict | None:
         """Start the process now; the reply to ``preload``."""
         with self.lock:
+            _used(self)
             return self._start()
 
     def _start(self) -> dict | None:
@@ -181,11 +185,33 @@ class _Worker:
 
     def close(self) -> None:
         """End the process (a later request starts a new one)."""
+        with _LIVE_LOCK:
+            _LIVE.pop(self, None)
         if self.process is not None:
             self.process.kill()
             self.process.wait()
             self.conn.close()
         self.process = self.conn = None
+
+
+# Workers by recency of use. The state lives in the parent, so ending an idle worker loses nothing: a pipeline that
+# loads hundreds of candidate worlds keeps a bounded number of processes without unloading any.
+_LIVE: OrderedDict[_Worker, None] = OrderedDict()
+_LIVE_LOCK = threading.Lock()
+
+
+def _used(worker: _Worker) -> None:
+    """Mark ``worker`` (whose lock the caller holds) as just used, and end the least recently used beyond the cap."""
+    with _LIVE_LOCK:
+        _LIVE[worker] = None
+        _LIVE.move_to_end(worker)
+        idle = list(_LIVE)[:max(0, len(_LIVE) - MAX_LIVE_WORKERS)]
+    for other in idle:
+        if other.lock.acquire(blocking=False):  # one in use stays; the cap is exceeded only while it is
+            try:
+                other.close()
+            finally:
+                other.lock.release()
 
 
 def _engine_json(value: Any) -> Any:

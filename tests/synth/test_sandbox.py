@@ -19,6 +19,7 @@ from sttgym.env import ArenaEnv
 from sttgym.registry import DOMAINS, Domain
 from sttgym.rollout import rollout
 from sttgym.schema import Op, Pred
+from sttgym.synth import sandbox
 from sttgym.synth.audit import SAFE_BUILTINS, execute
 from sttgym.synth.sandbox import Limits, SandboxError, Unsafe, audit, call_function, load_world, unload
 from sttgym.task import Call, Task
@@ -378,6 +379,19 @@ def test_a_limit_fails_the_tool_call_and_the_next_call_runs_in_a_fresh_worker():
         assert stopped.value.kind in ("cpu", "timeout")
     finally:
         unload(world)
+
+
+def test_idle_workers_beyond_the_cap_end_and_come_back_when_called(monkeypatch):
+    monkeypatch.setattr(sandbox, "MAX_LIVE_WORKERS", 1)
+    first = load_world(WORLD_WITH_FAULTS, limits=LIMITS)
+    second = load_world(WORLD_WITH_FAULTS, limits=LIMITS)
+    try:
+        assert first._sttgym_sandbox.process is None and second._sttgym_sandbox.process is not None
+        assert first({}, Clock(START)).divide(n=5) == {"success": True, "data": 20}  # its state was in the parent
+        assert first._sttgym_sandbox.starts == 2 and second._sttgym_sandbox.process is None
+    finally:
+        unload(first)
+        unload(second)
 
 
 def test_load_world_refuses_unsafe_code_and_says_why():
