@@ -60,9 +60,10 @@ def load_plugins() -> tuple[list[str], dict[str, str]]:
     Gymnasium no longer loads plugins, and importing sttgym does not either (it stays fast): the
     command line calls this, and so can any harness. A package declares, in its pyproject.toml,
     ``[project.entry-points."sttgym.domains"] mydomain = "mypackage.domain"``; importing that
-    module must call :func:`register_domain`. The bundles named by the ``STTGYM_BUNDLES`` environment
-    variable (directories written by ``sttgym synth``, joined by ``os.pathsep``) register too. Returns the entry points loaded and, for those that
-    failed, why (a broken plugin is reported, never fatal).
+    module must call :func:`register_domain`. The bundles named by the ``STTGYM_BUNDLES``
+    environment variable (directories written by ``sttgym synth``, joined by ``os.pathsep``)
+    register too. Returns the entry points loaded and, for those that failed, why (a broken
+    plugin is reported, never fatal).
     """
     from importlib.metadata import entry_points
 
@@ -112,7 +113,8 @@ def registered_arena_id(env_id: str) -> str:
     return name
 
 
-def register_domain(world: type[World], scenarios: dict[tuple[str, str], Scenario], name: str | None = None) -> Domain:
+def register_domain(world: type[World], scenarios: dict[tuple[str, str], Scenario],
+                    name: str | None = None) -> Domain:
     """Add a domain and register one gymnasium id per (conflict, level) scenario.
 
     ``name`` (default: ``world.domain``) is the domain's name in ids: a synthesized bundle registers its generated

@@ -66,7 +66,8 @@ def write_bundle(path: Path, name: str, source: str, class_name: str, tasks: lis
 
     path.mkdir(parents=True, exist_ok=True)
     ids = sorted({arena_id(name, t["conflict"], t["difficulty"]) for t in tasks})
-    manifest = {"format": FORMAT, "domain": name, "class_name": class_name, "ids": ids, "instances": len(tasks), "provenance": provenance, "verdicts": verdicts}
+    manifest = {"format": FORMAT, "domain": name, "class_name": class_name, "ids": ids, "instances": len(tasks),
+                "provenance": provenance, "verdicts": verdicts}
     for file, text in ((WORLD, source), (TASKS, json.dumps(tasks, indent=1, ensure_ascii=False)),
                        (MANIFEST, json.dumps(manifest, indent=1, ensure_ascii=False))):
         partial_file = path / (file + ".partial")

@@ -234,7 +234,7 @@ def dual_agent(name: str, world: type, task: dict, fires_during: str, mutations:
         return record, (f"the change differs from the declared mutations: undeclared {extra}, not made {missing}, "
                         f"other values {[(p, changed[p], declared[p]) for p in wrong]}")
     if static.reward != 1.0:
-        return record, f"without the trigger the nominal plan scores {static.reward:.2f}, not 1 (the goal is unreachable)"
+        return record, f"without the trigger the nominal plan scores {static.reward:.2f}, not 1 (unreachable goal)"
     if run.reward >= 1.0:
         return record, "the change does not disrupt the nominal plan (it still scores 1)"
     return record, None

@@ -57,7 +57,8 @@ class _EnvAccess(ast.NodeTransformer):
         if isinstance(node.func, ast.Name) and node.func.id == "getattr" and len(node.args) in (2, 3) \
                 and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str):
             state = ast.Attribute(value=node.args[0], attr="state", ctx=ast.Load())
-            return ast.Call(func=ast.Attribute(value=state, attr="get", ctx=ast.Load()), args=node.args[1:], keywords=[])
+            getter = ast.Attribute(value=state, attr="get", ctx=ast.Load())
+            return ast.Call(func=getter, args=node.args[1:], keywords=[])
         return node
 
 
@@ -103,7 +104,8 @@ def world_source(env_source: str, checks_source: str, domain: str | None = None)
     cls.body = [*ast.parse(f"domain = {domain!r}\ndescription = {doc.splitlines()[0]!r}").body, *body]
     module = ast.Module(body=[*ast.parse("from sttgym.tools import fail, ok, tool\n"
                                          "from sttgym.world import World, predicate\n").body,
-                              *[n for n in tree.body if n is not cls and not isinstance(n, (ast.Import, ast.ImportFrom))],
+                              *[n for n in tree.body if n is not cls
+                                and not isinstance(n, (ast.Import, ast.ImportFrom))],
                               *check_tree.body, cls], type_ignores=[])
     return ast.unparse(ast.fix_missing_locations(module)) + "\n" + _PASSED, domain, containers
 
@@ -118,8 +120,9 @@ def _containers(init: ast.FunctionDef) -> dict:
         value = statement.value if isinstance(statement, ast.Assign) else None
         if isinstance(target, ast.Attribute) and target.attr.startswith("_"):
             continue  # the paper's trigger bookkeeping: here triggers are data
-        if not (isinstance(target, ast.Attribute) and isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
-                and value.func.attr == "get" and value.args and isinstance(value.args[0], ast.Constant)):
+        if not (isinstance(target, ast.Attribute) and isinstance(value, ast.Call)
+                and isinstance(value.func, ast.Attribute) and value.func.attr == "get" and value.args
+                and isinstance(value.args[0], ast.Constant)):
             raise ValueError(f"__init__ line {statement.lineno}: only `self.c = init_config.get(\"c\", default)` "
                              "can be imported (a world's state is its init config)")
         found[value.args[0].value] = ast.literal_eval(value.args[1]) if len(value.args) > 1 else None

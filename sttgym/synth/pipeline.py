@@ -150,7 +150,8 @@ class Pipeline:
     def scenarios(self, rid: str, upto: str = "") -> list[str]:
         """The scenario keys (``T1-easy``) of ``rid`` the conflict assignment asked for, alive through ``upto``."""
         assignment = self.value(rid, "conflict_assignment")
-        keys = [f"{m['conflict']}-{level}" for m in assignment["matched"] for level in m["levels"]] if assignment else []
+        matched = assignment["matched"] if assignment else []
+        keys = [f"{m['conflict']}-{level}" for m in matched for level in m["levels"]]
         if not upto:
             return keys
         steps = [s for _, s in SCENARIO_STEPS]
@@ -224,10 +225,12 @@ class Pipeline:
         requests = {r["id"]: r["request"] for r in self.requests()}
         if not requests:
             raise ValueError(f"{self.work} holds no requests: pass --requests FILE")
-        self._ask("filter", PROMPTS["filter_stateful"], {(rid, ""): {"request": text} for rid, text in requests.items()},
+        self._ask("filter", PROMPTS["filter_stateful"],
+                  {(rid, ""): {"request": text} for rid, text in requests.items()},
                   lambda rid, key, v: None if v.stateful else f"not stateful: {v.analysis[:300]}")
         self._ask("filter", PROMPTS["filter_sensitive"],
-                  {(rid, ""): {"request": text} for rid, text in requests.items() if self.alive(rid, "filter_stateful")},
+                  {(rid, ""): {"request": text} for rid, text in requests.items()
+                   if self.alive(rid, "filter_stateful")},
                   lambda rid, key, v: None if v.keep and v.conflicts else
                   f"no spatio-temporal conflict fits: {v.analysis[:300]}")
 
@@ -361,7 +364,8 @@ class Pipeline:
                         self.value(rid, "task_data", key, TaskData).mutations))
         self._ask("assess", PROMPTS["check_agent"], {(rid, key): {
             "story": self._story(rid, key), "trigger": self.value(rid, "task_data", key)["trigger"],
-            "run": self.value(rid, "dual_agent", key)["run"]} for rid, key in todo if self._passed(rid, key, "dual_agent")},
+            "run": self.value(rid, "dual_agent", key)["run"]}
+            for rid, key in todo if self._passed(rid, key, "dual_agent")},
             lambda rid, key, v: f"the check agent failed it: {v.reason}" if v.result == "fail" else None)
         self._check("assess", "rules", [k for k in todo if self._passed(*k, "check_agent")],
                     lambda rid, key: checks.rules(self.domain(rid), self.world(rid, "dynamic"),
@@ -393,7 +397,8 @@ class Pipeline:
         for request in self.requests():
             if request["id"] == rid:
                 return name
-            if self.alive(request["id"], "env_info") and "Synth" + self.value(request["id"], "env_info")["name"] == name:
+            info = self.value(request["id"], "env_info")
+            if info is not None and f"Synth{info['name']}" == name:
                 return name + "".join(c for c in rid if c.isalnum())
         return name
 
