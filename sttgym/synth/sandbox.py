@@ -200,6 +200,22 @@ _LIVE: OrderedDict[_Worker, None] = OrderedDict()
 _LIVE_LOCK = threading.Lock()
 
 
+def _forget_after_fork() -> None:
+    """In a forked child: the parent's workers (and any lock a parent thread held) are the parent's; the child
+    starts workers of its own on first use, and never ends the parent's."""
+    global _LIVE_LOCK
+    _LIVE_LOCK = threading.Lock()
+    for worker in list(_LIVE) + list(_FUNCTION_WORKERS.values()):
+        worker.lock = threading.Lock()
+        if worker.conn is not None:
+            worker.conn.close()  # the child's copy of the socket; the parent's stays open
+        worker.process = worker.conn = None
+    _LIVE.clear()
+
+
+os.register_at_fork(after_in_child=_forget_after_fork)
+
+
 def _used(worker: _Worker) -> None:
     """Mark ``worker`` (whose lock the caller holds) as just used, and end the least recently used beyond the cap."""
     with _LIVE_LOCK:

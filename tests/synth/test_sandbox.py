@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import multiprocessing
 import sys
 import time
 
@@ -285,6 +286,27 @@ def test_state_lives_in_the_parent_so_snapshot_and_restore_work(isolated, monkey
     assert env.world.state is state and state == STATE
     _, _, _, _, info = env.step({"name": "get_bay", "arguments": {"bay_id": "B-201"}})
     assert info["result"]["data"]["status"] == "free"  # the worker reads the restored state
+
+
+def _reserve_in_child(world: type[World], queue) -> None:
+    garage = world(json_copy(STATE), Clock(START))
+    result = garage.reserve_bay(bay_id="B-201", plate="KX-12", arrive_by="2024-05-01T10:00")
+    queue.put((result["success"], garage.state["bays"]["B-201"]["status"], world._sttgym_sandbox.process.pid))
+
+
+def test_a_forked_process_gets_a_worker_of_its_own(isolated):
+    garage = isolated(json_copy(STATE), Clock(START))
+    garage.get_bay(bay_id="B-201")
+    ours = isolated._sttgym_sandbox.process.pid
+    context = multiprocessing.get_context("fork")  # what forking harnesses (vector envs, data workers) do
+    queue = context.Queue()
+    child = context.Process(target=_reserve_in_child, args=(isolated, queue))
+    child.start()
+    succeeded, status, theirs = queue.get(timeout=120)
+    child.join(60)
+    assert (succeeded, status, child.exitcode) == (True, "reserved", 0) and theirs != ours
+    assert isolated._sttgym_sandbox.process.pid == ours  # the parent's worker neither shared nor ended
+    assert garage.get_bay(bay_id="B-201")["data"]["status"] == "free"
 
 
 def test_exceptions_cross_as_their_own_types(local, isolated):
