@@ -60,14 +60,15 @@ def register_tasks(name: str, world: type, tasks: list[dict]) -> Domain:
 
 
 def write_bundle(path: Path, name: str, source: str, class_name: str, tasks: list[dict], provenance: dict,
-                 verdicts: dict) -> Path:
-    """Write a bundle directory (files replaced atomically, so a reader never sees half of one)."""
+                 verdicts: dict, problems: list[str] = ()) -> Path:
+    """Write a bundle directory (files replaced atomically, so a reader never sees half of one); ``problems``: what
+    ``sttgym validate`` found over the whole bundle, recorded for its reviewer."""
     from sttgym.registry import arena_id
 
     path.mkdir(parents=True, exist_ok=True)
     ids = sorted({arena_id(name, t["conflict"], t["difficulty"]) for t in tasks})
     manifest = {"format": FORMAT, "domain": name, "class_name": class_name, "ids": ids, "instances": len(tasks),
-                "provenance": provenance, "verdicts": verdicts}
+                "provenance": provenance, "verdicts": verdicts, "validate_problems": list(problems)}
     for file, text in ((WORLD, source), (TASKS, json.dumps(tasks, indent=1, ensure_ascii=False)),
                        (MANIFEST, json.dumps(manifest, indent=1, ensure_ascii=False))):
         partial_file = path / (file + ".partial")

@@ -30,7 +30,7 @@ from sttgym.registry import DOMAINS, arena_id
 from sttgym.tools import collect_tools, validate_arguments
 from sttgym.world import json_copy, named_problems, predicates_of
 
-__all__ = ["loaded_world", "functional", "assemble", "dual_agent", "rules", "candidate", "run_record",
+__all__ = ["loaded_world", "functional", "assemble", "dual_agent", "rules", "domain_rules", "candidate", "run_record",
            "predicate_list", "tool_list"]
 
 _RESULT_CHARS = 600  # of each tool result a check agent or auditor is shown
@@ -254,3 +254,14 @@ def rules(name: str, world: type, task: dict) -> tuple[dict, str | None]:
               "prefix_scores": report.prefix_scores}
     problems = report.problems + problems
     return record, ("; ".join(p.replace(f"{env_id} seed 0: ", "") for p in problems[:3]) if problems else None)
+
+
+def domain_rules(name: str, world: type, tasks: list[dict]) -> list[str]:
+    """``sttgym validate``'s rules over a whole bundle (seed 0): each task's again, and those across its ids (levels
+    that grow in effort, probe ceilings over the domain), which no single candidate can be held to."""
+    from sttgym.validation import validate
+
+    ids = sorted({arena_id(name, t["conflict"], t["difficulty"]) for t in tasks})
+    with candidate(name, world, tasks):
+        reports, problems = validate(ids, [0])
+    return [p for r in reports for p in r.problems] + problems

@@ -227,4 +227,5 @@ def import_paper(source: str | Path, out: str | Path, name: str | None = None,
     if not accepted:
         raise ValueError(f"no blueprint of {source} made a valid task: {rejected}")
     provenance = {"imported_from": str(source), "written": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-    return write_bundle(out, domain, module, world.__name__, accepted, provenance, verdicts), rejected
+    return write_bundle(out, domain, module, world.__name__, accepted, provenance, verdicts,
+                        checks.domain_rules(domain, world, accepted)), rejected

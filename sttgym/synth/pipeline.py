@@ -415,18 +415,21 @@ class Pipeline:
         tasks = [self.value(rid, "assembled", key) for key in accepted]
         verdicts = {key: {step: (a.reason or "passed") if (a := self.artifact(rid, step, key)) else "not run"
                           for _, step in SCENARIO_STEPS} for key in self.scenarios(rid)}
+        path = self.work / "bundles" / name
+        if _unchanged(path, tasks, verdicts):
+            return path
         provenance = {**self.provenance, "prompts_hash": PROMPTS_HASH, "request_id": rid,
                       "request": next(r["request"] for r in self.requests() if r["id"] == rid),
                       "environment": self.value(rid, "env_info")["summary"],
                       "written": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                       "artifacts": str(self.work / "requests" / rid)}
-        path = write_bundle(self.work / "bundles" / name, name, self.value(rid, "dynamic"),
-                            self._class_name(rid), tasks, provenance, verdicts)
+        world = self.world(rid, "dynamic")
+        problems = checks.domain_rules(name, world, tasks)
+        write_bundle(path, name, self.value(rid, "dynamic"), world.__name__, tasks, provenance, verdicts, problems)
         self.say(f"bundle {name}: {len(tasks)} task(s) -> {path}")
+        for problem in problems:
+            self.say(f"  sttgym validate over the bundle: {problem}")
         return path
-
-    def _class_name(self, rid: str) -> str:
-        return self.world(rid, "dynamic").__name__
 
     def rejected(self) -> list[dict]:
         """Every rejected candidate: the request or scenario, the stage and step, and why."""
@@ -473,3 +476,13 @@ class Pipeline:
         (self.work / "rejected.json").write_text(json.dumps(out["rejected"], indent=1, ensure_ascii=False))
         return out
 
+
+def _unchanged(path: Path, tasks: list[dict], verdicts: dict) -> bool:
+    """Whether the bundle at ``path`` already holds ``tasks`` with ``verdicts`` (a resumed run rewrites nothing)."""
+    from sttgym.synth.bundle import MANIFEST, TASKS
+
+    try:
+        manifest = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
+        return manifest["verdicts"] == verdicts and json.loads((path / TASKS).read_text(encoding="utf-8")) == tasks
+    except (OSError, KeyError, ValueError):
+        return False

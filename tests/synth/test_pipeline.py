@@ -84,9 +84,11 @@ def test_every_exchange_is_logged_and_a_malformed_answer_is_sent_back_with_its_r
 
 def test_running_again_resumes_without_asking_the_model(run):
     asked = len(run["server"].requests)
+    manifest = run["work"] / "bundles" / "SynthCityLibrary" / "manifest.json"
+    written = manifest.read_text()
     again = CliRunner().invoke(app, ["synth", "all", *run["common"]])
     assert again.exit_code == 0, again.output
-    assert len(run["server"].requests) == asked
+    assert len(run["server"].requests) == asked and manifest.read_text() == written
     summary = json.loads((run["work"] / "summary.json").read_text())
     assert summary["rejected"] == run["summary"]["rejected"] and summary["bundles"] == run["summary"]["bundles"]
 
@@ -116,6 +118,7 @@ def test_a_manifest_records_provenance_and_every_stage_verdict(run):
     assert set(manifest["verdicts"]["T2-medium"].values()) == {"passed"}
     assert manifest["verdicts"]["S2-easy"]["rules"].startswith("oracle scored 0.500")
     assert manifest["verdicts"]["S2-easy"]["auditor"] == "not run"
+    assert manifest["validate_problems"] == []
 
 
 def test_a_bundle_id_picks_one_of_its_stored_instances_by_seed(run, tmp_path):
