@@ -49,6 +49,7 @@ from sttgym.world import World
 
 __all__ = ["audit", "Unsafe", "SandboxError", "Limits", "load_world", "call_function", "unload", "shutdown"]
 
+MIN_MEMORY_MB = 256  # a worker's interpreter and imports take about 130 MB before any generated code runs
 MAX_LIVE_WORKERS = 8  # beyond these, the least recently used worker ends; its next call starts it again
 START_S = 60.0  # how long a worker may take to start (imports; a loaded machine); not the code's time
 MAX_MINUTES = 10 * 366 * 24 * 60  # a clock the code moved past ten years would overflow the engine's datetimes
@@ -77,12 +78,16 @@ class SandboxError(RuntimeError):
 @dataclass(frozen=True)
 class Limits:
     """What one request to a worker (a load, a call, a function) may use. CPU and wall time are per request;
-    memory is the worker's address space (it holds the interpreter and sttgym's core, about 250 MB, too)."""
+    memory is the worker's address space (it holds the interpreter and sttgym's core, about 130 MB, too)."""
 
     cpu_s: float = 5.0
     wall_s: float = 10.0
     memory_mb: int = 1024
     output_mb: float = 16.0  # the largest reply (a tool's result and the state it leaves)
+
+    def __post_init__(self) -> None:
+        if min(self.cpu_s, self.wall_s, self.output_mb) <= 0 or self.memory_mb < MIN_MEMORY_MB:
+            raise ValueError(f"limits must be positive, with memory_mb at least {MIN_MEMORY_MB}: {self}")
 
 
 def _audited(source: str) -> None:

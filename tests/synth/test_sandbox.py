@@ -417,6 +417,12 @@ def test_idle_workers_beyond_the_cap_end_and_come_back_when_called(monkeypatch):
         unload(second)
 
 
+@pytest.mark.parametrize("limits", [dict(cpu_s=0), dict(wall_s=-1), dict(output_mb=0), dict(memory_mb=100)])
+def test_limits_that_could_not_run_anything_are_refused(limits):
+    with pytest.raises(ValueError, match="limits must be positive"):
+        Limits(**limits)
+
+
 def test_load_world_refuses_unsafe_code_and_says_why():
     with pytest.raises(Unsafe) as refused:
         load_world(GARAGE + "\nimport os\n")
