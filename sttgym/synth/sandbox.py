@@ -116,6 +116,8 @@ class _Worker:
         except (TypeError, ValueError) as exc:
             raise SandboxError("error", f"what the call sends is not JSON: {exc}") from None
         with self.lock:
+            if self.process is not None and self.process.poll() is not None:
+                self.close()  # it ended between requests (killed from outside): start afresh, lose no call
             if self.process is None:
                 self._start()
             _used(self)

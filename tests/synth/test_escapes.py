@@ -161,7 +161,7 @@ CORPUS = [
     function("busy_loop", "while True:\n    pass", "cpu|timeout"),
     function("wall_clock_loop", "while True:\n    pass", "timeout", WALL_ONLY),
     function("memory_growth", "x = []\nwhile True:\n    x.append('y' * 10**6)", "memory"),
-    function("endless_iterator", "from itertools import count\nreturn list(count())", "memory"),
+    function("endless_iterator", "from itertools import count\nreturn list(count())", "memory|cpu|timeout"),
     function("huge_sort", "return len(sorted(range(10**9)))", "memory"),
     function("regex_backtracking", "from re import match\nreturn bool(match('(a+)+$', 'a' * 40 + 'b'))", "cpu|timeout"),
     function("deep_recursion", "return attack()", "error"),

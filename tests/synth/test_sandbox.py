@@ -404,6 +404,17 @@ def test_a_limit_fails_the_tool_call_and_the_next_call_runs_in_a_fresh_worker():
         unload(world)
 
 
+def test_a_worker_killed_from_outside_between_calls_is_replaced_without_losing_a_call():
+    world = load_world(WORLD_WITH_FAULTS, limits=LIMITS)
+    try:
+        world._sttgym_sandbox.process.kill()
+        world._sttgym_sandbox.process.wait()
+        assert world({}, Clock(START)).divide(n=2) == {"success": True, "data": 50}
+        assert world._sttgym_sandbox.starts == 2
+    finally:
+        unload(world)
+
+
 def test_idle_workers_beyond_the_cap_end_and_come_back_when_called(monkeypatch):
     monkeypatch.setattr(sandbox, "MAX_LIVE_WORKERS", 1)
     first = load_world(WORLD_WITH_FAULTS, limits=LIMITS)
