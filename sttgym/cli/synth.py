@@ -73,7 +73,10 @@ def _stage_command(stages: tuple[str, ...]) -> Callable:
             raise typer.Exit(1) from None
         summary = pipeline.summary()
         _print(summary)
-        if "assess" in stages and not summary["bundles"]:
+        if summary["unanswered"]:
+            console.print(f"[yellow]{len(summary['unanswered'])} item(s) got no answer from the endpoint; run the "
+                          "same command again to retry them[/yellow]", soft_wrap=True)
+        if summary["unanswered"] or ("assess" in stages and not summary["bundles"]):
             raise typer.Exit(1)
 
     return command

@@ -4,7 +4,9 @@ The pipeline talks to any OpenAI-compatible endpoint through the project's backe
 (:class:`~sttgym.models.openai_backend.OpenAIModel`: retries, timeouts, requests in flight at
 once). An answer that does not meet its template's contract (no JSON, a missing key, no Python
 block) is sent back once more with the reason, up to ``attempts`` tries; what is still
-malformed is returned with the reason, and the stage rejects that item.
+malformed is returned with the reason, and the stage rejects that item. An answer the endpoint
+never gave (it kept failing past the backend's retries) is returned with ``error`` set instead:
+the stage leaves that item for the next run rather than rejecting it.
 """
 
 from __future__ import annotations
@@ -29,15 +31,17 @@ _JSON_FENCE = re.compile(r"```(?:json)?\s*\n(.*?)```", re.DOTALL)
 
 @dataclass
 class Answer:
-    """A model's answer to one item: ``value`` (the validated contract, or source text) or ``reason`` why not."""
+    """A model's answer to one item: ``value`` (the validated contract, or source text), or ``reason`` why it was
+    refused, or ``error`` when the endpoint gave none."""
 
     item: str
     value: Any = None
     reason: str | None = None
+    error: str | None = None
 
     @property
     def ok(self) -> bool:
-        return self.reason is None
+        return self.reason is None and self.error is None
 
 
 def read_answer(text: str, template: Template) -> tuple[Any, str | None]:
@@ -84,18 +88,19 @@ class Asker:
         conversations = {item: template.messages(item, **fields) for item, fields in items.items()}
         answers: dict[str, Answer] = {}
         for attempt in range(1, self.attempts + 1):
-            pending = [i for i in conversations if i not in answers or not answers[i].ok]
+            pending = [i for i in conversations if i not in answers or answers[i].reason is not None]
             if not pending:
                 break
             began = time.perf_counter()
             replies = self.model.chat([conversations[i] for i in pending], **self.generation)
             seconds = time.perf_counter() - began
             for item, reply in zip(pending, replies):
-                value, reason = (None, f"the endpoint failed: {reply.error}") if reply.error else \
-                    read_answer(reply.content, template)
-                answers[item] = Answer(item, value, reason)
+                value, reason = (None, None) if reply.error else read_answer(reply.content, template)
+                answers[item] = Answer(item, value, reason, reply.error)
                 self._record(stage, template, item, attempt, conversations[item], reply, reason, seconds / len(pending))
-                if reason and not reply.error:  # show the model its answer and why it was refused
+                if reply.error:
+                    continue  # the backend already retried what can be retried: leave it for the next run
+                if reason:  # show the model its answer and why it was refused
                     conversations[item] = conversations[item] + [
                         {"role": "assistant", "content": reply.content},
                         {"role": "user", "content": f"That answer was refused: {reason}. Answer again, following "

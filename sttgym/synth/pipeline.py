@@ -87,6 +87,7 @@ class Pipeline:
     isolate: bool = True
     _worlds: dict = field(default_factory=dict, repr=False)
     _walls: dict = field(default_factory=dict, repr=False)  # stage -> seconds this run, not yet in usage.json
+    unanswered: list = field(default_factory=list)  # (item, template, the endpoint's error) of this run
 
     def __post_init__(self) -> None:
         self.work = Path(self.work)
@@ -174,8 +175,15 @@ class Pipeline:
         answers = self.asker.ask(stage, template, {item: todo[k] for item, k in items.items()})
         for item, (rid, key) in items.items():
             answer = answers[item]
+            if answer.error:  # no artifact: the next run asks again
+                self.unanswered.append({"item": item, "template": template.name, "error": answer.error})
+                continue
             reason = answer.reason or (accept(rid, key, answer.value) if accept else None)
             self._write(rid, template.name, key, answer.value, reason)
+        failed = [u for u in self.unanswered if u["template"] == template.name]
+        if failed:
+            self.say(f"{stage}: the endpoint gave no answer for {len(failed)} item(s) ({failed[0]['error'][:200]}); "
+                     "run the stage again to retry them")
 
     def _check(self, stage: str, step: str, todo: list[tuple[str, str]],
                gate: Callable[[str, str], tuple[Any, str | None]]) -> None:
@@ -469,7 +477,7 @@ class Pipeline:
             self.asker.usage.clear()  # counted once, however often the summary is asked for
         self._walls.clear()
         scenarios = [(r["id"], k) for r in self.requests() for k in self.scenarios(r["id"])]
-        out = {"requests": len(self.requests()), "scenarios": len(scenarios),
+        out = {"requests": len(self.requests()), "scenarios": len(scenarios), "unanswered": self.unanswered,
                "accepted": sum(1 for rid, k in scenarios if self._passed(rid, k, "auditor")),
                "bundles": bundles, "rejected": self.rejected(), "usage": usage}
         (self.work / "summary.json").write_text(json.dumps(out, indent=1, ensure_ascii=False))

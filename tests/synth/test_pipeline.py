@@ -148,6 +148,24 @@ def test_an_answer_that_breaks_its_contract_is_refused_with_the_reason(text, tem
     assert value is None and reason in why
 
 
+def test_an_item_the_endpoint_never_answers_is_left_for_the_next_run_not_rejected(tmp_path):
+    from sttgym.models.openai_backend import OpenAIModel
+    from sttgym.synth.llm import Asker
+
+    with FakeServer(scripted.replay) as server:
+        server.faults.append(("status", 400))  # not retryable: the backend gives up on that request at once
+        model = OpenAIModel("scripted", base_url=server.url, max_workers=1)
+        pipeline = Pipeline(tmp_path / "work", Asker(model, tmp_path / "work" / "log.jsonl"), say=lambda line: None)
+        pipeline.add_requests(scripted.REQUESTS)
+        pipeline.filter()
+        missing = [u["item"] for u in pipeline.unanswered]
+        assert len(missing) == 1 and pipeline.artifact(missing[0], "filter_stateful") is None
+        assert missing[0] not in {r["item"] for r in pipeline.summary()["rejected"]}
+        again = Pipeline(tmp_path / "work", Asker(model, tmp_path / "work" / "log.jsonl"), say=lambda line: None)
+        again.filter()
+        assert again.unanswered == [] and again.artifact(missing[0], "filter_stateful") is not None
+
+
 def test_a_model_stage_without_a_model_is_a_clear_error(tmp_path):
     pipeline = Pipeline(tmp_path / "work", say=lambda line: None)
     pipeline.add_requests(scripted.REQUESTS)
