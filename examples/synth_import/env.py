@@ -39,9 +39,9 @@ class FerryLineEnv:
         Args:
             booking_id: The booking's id, e.g. FB-1.
         """
-        if booking_id not in self.bookings:
-            return {"success": False, "error": f"no booking {booking_id}"}
-        return {"success": True, "data": {"booking_id": booking_id, **self.bookings[booking_id]}}
+        booking = self.bookings.get(booking_id)
+        return {"success": booking is not None, **({"data": {"booking_id": booking_id, **booking}} if booking
+                                                    else {"error": f"no booking {booking_id}"})}
 
     # --------- STATE-CHANGE OPERATIONS ---------
     def book_passengers(self, sailing_id: str, passengers: int):
