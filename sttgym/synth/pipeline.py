@@ -70,6 +70,7 @@ class Artifact:
     ok: bool
     value: Any = None
     reason: str | None = None
+    at: str = ""  # when the step ran (UTC)
 
 
 @dataclass
@@ -116,7 +117,7 @@ class Pipeline:
         if not path.exists():
             return None
         data = json.loads(path.read_text(encoding="utf-8"))
-        return Artifact(data["ok"], data.get("value"), data.get("reason"))
+        return Artifact(data["ok"], data.get("value"), data.get("reason"), data.get("at", ""))
 
     def _write(self, rid: str, step: str, key: str, value: Any, reason: str | None) -> None:
         path = self._path(rid, step, key)
@@ -429,6 +430,7 @@ class Pipeline:
         provenance = {**self.provenance, "prompts_hash": PROMPTS_HASH, "request_id": rid,
                       "request": next(r["request"] for r in self.requests() if r["id"] == rid),
                       "environment": self.value(rid, "env_info")["summary"],
+                      "started": self.artifact(rid, "filter_stateful").at,
                       "written": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                       "artifacts": str(self.work / "requests" / rid)}
         world = self.world(rid, "dynamic")

@@ -10,12 +10,13 @@ default in a separate worker process (:mod:`sttgym.synth.worker`) under CPU, wal
     verdict = call_function(source, "check", {"state": state})
 
 The proxy class is a World subclass built from what the worker describes: the same tool schemas, the same
-predicate and operation signatures. Its state lives in the parent (``world.state`` is the engine's dict, so
-snapshots, restores and trigger diffs work as for any world); each forwarded call sends the state and the clock
-and applies what comes back. Because generated code may not assign attributes (the audit refuses it), a world
-instance holds nothing but its state and clock, so the worker builds a fresh instance per call and needs no
-handles. The worker is long-lived per loaded class; one a limit killed is restarted (and the source reloaded)
-by the next call.
+predicate and operation signatures, every method the generated classes define forwarded to the worker. Its state
+lives in the parent (``world.state`` is the engine's dict, so snapshots, restores and trigger diffs work as for
+any world); each forwarded call sends the state and the clock and applies what comes back. Because generated code
+may not assign attributes (the audit refuses it), a world instance holds nothing but its state and clock, so the
+worker builds a fresh instance per call and needs no handles. The worker is long-lived per loaded class; one a
+limit killed, one idle beyond :data:`MAX_LIVE_WORKERS`, or the parent's after a fork is started again (and the
+source reloaded) by the next call. ``docs/synthesis-safety.md`` describes the whole design.
 
 Where a limit stops a call: a **tool** returns a failed result (``internal_error`` and ``sandbox`` set to the
 kind: tools never raise); a **predicate or operation** raises :class:`SandboxError`, which ends the episode's
@@ -28,7 +29,6 @@ from __future__ import annotations
 
 import builtins
 import functools
-import hashlib
 import inspect
 import json
 import os
@@ -142,7 +142,8 @@ class _Worker:
             self.process = subprocess.Popen(
                 [sys.executable, *safe_path, "-m", "sttgym.synth.worker", str(child.fileno()),
                  json.dumps(asdict(self.limits))],
-                pass_fds=[child.fileno()], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, env=env, cwd="/")
+                pass_fds=[child.fileno()], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, env=env, cwd="/",
+                start_new_session=True)  # a terminal's Ctrl-C reaches the parent, which ends its workers
         finally:
             child.close()
         self.conn = Connection(parent.detach())
@@ -180,8 +181,8 @@ class _Worker:
 
     def _ended(self) -> SandboxError:
         try:
-            code = self.process.wait(5)
-        except subprocess.TimeoutExpired:
+            code = self.process.wait(2)
+        except subprocess.TimeoutExpired:  # alive: it sent more than the reply limit allows
             code = None
         self.close()
         if code == -signal.SIGXCPU:
@@ -338,8 +339,8 @@ def _parameters(schema: dict) -> dict:
 
 def _proxy_class(description: dict, worker: _Worker) -> type[World]:
     name = str(description["name"])
-    namespace: dict[str, Any] = {name: value for name, value in description["attributes"].items()
-                                 if str(name).isidentifier() and not str(name).startswith("__")}
+    namespace: dict[str, Any] = {key: value for key, value in description["attributes"].items()
+                                 if str(key).isidentifier() and not str(key).startswith("__")}
     namespace.update({"__module__": "sttgym.synth.generated", "__doc__": description["doc"],
                       "domain": str(description["domain"]), "description": str(description["description"])})
     for member, described in description["members"].items():
@@ -358,11 +359,10 @@ def _proxy_class(description: dict, worker: _Worker) -> type[World]:
 
 
 def _local_world(source: str, class_name: str | None) -> type[World]:
-    from sttgym.synth.worker import find_world
+    from sttgym.synth.worker import find_world, module_name
 
-    module = "sttgym_generated_" + hashlib.sha1(source.encode()).hexdigest()[:12]
     try:
-        return find_world(execute(source, module), class_name)
+        return find_world(execute(source, module_name(source)), class_name)
     except Exception as exc:
         raise SandboxError("error", f"loading the world failed: {type(exc).__name__}: {exc}") from exc
 

@@ -2,15 +2,15 @@
 
 The parent (:mod:`sttgym.synth.sandbox`) starts it as ``python -m sttgym.synth.worker FD LIMITS`` (a fresh
 interpreter; FD is its end of a socket pair, framed by :class:`multiprocessing.connection.Connection`) and sends one
-JSON request at a time; the worker answers each with one JSON reply. Nothing crosses the pipe as a pickle, so a reply is data the parent
-reads with ``json.loads``, never objects the generated code chose.
+JSON request at a time; the worker answers each with one JSON reply. Nothing crosses the pipe as a pickle, so a
+reply is data the parent reads with ``json.loads``, never objects the generated code chose.
 
 Requests:
 
 - ``{"op": "load", "source", "class_name"}``: run the module and describe its World subclass
   (:func:`describe`): reply ``{"value": description}``;
 - ``{"op": "call", "method", "start", "minutes", "state", "args", "kwargs"}``: a fresh instance of the loaded
-  class over ``state`` and a clock at ``start`` + ``minutes`` runs one marked method: reply ``{"value",
+  class over ``state`` and a clock at ``start`` + ``minutes`` runs one method the generated classes define: reply ``{"value",
   "minutes", "state"}`` (``state`` null when unchanged) or, when the method raised, ``{"raised": {"type",
   "builtin", "message"}, "minutes", "state"}``;
 - ``{"op": "function", "source", "name", "args"}``: run one top-level function of a fresh module.
@@ -24,6 +24,7 @@ parent reads the exit status.
 from __future__ import annotations
 
 import builtins
+import hashlib
 import inspect
 import json
 import math
@@ -37,7 +38,7 @@ from sttgym.synth.audit import ALLOWED_IMPORTS, execute
 from sttgym.tools import _described
 from sttgym.world import World
 
-__all__ = ["main", "find_world", "describe", "MARKS"]
+__all__ = ["main", "find_world", "describe", "module_name", "MARKS"]
 
 MARKS = {"tool": "__sttgym_tool__", "predicate": "__sttgym_predicate__", "operation": "__sttgym_operation__"}
 
@@ -126,8 +127,10 @@ def _injected(value: Any) -> Any:
     return value
 
 
-def _nearest_builtin(exc: BaseException) -> str:
-    return next(k.__name__ for k in type(exc).__mro__ if getattr(builtins, k.__name__, None) is k)
+def _raised(exc: BaseException) -> dict:
+    """The code's own exception, as the parent re-raises it: its name and its nearest builtin class."""
+    builtin = next(k.__name__ for k in type(exc).__mro__ if getattr(builtins, k.__name__, None) is k)
+    return {"raised": {"type": type(exc).__name__, "builtin": builtin, "message": str(exc)[:2000]}}
 
 
 class _Session:
@@ -136,14 +139,14 @@ class _Session:
         self.callable: dict[str, bool] = {}
 
     def load(self, request: dict) -> dict:
-        self.world = find_world(execute(request["source"], _module_name(request["source"])), request["class_name"])
+        self.world = find_world(execute(request["source"], module_name(request["source"])), request["class_name"])
         description = describe(self.world)
         self.callable = dict.fromkeys(description["members"], True)
         return {"value": description}
 
     def call(self, request: dict) -> dict:
         if self.world is None or request["method"] not in self.callable:
-            raise ValueError(f"no marked method {request['method']!r} in the loaded world")
+            raise ValueError(f"no method {request['method']!r} in the loaded world")
         state_text = json.dumps(request["state"])
         clock = Clock(request["start"])
         clock.minutes = request["minutes"]
@@ -155,15 +158,14 @@ class _Session:
         except MemoryError:
             raise
         except BaseException as exc:  # the code's own failure, reported to be re-raised by the parent
-            reply = {"raised": {"type": type(exc).__name__, "builtin": _nearest_builtin(exc),
-                                "message": str(exc)[:2000]}}
+            reply = _raised(exc)
         after = json.dumps(world.state)  # strict: a state that is not JSON cannot replay
         reply.update(minutes=clock.minutes, state=None if after == state_text else json.loads(after))
         return reply
 
     @staticmethod
     def function(request: dict) -> dict:
-        namespace = execute(request["source"], _module_name(request["source"]))
+        namespace = execute(request["source"], module_name(request["source"]))
         func = namespace.get(request["name"])
         if not inspect.isfunction(func) or func.__globals__ is not namespace:
             raise ValueError(f"the module defines no top-level function {request['name']!r}")
@@ -172,15 +174,13 @@ class _Session:
         except MemoryError:
             raise
         except BaseException as exc:
-            return {"raised": {"type": type(exc).__name__, "builtin": _nearest_builtin(exc),
-                               "message": str(exc)[:2000]}}
+            return _raised(exc)
         json.dumps(value)  # strict: only JSON values come back
         return {"value": value}
 
 
-def _module_name(source: str) -> str:
-    import hashlib
-
+def module_name(source: str) -> str:
+    """The module name generated code runs as: one per source, so two candidates' classes never share a name."""
     return "sttgym_generated_" + hashlib.sha1(source.encode()).hexdigest()[:12]
 
 
