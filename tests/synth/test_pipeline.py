@@ -114,6 +114,7 @@ def test_a_manifest_records_provenance_and_every_stage_verdict(run):
     provenance = manifest["provenance"]
     assert provenance["model"] == "scripted" and provenance["base_url"] == run["server"].url
     assert provenance["prompts_hash"] == PROMPTS_HASH and provenance["request_id"] == "parking"
+    assert provenance["started"] <= provenance["written"]
     assert manifest["ids"] == ["STTArena/SynthHarbourParking-ST1-easy", "STTArena/SynthHarbourParking-T2-medium"]
     assert set(manifest["verdicts"]["T2-medium"].values()) == {"passed"}
     assert manifest["verdicts"]["S2-easy"]["rules"].startswith("oracle scored 0.500")
