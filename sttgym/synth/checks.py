@@ -241,7 +241,10 @@ def dual_agent(name: str, world: type, task: dict, fires_during: str, mutations:
 
 
 def rules(name: str, world: type, task: dict) -> tuple[dict, str | None]:
-    """``sttgym validate``'s rules on one candidate (seed 0, and the probe panel's ceilings over it)."""
+    """``sttgym validate``'s rules on one candidate (seed 0, and the probe panel's ceilings over it); the record
+    keeps the oracle's run for the consistency auditor."""
+    from sttgym.agents import OracleAgent
+    from sttgym.rollout import rollout
     from sttgym.task import Task
     from sttgym.validation import validate
 
@@ -249,9 +252,10 @@ def rules(name: str, world: type, task: dict) -> tuple[dict, str | None]:
     env_id = arena_id(name, parsed.conflict, parsed.difficulty)
     with candidate(name, world, [task]):
         reports, problems = validate([env_id], [0])
+        oracle = rollout(gym.make(env_id), OracleAgent(), seed=0)
     report = reports[0]
     record = {"scores": report.scores, "probes": report.probes, "oracle_calls": report.oracle_calls,
-              "prefix_scores": report.prefix_scores}
+              "prefix_scores": report.prefix_scores, "oracle_run": run_record(oracle)}
     problems = report.problems + problems
     return record, ("; ".join(p.replace(f"{env_id} seed 0: ", "") for p in problems[:3]) if problems else None)
 

@@ -382,7 +382,7 @@ class Pipeline:
         self._ask("assess", PROMPTS["auditor"], {(rid, key): {
             "conflict": key.split("-")[0], "taxonomy": TAXONOMY[key.split("-")[0]], "level": key.split("-")[1],
             "blueprint": self.value(rid, "blueprint", key), "task": self._audited(rid, key),
-            "run": self.value(rid, "dual_agent", key)["run"]} for rid, key in todo if self._passed(rid, key, "rules")},
+            "run": self.value(rid, "rules", key)["oracle_run"]} for rid, key in todo if self._passed(rid, key, "rules")},
             lambda rid, key, v: None if v.verdict == "pass" else f"the auditor found fatal issues: {v.fatal_issues}")
         for rid in ready:
             self.bundle(rid)

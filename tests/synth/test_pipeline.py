@@ -76,6 +76,8 @@ def test_every_exchange_is_logged_and_a_malformed_answer_is_sent_back_with_its_r
     retried = attempts[1]["messages"]
     assert retried[-1]["role"] == "user" and "refused" in retried[-1]["content"]
     assert all(row["prompt_tokens"] > 0 for row in log)
+    audit = next(row for row in log if row["template"] == "auditor" and row["item"] == "parking/T2-medium")
+    assert '"call": "cancel_reservation"' in audit["messages"][1]["content"]  # the auditor reads the oracle's run
     artifact = json.loads((run["work"] / "requests" / "library" / "dual_agent" / "S1-easy.json").read_text())
     assert artifact["ok"] and artifact["value"]["fired_at"] == artifact["value"]["intended"] == 2
     assert artifact["value"]["changes"] == [{"path": "copies.CP-88120.branch", "old": "BR-NORTH", "new": "BR-EASTGATE"}]
