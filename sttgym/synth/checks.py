@@ -5,7 +5,8 @@ candidate passes or a sentence saying why it is rejected.
 
 - :func:`loaded_world`: the source passes the sandbox's audit and loads as a world with tools;
 - :func:`functional`: the generated test configurations run against the world, each call with
-  the outcome it declared, no tool raising, every tool exercised;
+  the outcome it declared, no tool raising, every successful read returning data, the state
+  staying JSON, every tool exercised;
 - :func:`assemble`: the model's pieces make an sttgym :class:`~sttgym.task.Task` that names only
   what the world has, with a trigger caused by a write and plans that fit the tools' schemas;
 - :func:`dual_agent`: the nominal plan, run in the dynamic world, meets the trigger at the intended
@@ -102,7 +103,7 @@ def functional(world: type, configs: list) -> tuple[dict, str | None]:
             if result["success"] != (call.expect == "success"):
                 return {"ran": ran}, (f"{where}: expected {call.expect}, got "
                                       f"{json.dumps(result, default=str)[:200]}")
-            if result["success"] and not spec.mutates and result.get("data") in (None, {}, [], ""):
+            if result["success"] and not spec.mutates and result.get("data") is None:  # [] is an answer; None is not
                 return {"ran": ran}, f"{where}: a successful read returned no data"
             try:
                 json.dumps(live.state)
