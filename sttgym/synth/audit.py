@@ -9,8 +9,8 @@ everything that reaches past the code's own objects:
 - every dunder name and attribute (``__class__``, ``__globals__``, ``__builtins__``, ...), a private attribute
   (``x._y``) on anything but ``self``/``cls``, and the attributes that reach frames and code without dunders
   (``gi_frame``, ``f_back``, ``tb_frame``, ``mro``, ...), also in ``match`` class patterns;
-- ``str.format``/``format_map`` (their fields read attributes: ``"{0.__class__}".format(x)``), quoted annotations
-  (``typing.get_type_hints`` evaluates them);
+- ``.format`` on anything but a string literal whose fields read no attribute or item (``"{0.__class__}".format(x)``
+  reads one), ``format_map``, and quoted annotations (``typing.get_type_hints`` evaluates them);
 - builtins that escape or do I/O (``exec``, ``eval``, ``getattr``, ``open``, ``type``, ``vars``, ``print``, ...),
   ``global``/``nonlocal`` (state outside ``self.state`` would not replay), generators' ``yield``, ``async``,
   ``with``, metaclasses and class keywords, assignment to attributes (``World.holds = ...`` would patch the
@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import string
 import types
 from typing import Any
 
@@ -58,7 +59,7 @@ WHOLE_MODULES = frozenset({"math"})  # `import math`: a C module whose attribute
 
 _BUILTIN_NAMES = (
     "abs", "all", "any", "ascii", "bin", "bool", "bytes", "callable", "chr", "classmethod", "dict", "divmod",
-    "enumerate", "filter", "float", "frozenset", "hex", "int", "isinstance", "issubclass", "iter", "len", "list",
+    "enumerate", "filter", "float", "format", "frozenset", "hex", "int", "isinstance", "issubclass", "iter", "len", "list",
     "map", "max", "min", "next", "oct", "ord", "pow", "property", "range", "repr", "reversed", "round", "set",
     "slice", "sorted", "staticmethod", "str", "sum", "super", "tuple", "zip",
     "Exception", "ArithmeticError", "AssertionError", "AttributeError", "IndexError", "KeyError", "LookupError",
@@ -69,7 +70,7 @@ _BUILTIN_NAMES = (
 BLOCKED_NAMES = frozenset({
     "exec", "eval", "compile", "open", "input", "print", "breakpoint", "help", "exit", "quit", "getattr", "setattr",
     "delattr", "hasattr", "globals", "locals", "vars", "dir", "type", "object", "memoryview", "bytearray", "id",
-    "hash", "format", "BaseException", "SystemExit", "KeyboardInterrupt", "GeneratorExit", "copyright", "credits", "license",
+    "hash", "BaseException", "SystemExit", "KeyboardInterrupt", "GeneratorExit", "copyright", "credits", "license",
 })
 # Attributes that reach frames, code, the class graph or format-string field access without a dunder.
 BLOCKED_ATTRIBUTES = frozenset({
@@ -102,9 +103,32 @@ def _engine_private(name: str) -> bool:
     return name.startswith("_sttgym")
 
 
+def _plain_fields(template: str) -> bool:
+    """Whether every replacement field of a format string (nested ones in format specs too) names an argument only:
+    no ``.attribute`` or ``[item]`` for the formatting machinery to read."""
+    try:
+        fields = list(string.Formatter().parse(template))
+    except ValueError:
+        return False
+    return all(name is None or ("." not in name and "[" not in name) and _plain_fields(spec or "")
+               for _, name, spec, _ in fields)
+
+
 class _Auditor(ast.NodeVisitor):
     def __init__(self) -> None:
         self.problems: list[str] = []
+        self.plain_formats: set[int] = set()  # ids of `"literal".format` attributes whose fields read nothing
+
+    def visit_Call(self, node: ast.Call) -> None:
+        func = node.func
+        if (isinstance(func, ast.Attribute) and func.attr == "format" and isinstance(func.value, ast.Constant)
+                and isinstance(func.value.value, str)):
+            if _plain_fields(func.value.value):
+                self.plain_formats.add(id(func))
+            else:
+                self.refuse(node, "a format field that reads an attribute or item")
+                self.plain_formats.add(id(func))  # said once, not again as an attribute
+        self.generic_visit(node)
 
     def refuse(self, node: ast.AST, what: str) -> None:
         self.problems.append(f"line {getattr(node, 'lineno', 0)}: {what} is not allowed")
@@ -150,8 +174,9 @@ class _Auditor(ast.NodeVisitor):
             self.refuse(node, f"the attribute .{attr}")
         elif attr.startswith("_") and not (isinstance(owner, ast.Name) and owner.id in ("self", "cls")):
             self.refuse(node, f"the private attribute .{attr} of anything but self")
-        elif attr in BLOCKED_ATTRIBUTES:
-            self.refuse(node, f"the attribute .{attr}")
+        elif attr in BLOCKED_ATTRIBUTES and id(node) not in self.plain_formats:
+            self.refuse(node, f"the attribute .{attr} (of anything but a string literal)" if attr == "format"
+                        else f"the attribute .{attr}")
         elif attr in WALL_CLOCK:
             self.refuse(node, f"the wall clock (.{attr})")
         elif attr == "now" and not (isinstance(owner, ast.Name) and owner.id == "self"

@@ -100,12 +100,15 @@ CORPUS = [
             "the attribute .with_traceback"),
     refused("async_frames", "async def f():\n    pass\n", "async def is not allowed"),
     # ------------------------------------------------------------------ format strings
-    refused("str_format_fields", "'{0.__class__.__mro__}'.format(1)\n", "the attribute .format"),
+    refused("str_format_fields", "'{0.__class__.__mro__}'.format(1)\n", "a format field that reads an attribute"),
+    refused("str_format_item_field", "'{0[x]}'.format({'x': 1})\n", "a format field that reads an attribute or item"),
+    refused("nested_format_field", "'{0:{1.__class__}}'.format(1, 2)\n", "a format field that reads an attribute"),
+    refused("format_on_a_variable", "template = '{0.__class__}'\ntemplate.format(1)\n",
+            "the attribute .format (of anything but a string literal)"),
     refused("format_map_fields", "'{x.__class__}'.format_map({'x': 1})\n", "the attribute .format_map"),
     refused("unbound_format", "from sttgym.tools import ok\nstr.format('{0.__globals__}', ok)\n",
             "the attribute .format"),
     refused("fstring_dunder", "from sttgym.tools import ok\nf'{ok.__globals__}'\n", "the attribute .__globals__"),
-    refused("format_builtin", "format(1, 'x')\n", "format is not allowed"),
     # ------------------------------------------------------------------ reflective builtins and code execution
     refused("getattr_concat", "from sttgym.tools import ok\ngetattr(ok, '__glo' + 'bals__')\n", "getattr"),
     refused("vars_walk", "from sttgym.tools import ok\nvars(ok)\n", "vars is not allowed"),

@@ -169,6 +169,48 @@ def test_an_item_the_endpoint_never_answers_is_left_for_the_next_run_not_rejecte
         assert again.unanswered == [] and again.artifact(missing[0], "filter_stateful") is not None
 
 
+def _library(run) -> tuple[Pipeline, type]:
+    pipeline = Pipeline(run["work"], isolate=False, say=lambda line: None)
+    return pipeline, pipeline.world("library", "dynamic")
+
+
+@pytest.mark.parametrize("change, reason", [
+    (lambda c: c["calls"][0].update(expect="failure"), "expected failure"),
+    (lambda c: c["calls"].__setitem__(slice(None), c["calls"][:4]), "tools never run successfully"),
+    (lambda c: c["calls"][1].update(arguments={"book_id": 7}), "does not fit the schema"),
+    (lambda c: c["calls"][1].update(name="renew_loan"), "no tool 'renew_loan'"),
+])
+def test_functional_validation_holds_each_call_to_its_declared_outcome(run, change, reason):
+    from sttgym.synth.checks import functional
+    from sttgym.synth.prompts import TestConfigs
+
+    pipeline, world = _library(run)
+    configs = pipeline.value("library", "test_configs")
+    assert functional(world, TestConfigs.model_validate(configs).configs)[1] is None
+    change(configs["configs"][0])
+    assert reason in functional(world, TestConfigs.model_validate(configs).configs)[1]
+
+
+@pytest.mark.parametrize("change, reason", [
+    (lambda d, c: d["trigger"].update(activation=["get_copy"]), "activation may name only tools that change"),
+    (lambda d, c: d["trigger"]["when"].update(name="copy_is_late"), "no predicate 'copy_is_late'"),
+    (lambda d, c: d["oracle"][0]["arguments"].update(card="M-5521"), "unknown argument(s) 'card'"),
+    (lambda d, c: c.update(checklist=[]), "a solvable task needs a checklist"),
+])
+def test_assembly_refuses_pieces_that_do_not_make_a_task(run, change, reason):
+    from sttgym.synth.checks import assemble
+    from sttgym.synth.prompts import Checklist, NominalPlan, TaskData
+
+    pipeline, world = _library(run)
+    data, checklist = pipeline.value("library", "task_data", "S1-easy"), pipeline.value("library", "checklist", "S1-easy")
+    plan = NominalPlan.model_validate(pipeline.value("library", "plan_agent", "S1-easy"))
+    assert assemble(world, TaskData.model_validate(data), Checklist.model_validate(checklist), plan, "S1", "easy")[1] \
+        is None
+    change(data, checklist)
+    task, why = assemble(world, TaskData.model_validate(data), Checklist.model_validate(checklist), plan, "S1", "easy")
+    assert task is None and reason in why
+
+
 def test_a_model_stage_without_a_model_is_a_clear_error(tmp_path):
     pipeline = Pipeline(tmp_path / "work", say=lambda line: None)
     pipeline.add_requests(scripted.REQUESTS)

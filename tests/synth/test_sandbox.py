@@ -465,6 +465,12 @@ def test_call_function_returns_json_and_reports_failures():
         call_function("def f():\n    return open('x').read()\n", "f", {})
 
 
+def test_the_audit_allows_format_on_literals_whose_fields_read_nothing_and_the_format_builtin():
+    source = "def label(n, name):\n    return '{0} {name:>8} {0:{1}}'.format(n, 3, name=name) + format(n, '.1f')\n"
+    assert audit(source) == []
+    assert call_function(source, "label", {"n": 7, "name": "bay"}) == "7      bay   77.0"
+
+
 def test_restricted_execution_hands_out_only_allowed_names():
     assert not {"open", "eval", "exec", "getattr", "type", "print", "vars"} & set(SAFE_BUILTINS)
     namespace = execute("from sttgym.world import World\nimport math\n")
