@@ -45,20 +45,25 @@ def _stage_command(stages: tuple[str, ...]) -> Callable:
                 workers: int = typer.Option(8, help="Requests in flight at once."),
                 request_timeout: float = typer.Option(300.0, help="Seconds to wait for one answer."),
                 max_retries: int = typer.Option(6, help="Retries of one request on rate limits, timeouts and "
-                                                "server errors.")) -> None:
+                                                "server errors."),
+                conflict: Optional[list[str]] = typer.Option(None, help="Build only these conflict types of the "
+                                                             "assigned ones (repeatable; default: all)."),
+                level: Optional[list[str]] = typer.Option(None, help="Build only these levels (repeatable; default: "
+                                                          "all).")) -> None:
         from sttgym.synth.llm import Asker
         from sttgym.synth.pipeline import Pipeline
 
-        asker = None
-        if model:
-            from sttgym.models.openai_backend import OpenAIModel
-
-            backend = OpenAIModel(model, base_url=base_url, timeout=request_timeout, max_retries=max_retries,
-                                  max_workers=workers)
-            asker = Asker(backend, work / "log.jsonl", attempts=attempts, temperature=temperature,
-                          max_tokens=max_tokens)
-        pipeline = Pipeline(work, asker, provenance={"model": model, "base_url": base_url})
         try:
+            asker = None
+            if model:
+                from sttgym.models.openai_backend import OpenAIModel
+
+                backend = OpenAIModel(model, base_url=base_url, timeout=request_timeout, max_retries=max_retries,
+                                      max_workers=workers)
+                asker = Asker(backend, work / "log.jsonl", attempts=attempts, temperature=temperature,
+                              max_tokens=max_tokens)
+            pipeline = Pipeline(work, asker, provenance={"model": model, "base_url": base_url},
+                                conflicts=tuple(conflict or ()), levels=tuple(level or ()))
             if requests is not None:
                 console.print(f"{pipeline.add_requests(requests)} new request(s) in {work}")
             with progress(console) as display:

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from sttgym.registry import CONFLICTS, LEVELS
 from sttgym.synth import checks
 from sttgym.synth.prompts import (LEVEL_GUIDE, PROMPTS, PROMPTS_HASH, TAXONOMY, Blueprint, Checklist, NominalPlan,
                                   TaskData, Template, TestConfigs)
@@ -78,7 +79,8 @@ class Pipeline:
     """The stages over ``work``; ``asker`` (a :class:`~sttgym.synth.llm.Asker`) is needed by the model's steps.
 
     ``provenance`` (model, endpoint) goes into every bundle's manifest; ``say`` receives progress
-    lines; ``isolate=False`` runs generated worlds in this process (tests of reviewed code only).
+    lines; ``isolate=False`` runs generated worlds in this process (tests of reviewed code only);
+    ``conflicts`` and ``levels`` (empty: all) choose which of the assigned scenarios are built.
     """
 
     work: Path
@@ -86,12 +88,18 @@ class Pipeline:
     provenance: dict = field(default_factory=dict)
     say: Callable[[str], None] = print
     isolate: bool = True
+    conflicts: tuple[str, ...] = ()
+    levels: tuple[str, ...] = ()
     _worlds: dict = field(default_factory=dict, repr=False)
     _walls: dict = field(default_factory=dict, repr=False)  # stage -> seconds this run, not yet in usage.json
     unanswered: list = field(default_factory=list)  # (item, template, the endpoint's error) of this run
 
     def __post_init__(self) -> None:
         self.work = Path(self.work)
+        unknown = sorted(set(self.conflicts) - set(CONFLICTS)) + sorted(set(self.levels) - set(LEVELS))
+        if unknown:
+            raise ValueError(f"unknown conflict types or levels {unknown}: conflicts {', '.join(CONFLICTS)}; "
+                             f"levels {', '.join(LEVELS)}")
 
     # ------------------------------------------------------------------ the work directory
 
@@ -150,10 +158,12 @@ class Pipeline:
         return True
 
     def scenarios(self, rid: str, upto: str = "") -> list[str]:
-        """The scenario keys (``T1-easy``) of ``rid`` the conflict assignment asked for, alive through ``upto``."""
+        """The scenario keys (``T1-easy``) of ``rid`` the conflict assignment asked for (those chosen), alive through
+        ``upto``."""
         assignment = self.value(rid, "conflict_assignment")
         matched = assignment["matched"] if assignment else []
-        keys = [f"{m['conflict']}-{level}" for m in matched for level in m["levels"]]
+        keys = [f"{m['conflict']}-{level}" for m in matched for level in m["levels"]
+                if (not self.conflicts or m["conflict"] in self.conflicts) and (not self.levels or level in self.levels)]
         if not upto:
             return keys
         steps = [s for _, s in SCENARIO_STEPS]

@@ -211,6 +211,14 @@ def test_assembly_refuses_pieces_that_do_not_make_a_task(run, change, reason):
     assert task is None and reason in why
 
 
+def test_conflicts_and_levels_choose_which_assigned_scenarios_are_built(run):
+    assert Pipeline(run["work"]).scenarios("parking") == ["ST1-easy", "T2-medium", "S2-easy"]
+    assert Pipeline(run["work"], levels=("medium",)).scenarios("parking") == ["T2-medium"]
+    assert Pipeline(run["work"], conflicts=("S2", "ST1")).scenarios("parking") == ["ST1-easy", "S2-easy"]
+    with pytest.raises(ValueError, match="unknown conflict types or levels"):
+        Pipeline(run["work"], levels=("trivial",))
+
+
 def test_a_model_stage_without_a_model_is_a_clear_error(tmp_path):
     pipeline = Pipeline(tmp_path / "work", say=lambda line: None)
     pipeline.add_requests(scripted.REQUESTS)
