@@ -16,7 +16,8 @@ everything that reaches past the code's own objects:
   ``with``, metaclasses and class keywords, assignment to attributes (``World.holds = ...`` would patch the
   engine's own class), and world classes redefining what the engine calls (``holds``, ``apply``, ``state``, ...);
 - the wall clock (``.now()``/``today``/``utcnow``/``fromtimestamp``/``timestamp``/``astimezone``): simulated time
-  is ``self.clock.now`` and ``self.now``, the only ``.now`` reads allowed.
+  is read as ``self.clock.now``, ``self.now`` or ``ctx.now``, never called. These rules catch a model's mistakes;
+  code set on nondeterminism could still alias its way to the wall clock, which the pipeline's replays reveal.
 
 :func:`execute` runs audited source with :data:`SAFE_BUILTINS` (whose ``__import__`` enforces the same import
 allow-list at run time, handing out only the allowed names). It bounds neither time nor memory: that is the
@@ -121,6 +122,8 @@ class _Auditor(ast.NodeVisitor):
 
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
+        if isinstance(func, ast.Attribute) and func.attr == "now":  # simulated times are read, never called
+            self.refuse(node, "calling .now() (the wall clock)")
         if (isinstance(func, ast.Attribute) and func.attr == "format" and isinstance(func.value, ast.Constant)
                 and isinstance(func.value.value, str)):
             if _plain_fields(func.value.value):
@@ -179,9 +182,9 @@ class _Auditor(ast.NodeVisitor):
                         else f"the attribute .{attr}")
         elif attr in WALL_CLOCK:
             self.refuse(node, f"the wall clock (.{attr})")
-        elif attr == "now" and not (isinstance(owner, ast.Name) and owner.id == "self"
+        elif attr == "now" and not (isinstance(owner, ast.Name) and owner.id in ("self", "ctx")
                                     or isinstance(owner, ast.Attribute) and owner.attr == "clock"):
-            self.refuse(node, ".now on anything but self.clock or self (the wall clock)")
+            self.refuse(node, ".now on anything but self.clock, self or ctx (the wall clock)")
         if isinstance(node.ctx, (ast.Store, ast.Del)):
             self.refuse(node, f"assignment to an attribute (.{attr}; keep data in self.state)")
         self.generic_visit(node)

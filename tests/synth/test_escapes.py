@@ -141,6 +141,7 @@ CORPUS = [
     refused("secrets_token", "from secrets import token_hex\n", "import from secrets"),
     refused("time_module", "import time\n", "import time"),
     refused("datetime_now", "from datetime import datetime\nx = datetime.now()\n", ".now on anything but"),
+    refused("now_called_on_the_clock", "def f(self):\n    return self.clock.now()\n", "calling .now() (the wall clock)"),
     refused("date_today", "from datetime import date\nx = date.today()\n", "the wall clock (.today)"),
     refused("utcnow", "from datetime import datetime\nx = datetime.utcnow()\n", "the wall clock (.utcnow)"),
     refused("wall_clock_via_simulated", "def f(self):\n    return self.clock.now.now()\n", ".now on anything but"),
