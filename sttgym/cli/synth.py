@@ -41,6 +41,8 @@ def _stage_command(stages: tuple[str, ...]) -> Callable:
                                                         "\"request\"}, or one request per line."),
                 attempts: int = typer.Option(2, help="Tries per item when an answer breaks its format."),
                 temperature: float = typer.Option(0.2, help="Sampling temperature."),
+                reasoning_effort: Optional[str] = typer.Option(None, help="A served reasoning model's effort: low, "
+                                                               "medium or high (sent instead of a temperature)."),
                 max_tokens: Optional[int] = typer.Option(None, help="Tokens per answer (default: the server's)."),
                 workers: int = typer.Option(8, help="Requests in flight at once."),
                 request_timeout: float = typer.Option(300.0, help="Seconds to wait for one answer."),
@@ -59,7 +61,7 @@ def _stage_command(stages: tuple[str, ...]) -> Callable:
                 from sttgym.models.openai_backend import OpenAIModel
 
                 backend = OpenAIModel(model, base_url=base_url, timeout=request_timeout, max_retries=max_retries,
-                                      max_workers=workers)
+                                      max_workers=workers, reasoning_effort=reasoning_effort)
                 asker = Asker(backend, work / "log.jsonl", attempts=attempts, temperature=temperature,
                               max_tokens=max_tokens)
             pipeline = Pipeline(work, asker, provenance={"model": model, "base_url": base_url},

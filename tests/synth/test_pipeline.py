@@ -11,6 +11,8 @@ import gymnasium as gym
 import pytest
 from typer.testing import CliRunner
 
+import sttgym
+
 from sttgym.cli import app
 from sttgym.registry import DOMAINS
 from sttgym.synth.bundle import load_bundle, write_bundle
@@ -131,7 +133,7 @@ def test_a_bundle_id_picks_one_of_its_stored_instances_by_seed(run, tmp_path):
     variant = {**task, "query": task["query"].replace("Hello", "Good afternoon")}
     write_bundle(tmp_path / "b", "SynthTwoInstances", (source / "world.py").read_text(), manifest["class_name"],
                  [task, variant], {}, {})
-    domain = load_bundle(tmp_path / "b", isolate=False)
+    domain = sttgym.load_bundle(tmp_path / "b", isolate=False)  # exported lazily by the package
     env_id = f"STTArena/{domain.name}-ST1-easy"
     queries = [gym.make(env_id).reset(seed=seed)[0] for seed in range(8)]
     assert queries == [gym.make(env_id).reset(seed=seed)[0] for seed in range(8)]
