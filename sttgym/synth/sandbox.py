@@ -12,7 +12,8 @@ default in a separate worker process (:mod:`sttgym.synth.worker`) under CPU, wal
 The proxy class is a World subclass built from what the worker describes: the same tool schemas, the same
 predicate and operation signatures, every method the generated classes define forwarded to the worker. Its state
 lives in the parent (``world.state`` is the engine's dict, so snapshots, restores and trigger diffs work as for
-any world); each forwarded call sends the state and the clock and applies what comes back. Because generated code
+any world); each forwarded call sends the clock and the state (unless the worker holds that state already, as
+after a read) and applies what comes back. Because generated code
 may not assign attributes (the audit refuses it), a world instance holds nothing but its state and clock, so the
 worker builds a fresh instance per call and needs no handles. The worker is long-lived per loaded class; one a
 limit killed, one idle beyond :data:`MAX_LIVE_WORKERS`, or the parent's after a fork is started again (and the
@@ -108,11 +109,13 @@ class _Worker:
         self.conn: Any = None
         self.lock = threading.Lock()
         self.starts = 0  # processes started so far (restarts after a limit included)
+        self.held: str | None = None  # the JSON text of the state the process holds from the last call
 
-    def request(self, message: dict) -> dict:
-        """The worker's reply to ``message``; a SandboxError when a limit or the sandbox stopped it."""
+    def request(self, message: dict, state: str | None = None) -> dict:
+        """The worker's reply to ``message`` (and, for a call, ``state``: the world's state as JSON text); a
+        SandboxError when a limit or the sandbox stopped it."""
         try:
-            data = json.dumps(message, default=_engine_json).encode()
+            data = json.dumps(message, default=_engine_json)
         except (TypeError, ValueError) as exc:
             raise SandboxError("error", f"what the call sends is not JSON: {exc}") from None
         with self.lock:
@@ -121,7 +124,16 @@ class _Worker:
             if self.process is None:
                 self._start()
             _used(self)
-            return self._exchange(data)
+            if state is not None and state != self.held:  # a state the worker already holds is not sent again
+                data = f'{data[:-1]}, "state": {state}}}'  # spliced: the text is JSON already
+            try:
+                reply = self._exchange(data.encode())
+            except SandboxError:
+                self.held = None
+                raise
+            if state is not None:
+                self.held = state if reply.get("state") is None else json.dumps(reply["state"])
+            return reply
 
     def start(self) -> dict | None:
         """Start the process now; the reply to ``preload``."""
@@ -148,6 +160,7 @@ class _Worker:
             child.close()
         self.conn = Connection(parent.detach())
         self.starts += 1
+        self.held = None
         self._receive(START_S)
         return None if self.preload is None else self._exchange(json.dumps(self.preload).encode())
 
@@ -217,7 +230,7 @@ def _forget_after_fork() -> None:
         worker.lock = threading.Lock()
         if worker.conn is not None:
             worker.conn.close()  # the child's copy of the socket; the parent's stays open
-        worker.process = worker.conn = None
+        worker.process = worker.conn = worker.held = None
     _LIVE.clear()
 
 
@@ -290,8 +303,12 @@ def _signature(described: dict) -> inspect.Signature:
 
 def _call(worker: _Worker, world: World, name: str, args: tuple, kwargs: dict) -> Any:
     clock = world.clock
+    try:
+        state = json.dumps(world.state)
+    except (TypeError, ValueError) as exc:
+        raise SandboxError("error", f"the world's state is not JSON: {exc}") from None
     reply = worker.request({"op": "call", "method": name, "start": clock.start.isoformat(), "minutes": clock.minutes,
-                            "state": world.state, "args": list(args), "kwargs": kwargs})
+                            "args": list(args), "kwargs": kwargs}, state)
     minutes = reply.get("minutes")
     if minutes != clock.minutes:
         if not isinstance(minutes, int) or not clock.minutes < minutes <= MAX_MINUTES:

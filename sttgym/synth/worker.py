@@ -10,7 +10,8 @@ Requests:
 - ``{"op": "load", "source", "class_name"}``: run the module and describe its World subclass
   (:func:`describe`): reply ``{"value": description}``;
 - ``{"op": "call", "method", "start", "minutes", "state", "args", "kwargs"}``: a fresh instance of the loaded
-  class over ``state`` and a clock at ``start`` + ``minutes`` runs one method the generated classes define: reply ``{"value",
+  class over ``state`` (absent: the state the last call left, which the parent knows it holds) and a clock at
+  ``start`` + ``minutes`` runs one method the generated classes define: reply ``{"value",
   "minutes", "state"}`` (``state`` null when unchanged) or, when the method raised, ``{"raised": {"type",
   "builtin", "message"}, "minutes", "state"}``;
 - ``{"op": "function", "source", "name", "args"}``: run one top-level function of a fresh module.
@@ -137,6 +138,8 @@ class _Session:
     def __init__(self) -> None:
         self.world: type[World] | None = None
         self.callable: dict[str, bool] = {}
+        self.state: dict | None = None  # the state the last call left, and its JSON text
+        self.text = ""
 
     def load(self, request: dict) -> dict:
         self.world = find_world(execute(request["source"], module_name(request["source"])), request["class_name"])
@@ -147,10 +150,13 @@ class _Session:
     def call(self, request: dict) -> dict:
         if self.world is None or request["method"] not in self.callable:
             raise ValueError(f"no method {request['method']!r} in the loaded world")
-        state_text = json.dumps(request["state"])
+        if "state" in request:
+            self.state, self.text = request["state"], json.dumps(request["state"])
+        elif self.state is None:
+            raise ValueError("the call sent no state and none is held")
         clock = Clock(request["start"])
         clock.minutes = request["minutes"]
-        world = self.world(request["state"], clock)
+        world = self.world(self.state, clock)
         kwargs = {k: _injected(v) for k, v in request["kwargs"].items()}
         reply: dict[str, Any] = {}
         try:
@@ -159,8 +165,13 @@ class _Session:
             raise
         except BaseException as exc:  # the code's own failure, reported to be re-raised by the parent
             reply = _raised(exc)
-        after = json.dumps(world.state)  # strict: a state that is not JSON cannot replay
-        reply.update(minutes=clock.minutes, state=None if after == state_text else json.loads(after))
+        try:
+            after = json.dumps(world.state)  # strict: a state that is not JSON cannot replay
+        except BaseException:
+            self.state = None  # the parent sends the state again after any failure
+            raise
+        changed, self.text = after != self.text, after
+        reply.update(minutes=clock.minutes, state=world.state if changed else None)
         return reply
 
     @staticmethod

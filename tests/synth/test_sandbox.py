@@ -288,6 +288,15 @@ def test_state_lives_in_the_parent_so_snapshot_and_restore_work(isolated, monkey
     assert info["result"]["data"]["status"] == "free"  # the worker reads the restored state
 
 
+def test_worlds_sharing_a_worker_each_see_their_own_state(isolated):
+    first, second = isolated(json_copy(STATE), Clock(START)), isolated(json_copy(STATE), Clock(START))
+    assert first.reserve_bay(bay_id="B-201", plate="A", arrive_by="2024-05-01T10:00")["success"]
+    assert second.get_bay(bay_id="B-201")["data"]["status"] == "free"
+    assert first.get_bay(bay_id="B-201")["data"]["status"] == "reserved"
+    first.state["bays"]["B-201"]["status"] = "free"  # the engine changing the state in the parent (a trigger)
+    assert first.get_bay(bay_id="B-201")["data"]["status"] == "free"
+
+
 def _reserve_in_child(world: type[World], queue) -> None:
     garage = world(json_copy(STATE), Clock(START))
     result = garage.reserve_bay(bay_id="B-201", plate="KX-12", arrive_by="2024-05-01T10:00")
