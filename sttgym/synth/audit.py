@@ -190,8 +190,8 @@ class _Auditor(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_MatchClass(self, node: ast.MatchClass) -> None:
-        for attr in node.kwd_attrs:
-            if _dunder(attr) or attr.startswith("_") or attr in BLOCKED_ATTRIBUTES:
+        for attr in node.kwd_attrs:  # `case str(format=f)` reads the attribute as `x.format` would
+            if _dunder(attr) or attr.startswith("_") or attr in BLOCKED_ATTRIBUTES or attr in WALL_CLOCK | {"now"}:
                 self.refuse(node, f"matching the attribute {attr}")
         self.generic_visit(node)
 

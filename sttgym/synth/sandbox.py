@@ -54,6 +54,7 @@ MIN_MEMORY_MB = 256  # a worker's interpreter and imports take about 130 MB befo
 MAX_LIVE_WORKERS = 8  # beyond these, the least recently used worker ends; its next call starts it again
 START_S = 60.0  # how long a worker may take to start (imports; a loaded machine); not the code's time
 MAX_MINUTES = 10 * 366 * 24 * 60  # a clock the code moved past ten years would overflow the engine's datetimes
+MAX_TOOL_COST = 7 * 24 * 60  # minutes; the engine adds a tool's cost to the clock on every call
 
 
 class Unsafe(ValueError):
@@ -337,12 +338,19 @@ def _forwarder(worker: _Worker, name: str, member: dict):
     forward.__doc__ = member["doc"]
     forward.__signature__ = _signature(member["signature"])
     if is_tool:
-        forward.__sttgym_tool__ = {"mutates": bool(member["tool"].get("mutates")), "cost": int(member["tool"]["cost"])}
+        forward.__sttgym_tool__ = {"mutates": bool(member["tool"].get("mutates")), "cost": _cost(name, member["tool"]["cost"])}
     if member["predicate"]:
         forward.__sttgym_predicate__ = True
     if member["operation"]:
         forward.__sttgym_operation__ = True
     return forward
+
+
+def _cost(tool: str, cost: Any) -> int:
+    """A tool's cost in minutes, or a ValueError: one past a week would soon carry the engine's clock past year 9999."""
+    if not isinstance(cost, int) or not 0 <= cost <= MAX_TOOL_COST:
+        raise ValueError(f"tool {tool} costs {cost!r} minutes; a cost is a whole number up to {MAX_TOOL_COST}")
+    return cost
 
 
 def _parameters(schema: dict) -> dict:
@@ -364,7 +372,7 @@ def _proxy_class(description: dict, worker: _Worker) -> type[World]:
         if str(member).isidentifier() and not str(member).startswith("__"):
             namespace[member] = _forwarder(worker, member, described)
     cls = type(name if name.isidentifier() else "GeneratedWorld", (World,), namespace)
-    tools = {tool: (str(d), _parameters(p), {"mutates": bool(m.get("mutates")), "cost": int(m["cost"])})
+    tools = {tool: (str(d), _parameters(p), {"mutates": bool(m.get("mutates")), "cost": _cost(tool, m["cost"])})
              for tool, (d, p, m) in description["tools"].items() if tool in namespace}
     per_class(cls, "tools", lambda: tools)  # the schemas the worker derived from the real annotations
     cls._sttgym_sandbox = worker
@@ -401,9 +409,9 @@ def load_world(source: str, *, class_name: str | None = None, limits: Limits = L
     except SandboxError as exc:
         worker.close()
         raise SandboxError(exc.kind, f"loading the world failed: {exc}") from None
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:  # a description the parent cannot read
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:  # a description the engine cannot use
         worker.close()
-        raise SandboxError("error", f"the worker's description of the class is malformed: {exc!r}") from None
+        raise SandboxError("error", f"loading the world failed: {exc}") from None
 
 
 def unload(world: type[World]) -> None:

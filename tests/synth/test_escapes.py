@@ -129,6 +129,10 @@ CORPUS = [
                            "        super().__init__(state, clock)\n", "the name __init__"),
     refused("match_class_dunder", "match 1:\n    case int(__class__=c):\n        pass\n",
             "matching the attribute __class__"),
+    refused("match_format_method", "from sttgym.tools import ok\nmatch '{0.__globals__}':\n    case str(format=f):\n"
+                                   "        f(ok)\n", "matching the attribute format"),
+    refused("match_wall_clock", "from datetime import datetime\nmatch datetime(2024, 1, 1):\n"
+                                "    case datetime(now=n):\n        n()\n", "matching the attribute now"),
     refused("quoted_annotation", "def f(x: \"__import__('os')\"):\n    pass\n", "a quoted annotation"),
     refused("quoted_forward_ref", "def f(x: list['os.system']):\n    pass\n", "a quoted annotation"),
     refused("system_exit", "raise SystemExit(0)\n", "SystemExit is not allowed"),
@@ -183,6 +187,10 @@ CORPUS = [
     member("tool_non_json_state", "self.state['x'] = {1, 2}\nreturn ok()", "error"),
     member("tool_deep_state", "x = []\nfor _ in range(100000):\n    x = [x]\nself.state['x'] = x\nreturn ok()", "error"),
     member("tool_clock_overflow", "self.clock.advance(10**12)\nreturn ok()", "error"),
+    Attempt("tool_cost_overflow", "from sttgym.tools import ok, tool\nfrom sttgym.world import World\n\n\n"
+                                  "class W(World):\n    @tool(cost=10**12)\n    def attack(self) -> dict:\n"
+                                  "        \"\"\"Each call would carry the clock past year 9999.\"\"\"\n"
+                                  "        return ok()\n", "error", "load"),
     member("predicate_busy_loop", "while True:\n    pass", "cpu|timeout", kind="predicate"),
 ]
 
