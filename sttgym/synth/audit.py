@@ -60,8 +60,8 @@ WHOLE_MODULES = frozenset({"math"})  # `import math`: a C module whose attribute
 
 _BUILTIN_NAMES = (
     "abs", "all", "any", "ascii", "bin", "bool", "bytes", "callable", "chr", "classmethod", "dict", "divmod",
-    "enumerate", "filter", "float", "format", "frozenset", "hex", "int", "isinstance", "issubclass", "iter", "len", "list",
-    "map", "max", "min", "next", "oct", "ord", "pow", "property", "range", "repr", "reversed", "round", "set",
+    "enumerate", "filter", "float", "format", "frozenset", "hex", "int", "isinstance", "issubclass", "iter", "len",
+    "list", "map", "max", "min", "next", "oct", "ord", "pow", "property", "range", "repr", "reversed", "round", "set",
     "slice", "sorted", "staticmethod", "str", "sum", "super", "tuple", "zip",
     "Exception", "ArithmeticError", "AssertionError", "AttributeError", "IndexError", "KeyError", "LookupError",
     "NotImplementedError", "OverflowError", "RuntimeError", "StopIteration", "TypeError", "ValueError",

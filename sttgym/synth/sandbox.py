@@ -297,7 +297,7 @@ def _annotation(described: dict | None) -> Any:
 
 def _signature(described: dict) -> inspect.Signature:
     params = [inspect.Parameter(str(p["name"]), inspect._ParameterKind(p["kind"]),
-                                default=p.get("default", inspect.Parameter.empty), annotation=_annotation(p["annotation"]))
+                                annotation=_annotation(p["annotation"]), default=p.get("default", inspect.Parameter.empty))
               for p in described["params"]]
     return inspect.Signature(params, return_annotation=_annotation(described["returns"]))
 
@@ -338,7 +338,8 @@ def _forwarder(worker: _Worker, name: str, member: dict):
     forward.__doc__ = member["doc"]
     forward.__signature__ = _signature(member["signature"])
     if is_tool:
-        forward.__sttgym_tool__ = {"mutates": bool(member["tool"].get("mutates")), "cost": _cost(name, member["tool"]["cost"])}
+        marks = member["tool"]
+        forward.__sttgym_tool__ = {"mutates": bool(marks.get("mutates")), "cost": _cost(name, marks["cost"])}
     if member["predicate"]:
         forward.__sttgym_predicate__ = True
     if member["operation"]:

@@ -125,8 +125,9 @@ CORPUS = [
     refused("memoryview_raw", "memoryview(b'x')\n", "memoryview is not allowed"),
     refused("reduce_pickle", "class P:\n    def __reduce__(self):\n        return (print, ('pwned',))\n",
             "the name __reduce__"),
-    refused("dunder_init", "from sttgym.world import World\n\n\nclass W(World):\n    def __init__(self, state, clock):\n"
-                           "        super().__init__(state, clock)\n", "the name __init__"),
+    refused("dunder_init", "from sttgym.world import World\n\n\nclass W(World):\n"
+                           "    def __init__(self, state, clock):\n        super().__init__(state, clock)\n",
+            "the name __init__"),
     refused("match_class_dunder", "match 1:\n    case int(__class__=c):\n        pass\n",
             "matching the attribute __class__"),
     refused("match_format_method", "from sttgym.tools import ok\nmatch '{0.__globals__}':\n    case str(format=f):\n"
@@ -145,7 +146,8 @@ CORPUS = [
     refused("secrets_token", "from secrets import token_hex\n", "import from secrets"),
     refused("time_module", "import time\n", "import time"),
     refused("datetime_now", "from datetime import datetime\nx = datetime.now()\n", ".now on anything but"),
-    refused("now_called_on_the_clock", "def f(self):\n    return self.clock.now()\n", "calling .now() (the wall clock)"),
+    refused("now_called_on_the_clock", "def f(self):\n    return self.clock.now()\n",
+            "calling .now() (the wall clock)"),
     refused("date_today", "from datetime import date\nx = date.today()\n", "the wall clock (.today)"),
     refused("utcnow", "from datetime import datetime\nx = datetime.utcnow()\n", "the wall clock (.utcnow)"),
     refused("wall_clock_via_simulated", "def f(self):\n    return self.clock.now.now()\n", ".now on anything but"),
@@ -185,7 +187,8 @@ CORPUS = [
     member("tool_allocation", "x = 'y' * 10**10\nreturn ok(len(x))", "memory"),
     member("tool_output_flood", "return ok('x' * (3 * 2**20))", "error"),
     member("tool_non_json_state", "self.state['x'] = {1, 2}\nreturn ok()", "error"),
-    member("tool_deep_state", "x = []\nfor _ in range(100000):\n    x = [x]\nself.state['x'] = x\nreturn ok()", "error"),
+    member("tool_deep_state", "x = []\nfor _ in range(100000):\n    x = [x]\nself.state['x'] = x\nreturn ok()",
+           "error"),
     member("tool_clock_overflow", "self.clock.advance(10**12)\nreturn ok()", "error"),
     Attempt("tool_cost_overflow", "from sttgym.tools import ok, tool\nfrom sttgym.world import World\n\n\n"
                                   "class W(World):\n    @tool(cost=10**12)\n    def attack(self) -> dict:\n"
@@ -261,5 +264,6 @@ def test_every_attempt_is_stopped_and_the_parent_is_unaffected(attempt, workdir)
 
 if __name__ == "__main__":
     table = figures()
-    print("| " + " | ".join(table) + " |\n|" + "---|" * len(table) + "\n| " + " | ".join(map(str, table.values())) + " |")
+    print("| " + " | ".join(table) + " |\n|" + "---|" * len(table))
+    print("| " + " | ".join(map(str, table.values())) + " |")
     shutdown()

@@ -161,7 +161,8 @@ def _held(bay: str) -> Pred:
     return Pred(name="bay_held_for", args={"bay_id": bay, "plate": "KX-12"})
 
 
-NOMINAL = [_call("list_bays", level="L2"), _call("reserve_bay", bay_id="B-201", plate="KX-12", arrive_by="2024-05-01T10:00")]
+NOMINAL = [_call("list_bays", level="L2"),
+           _call("reserve_bay", bay_id="B-201", plate="KX-12", arrive_by="2024-05-01T10:00")]
 ORACLE = NOMINAL + [_call("get_bay", bay_id="B-201"), _call("wait", minutes=30), _call("list_bays", level="L3"),
                     _call("reserve_bay", bay_id="B-301", plate="KX-12", arrive_by="2024-05-01T10:30")]
 # Both kinds of effect (a domain operation, diffed over the whole state; set_field, read at its path), a condition on
@@ -178,8 +179,8 @@ TASK = Task(
                       effect=[Op(name="set_field", args={"path": ["bays", "B-301", "size"], "value": "large"})],
                       observable=Observable(tool="get_bay", args={"bay_id": "B-301"}))],
     checklist=[Check(name="held_on_l3", description="a bay on level 3 is held", holds=_held("B-301")),
-               Check(name="saw_flood", description="re-read the flooded bay", holds=Pred(name="noticed",
-                                                                                      args={"trigger": "level_flooded"})),
+               Check(name="saw_flood", description="re-read the flooded bay",
+                     holds=Pred(name="noticed", args={"trigger": "level_flooded"})),
                Check(name="reserved", description="one reservation succeeded",
                      holds=Pred(name="made_reservations", args={"count": 1})),
                Check(name="nothing_on_l2", description="nothing held on the flooded level", gate=True,
