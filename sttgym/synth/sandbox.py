@@ -296,8 +296,9 @@ def _annotation(described: dict | None) -> Any:
 
 
 def _signature(described: dict) -> inspect.Signature:
+    empty = inspect.Parameter.empty
     params = [inspect.Parameter(str(p["name"]), inspect._ParameterKind(p["kind"]),
-                                annotation=_annotation(p["annotation"]), default=p.get("default", inspect.Parameter.empty))
+                                annotation=_annotation(p["annotation"]), default=p.get("default", empty))
               for p in described["params"]]
     return inspect.Signature(params, return_annotation=_annotation(described["returns"]))
 
