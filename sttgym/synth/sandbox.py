@@ -143,6 +143,9 @@ class _Worker:
             return self._start()
 
     def _start(self) -> dict | None:
+        if os.name != "posix":
+            raise SandboxError("error", "the sandbox's worker needs a POSIX system (its limits are rlimits); "
+                                        "run reviewed code with isolate=False")
         parent, child = socket.socketpair()
         # A fresh interpreter (never fork: the parent may hold threads and locks), started with exec rather than
         # multiprocessing's spawn, which would re-run the parent's main script in the worker. It imports the same
