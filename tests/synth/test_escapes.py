@@ -227,15 +227,15 @@ def figures(corpus: list[Attempt] = CORPUS) -> dict[str, int]:
             "contained at run time": verdicts.count("contained"), "escaped": verdicts.count("escaped")}
 
 
-@pytest.fixture(scope="module")
-def workdir(tmp_path_factory):
-    """An empty working directory for the parent and every worker the corpus starts (they inherit it)."""
+@pytest.fixture(scope="module", autouse=True)
+def _workers_end():
+    yield
     shutdown()
-    here, path = os.getcwd(), tmp_path_factory.mktemp("escapes")
-    os.chdir(path)
-    yield path
-    shutdown()
-    os.chdir(here)
+
+
+def _listings() -> dict[str, set[str]]:
+    """What the parent's working directory and the workers' ("/") hold: no attempt may add to either."""
+    return {path: set(os.listdir(path)) for path in (os.getcwd(), "/")}
 
 
 def _peak_mb() -> float:
@@ -250,14 +250,14 @@ def test_the_corpus_is_large_and_its_runtime_attempts_pass_the_audit():
 
 
 @pytest.mark.parametrize("attempt", CORPUS, ids=lambda a: a.name)
-def test_every_attempt_is_stopped_and_the_parent_is_unaffected(attempt, workdir):
-    peak = _peak_mb()
+def test_every_attempt_is_stopped_and_the_parent_is_unaffected(attempt):
+    peak, listings = _peak_mb(), _listings()
     verdict, detail = outcome(attempt)
     if attempt.via == "audit":
         assert verdict == "rejected" and attempt.expect in detail, detail
     else:
         assert verdict == "contained" and detail in attempt.expect.split("|"), (verdict, detail)
-    assert list(workdir.iterdir()) == []  # nothing written
+    assert _listings() == listings  # nothing written
     assert _peak_mb() - peak < 64  # the parent never held what the code allocated
     assert call_function(HEALTHY, "attack", {}, limits=LIMITS) == 42  # and still runs generated code
 
