@@ -85,7 +85,7 @@ class Limits:
     cpu_s: float = 5.0
     wall_s: float = 10.0
     memory_mb: int = 1024
-    output_mb: float = 16.0  # the largest reply (a tool's result and the state it leaves)
+    output_mb: float = 8.0  # the largest reply (a result and the state it leaves); the parent parses it whole
 
     def __post_init__(self) -> None:
         if min(self.cpu_s, self.wall_s, self.output_mb) <= 0 or self.memory_mb < MIN_MEMORY_MB:
