@@ -6,6 +6,8 @@ from __future__ import annotations
 import inspect
 import json
 import multiprocessing
+import os
+import subprocess
 import sys
 import time
 
@@ -479,6 +481,13 @@ def test_the_audit_allows_format_on_literals_whose_fields_read_nothing_and_the_f
     source = "def label(n, name):\n    return '{0} {name:>8} {0:{1}}'.format(n, 3, name=name) + format(n, '.1f')\n"
     assert audit(source) == []
     assert call_function(source, "label", {"n": 7, "name": "bay"}) == "7      bay   77.0"
+
+
+def test_the_package_loads_the_sandbox_only_when_used():
+    probe = ("import sys, sttgym.synth as synth\n"
+             "assert 'sttgym.synth.sandbox' not in sys.modules\n"
+             "assert synth.Limits is __import__('sttgym.synth.sandbox', fromlist=['_']).Limits\n")
+    subprocess.run([sys.executable, "-c", probe], check=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
 
 
 def test_restricted_execution_hands_out_only_allowed_names():
