@@ -7,6 +7,7 @@ never names a domain. IDs read ``STTArena/<Domain>-<Conflict>-<difficulty>``.
 from __future__ import annotations
 
 import importlib
+import os
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Callable
@@ -50,6 +51,7 @@ DOMAINS: dict[str, Domain] = {}
 
 
 PLUGIN_GROUP = "sttgym.domains"  # entry points of packages whose import registers domains
+BUNDLES_VARIABLE = "STTGYM_BUNDLES"  # synthesized bundles to register, paths joined by os.pathsep
 
 
 def load_plugins() -> tuple[list[str], dict[str, str]]:
@@ -58,8 +60,10 @@ def load_plugins() -> tuple[list[str], dict[str, str]]:
     Gymnasium no longer loads plugins, and importing sttgym does not either (it stays fast): the
     command line calls this, and so can any harness. A package declares, in its pyproject.toml,
     ``[project.entry-points."sttgym.domains"] mydomain = "mypackage.domain"``; importing that
-    module must call :func:`register_domain`. Returns the entry points loaded and, for those that
-    failed, why (a broken plugin is reported, never fatal).
+    module must call :func:`register_domain`. The bundles named by the ``STTGYM_BUNDLES``
+    environment variable (directories written by ``sttgym synth``, joined by ``os.pathsep``)
+    register too. Returns the entry points loaded and, for those that failed, why (a broken
+    plugin is reported, never fatal).
     """
     from importlib.metadata import entry_points
 
@@ -70,6 +74,13 @@ def load_plugins() -> tuple[list[str], dict[str, str]]:
             loaded.append(point.name)
         except Exception as exc:  # a third party's bug must not break every command
             failed[point.name] = f"{type(exc).__name__}: {exc}"
+    for path in filter(None, os.environ.get(BUNDLES_VARIABLE, "").split(os.pathsep)):
+        from sttgym.synth.bundle import load_bundle  # generated code and its sandbox load only when asked for
+
+        try:
+            loaded.append(load_bundle(path).name)
+        except Exception as exc:  # a bad bundle is reported like a broken plugin
+            failed[path] = f"{type(exc).__name__}: {exc}"
     return loaded, failed
 
 
@@ -102,12 +113,17 @@ def registered_arena_id(env_id: str) -> str:
     return name
 
 
-def register_domain(world: type[World], scenarios: dict[tuple[str, str], Scenario]) -> Domain:
-    """Add a domain and register one gymnasium id per (conflict, level) scenario."""
+def register_domain(world: type[World], scenarios: dict[tuple[str, str], Scenario],
+                    name: str | None = None) -> Domain:
+    """Add a domain and register one gymnasium id per (conflict, level) scenario.
+
+    ``name`` (default: ``world.domain``) is the domain's name in ids: a synthesized bundle registers its generated
+    world under ``Synth<Env>`` whatever the generated class calls itself."""
+    name = name or world.domain
     for conflict, level in scenarios:
         if conflict not in CONFLICTS or level not in LEVELS:
-            raise ValueError(f"{world.domain}: unknown conflict/level {(conflict, level)}")
-    domain = Domain(world.domain, world, dict(scenarios))
+            raise ValueError(f"{name}: unknown conflict/level {(conflict, level)}")
+    domain = Domain(name, world, dict(scenarios))
     DOMAINS[domain.name] = domain
     for conflict, level in scenarios:
         env_id = arena_id(domain.name, conflict, level)

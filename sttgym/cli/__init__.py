@@ -7,3 +7,4 @@ __all__ = ["app"]
 from sttgym.cli import eval  # noqa: F401,E402  (registers `eval` and `report`)
 from sttgym.cli import train  # noqa: F401,E402  (registers `train data|sft|rl`)
 from sttgym.cli import serve  # noqa: F401,E402  (registers `serve`)
+from sttgym.cli import synth  # noqa: F401,E402  (registers `synth filter|environment|validate|inject|assess|all|import`)

@@ -18,8 +18,10 @@ from typing import Callable
 from sttgym.models.base import ChatResponse
 
 
-def completion(response: ChatResponse, raw_arguments: dict[int, str] | None = None) -> dict:
-    """``response`` as the body of a chat completion; ``raw_arguments`` overrides a call's argument text."""
+def completion(response: ChatResponse, raw_arguments: dict[int, str] | None = None,
+               tokens: tuple[int, int] = (21, 7)) -> dict:
+    """``response`` as the body of a chat completion; ``raw_arguments`` overrides a call's argument text, ``tokens``
+    the usage reported (prompt, completion)."""
     calls = [{"id": f"c{i}", "type": "function",
               "function": {"name": c["name"], "arguments": (raw_arguments or {}).get(i, json.dumps(c["arguments"]))}}
              for i, c in enumerate(response.tool_calls)]
@@ -28,13 +30,13 @@ def completion(response: ChatResponse, raw_arguments: dict[int, str] | None = No
         message["tool_calls"] = calls
     return {"id": "cmpl-1", "object": "chat.completion", "created": 0, "model": "served",
             "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}],
-            "usage": {"prompt_tokens": 21, "completion_tokens": 7, "total_tokens": 28}}
+            "usage": {"prompt_tokens": tokens[0], "completion_tokens": tokens[1], "total_tokens": sum(tokens)}}
 
 
 class FakeServer:
     def __init__(self, policy: Callable[[list[dict]], ChatResponse], max_requests: int = 2000,
-                 lifetime: float = 120.0):
-        self.policy, self.max_requests = policy, max_requests
+                 lifetime: float = 120.0, tokens: Callable[[list[dict], ChatResponse], tuple[int, int]] | None = None):
+        self.policy, self.max_requests, self.tokens = policy, max_requests, tokens
         self.faults: deque = deque()  # ("status", code[, headers[, message]]) | ("body", text) | ("delay", seconds)
         self.requests: list[dict] = []
         self._lock = threading.Lock()
@@ -65,7 +67,7 @@ class FakeServer:
                 return 400, json.dumps({"error": {"message": "request budget of the test server spent"}}), {}
             fault = self.faults.popleft() if self.faults else None
         if fault is None:
-            return 200, json.dumps(completion(self.policy(body["messages"]))), {}
+            return 200, json.dumps(self._answer(body["messages"])), {}
         kind, value, *extra = fault
         if kind == "status":  # ("status", code[, headers[, message]])
             headers = extra[0] if extra else {"Retry-After": "0"}
@@ -74,7 +76,11 @@ class FakeServer:
         if kind == "body":
             return 200, value, {}
         time.sleep(value)  # "delay": longer than the client waits
-        return 200, json.dumps(completion(self.policy(body["messages"]))), {}
+        return 200, json.dumps(self._answer(body["messages"])), {}
+
+    def _answer(self, messages: list[dict]) -> dict:
+        response = self.policy(messages)
+        return completion(response, tokens=self.tokens(messages, response) if self.tokens else (21, 7))
 
     def _handler(self):
         server = self

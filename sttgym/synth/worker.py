@@ -1,0 +1,266 @@
+"""The sandbox's worker process: runs audited generated code under resource limits, speaks JSON over a pipe.
+
+The parent (:mod:`sttgym.synth.sandbox`) starts it as ``python -m sttgym.synth.worker FD LIMITS`` (a fresh
+interpreter; FD is its end of a socket pair, framed by :class:`multiprocessing.connection.Connection`) and sends one
+JSON request at a time; the worker answers each with one JSON reply. Nothing crosses the pipe as a pickle, so a
+reply is data the parent reads with ``json.loads``, never objects the generated code chose.
+
+Requests:
+
+- ``{"op": "load", "source", "class_name"}``: run the module and describe its World subclass
+  (:func:`describe`): reply ``{"value": description}``;
+- ``{"op": "call", "method", "start", "minutes", "state", "args", "kwargs"}``: a fresh instance of the loaded
+  class over ``state`` (absent: the state the last call left, which the parent knows it holds) and a clock at
+  ``start`` + ``minutes`` runs one method the generated classes define: reply ``{"value",
+  "minutes", "state"}`` (``state`` null when unchanged) or, when the method raised, ``{"raised": {"type",
+  "builtin", "message"}, "minutes", "state"}``;
+- ``{"op": "function", "source", "name", "args"}``: run one top-level function of a fresh module.
+
+A reply ``{"failure": {"kind", "message"}}`` is the sandbox's, not the code's: ``memory`` (the worker then exits,
+since an allocation failure can leave it half-built) or ``error`` (non-JSON state or result, a reply over the
+size limit, a load that fails). Limits the worker cannot report (CPU time, a crash) end the process, and the
+parent reads the exit status.
+"""
+
+from __future__ import annotations
+
+import builtins
+import hashlib
+import inspect
+import json
+import math
+import resource
+import signal
+import sys
+from typing import Any
+
+from sttgym.clock import Clock
+from sttgym.synth.audit import ALLOWED_IMPORTS, execute
+from sttgym.tools import _described
+from sttgym.world import World
+
+__all__ = ["main", "find_world", "describe", "module_name", "MARKS"]
+
+MARKS = {"tool": "__sttgym_tool__", "predicate": "__sttgym_predicate__", "operation": "__sttgym_operation__"}
+
+
+def find_world(namespace: dict, class_name: str | None) -> type[World]:
+    """The World subclass the module defined: the only one, or ``class_name``; a ValueError saying why not."""
+    module = namespace.get("__name__")
+    found = {name: value for name, value in namespace.items()
+             if isinstance(value, type) and issubclass(value, World) and value.__module__ == module}
+    if class_name is not None:
+        if class_name not in found:
+            raise ValueError(f"the module defines no World subclass {class_name!r} (it defines {sorted(found)})")
+        return found[class_name]
+    if len(found) != 1:
+        raise ValueError(f"the module must define exactly one World subclass, not {sorted(found) or 'none'}; "
+                         "name the one to load with class_name")
+    return next(iter(found.values()))
+
+
+def _json(value: Any) -> bool:
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def _annotation(value: Any) -> dict | None:
+    if value is inspect.Parameter.empty:
+        return None
+    return {"text": value, "quoted": True} if isinstance(value, str) else {"text": inspect.formatannotation(value),
+                                                                           "quoted": False}
+
+
+def _signature(func: Any) -> dict:
+    signature = inspect.signature(func)
+    params = []
+    for p in signature.parameters.values():
+        param: dict[str, Any] = {"name": p.name, "kind": int(p.kind), "annotation": _annotation(p.annotation)}
+        if p.default is not inspect.Parameter.empty:  # a default that is not JSON: only its presence matters
+            param["default"] = p.default if _json(p.default) else repr(p.default)
+        params.append(param)
+    return {"params": params, "returns": _annotation(signature.return_annotation)}
+
+
+def describe(cls: type[World]) -> dict:
+    """What the parent needs to build a proxy class: names, strings, tool schemas, the signatures of the methods the
+    generated classes define (marked or not: scenario code may call a world's helpers) and their JSON constants.
+    What they inherit unchanged from World runs in the parent."""
+    members, attributes = {}, {}
+    for klass in cls.__mro__:
+        if klass is World or not issubclass(klass, World):
+            continue
+        for name, value in vars(klass).items():
+            if name.startswith("__") or name in members or name in attributes:
+                continue
+            if inspect.isfunction(value):
+                marks = {kind: getattr(value, attr, None) for kind, attr in MARKS.items()}
+                members[name] = {"tool": marks["tool"], "predicate": bool(marks["predicate"]),
+                                 "operation": bool(marks["operation"]), "doc": value.__doc__,
+                                 "signature": _signature(value)}
+            elif not callable(value) and not isinstance(value, (property, staticmethod, classmethod)) and _json(value):
+                attributes[name] = value
+    tools = {name: [description, params, marks] for name, (description, params, marks) in _described(cls).items()}
+    return {"name": cls.__name__, "doc": cls.__doc__, "domain": str(cls.domain), "description": str(cls.description),
+            "members": members, "attributes": attributes, "tools": tools}
+
+
+# ---------------------------------------------------------------------------------------------- requests
+
+
+def _injected(value: Any) -> Any:
+    """A ``ctx``/``log`` argument the parent sent tagged (see ``sandbox._engine_json``), as the engine's object."""
+    if isinstance(value, dict) and len(value) == 1:
+        if "$context" in value:
+            from sttgym.triggers import Context
+
+            return Context(**value["$context"])
+        if "$log" in value:
+            from sttgym.checklist import EpisodeLog
+            from sttgym.triggers import Observable
+
+            log = value["$log"]
+            observables = {k: [Observable.model_validate(o) for o in v] for k, v in log["observables"].items()}
+            return EpisodeLog(calls=log["calls"], said=log["said"], events=log["events"], observables=observables)
+    return value
+
+
+def _raised(exc: BaseException) -> dict:
+    """The code's own exception, as the parent re-raises it: its name and its nearest builtin class."""
+    builtin = next(k.__name__ for k in type(exc).__mro__ if getattr(builtins, k.__name__, None) is k)
+    return {"raised": {"type": type(exc).__name__, "builtin": builtin, "message": str(exc)[:2000]}}
+
+
+class _Session:
+    def __init__(self) -> None:
+        self.world: type[World] | None = None
+        self.callable: dict[str, bool] = {}
+        self.state: dict | None = None  # the state the last call left, and its JSON text
+        self.text = ""
+
+    def load(self, request: dict) -> dict:
+        self.world = find_world(execute(request["source"], module_name(request["source"])), request["class_name"])
+        description = describe(self.world)
+        self.callable = dict.fromkeys(description["members"], True)
+        return {"value": description}
+
+    def call(self, request: dict) -> dict:
+        if self.world is None or request["method"] not in self.callable:
+            raise ValueError(f"no method {request['method']!r} in the loaded world")
+        if "state" in request:
+            self.state, self.text = request["state"], json.dumps(request["state"])
+        elif self.state is None:
+            raise ValueError("the call sent no state and none is held")
+        clock = Clock(request["start"])
+        clock.minutes = request["minutes"]
+        world = self.world(self.state, clock)
+        kwargs = {k: _injected(v) for k, v in request["kwargs"].items()}
+        reply: dict[str, Any] = {}
+        try:
+            reply["value"] = getattr(world, request["method"])(*request["args"], **kwargs)
+        except MemoryError:
+            raise
+        except BaseException as exc:  # the code's own failure, reported to be re-raised by the parent
+            reply = _raised(exc)
+        try:
+            after = json.dumps(world.state)  # strict: a state that is not JSON cannot replay
+        except BaseException:
+            self.state = None  # the parent sends the state again after any failure
+            raise
+        changed, self.text = after != self.text, after
+        reply.update(minutes=clock.minutes, state=world.state if changed else None)
+        return reply
+
+    @staticmethod
+    def function(request: dict) -> dict:
+        namespace = execute(request["source"], module_name(request["source"]))
+        func = namespace.get(request["name"])
+        if not inspect.isfunction(func) or func.__globals__ is not namespace:
+            raise ValueError(f"the module defines no top-level function {request['name']!r}")
+        try:
+            value = func(**request["args"])
+        except MemoryError:
+            raise
+        except BaseException as exc:
+            return _raised(exc)
+        json.dumps(value)  # strict: only JSON values come back
+        return {"value": value}
+
+
+def module_name(source: str) -> str:
+    """The module name generated code runs as: one per source, so two candidates' classes never share a name."""
+    return "sttgym_generated_" + hashlib.sha1(source.encode()).hexdigest()[:12]
+
+
+def _encode(reply: dict, limit: int) -> bytes:
+    try:
+        data = json.dumps(reply, default=str).encode()  # results read like render_result renders them
+    except (TypeError, ValueError, RecursionError) as exc:
+        return _failure("error", f"the reply is not JSON: {type(exc).__name__}: {exc}")
+    if len(data) > limit:
+        return _failure("error", f"the reply is {len(data):,} bytes, over the {limit:,}-byte limit")
+    return data
+
+
+def _failure(kind: str, message: str) -> bytes:
+    return json.dumps({"failure": {"kind": kind, "message": message[:2000]}}).encode()
+
+
+# ---------------------------------------------------------------------------------------------- process
+
+
+def _confine(limits: dict) -> None:
+    """Limits the code cannot lift (it has no ``resource`` or ``os``): no core files, no file writes, an address
+    space of ``memory_mb``; CPU time is set per request (:func:`_cpu_budget`)."""
+    for module in ALLOWED_IMPORTS:  # imported now, under no limit, so no request pays for them
+        __import__(module)
+    import sttgym.checklist  # noqa: F401  (what ctx/log arguments are rebuilt with)
+    import sttgym.triggers  # noqa: F401
+
+    sys.dont_write_bytecode = True
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write over RLIMIT_FSIZE fails instead of killing
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
+    memory = int(limits["memory_mb"]) * 2**20
+    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+
+
+def _cpu_budget(cpu_s: float) -> None:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    _, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    soft = math.ceil(usage.ru_utime + usage.ru_stime + cpu_s)
+    resource.setrlimit(resource.RLIMIT_CPU, (soft if hard == resource.RLIM_INFINITY else min(soft, hard), hard))
+
+
+def main(conn: Any, limits: dict) -> None:
+    """The worker's loop: one JSON request in, one JSON reply out, until the parent closes the pipe."""
+    _confine(limits)
+    session = _Session()
+    handlers = {"load": session.load, "call": session.call, "function": session.function}
+    limit = int(limits["output_mb"] * 2**20)
+    conn.send_bytes(b'{"ready": true}')
+    while True:
+        try:
+            request = json.loads(conn.recv_bytes())
+        except EOFError:
+            return
+        _cpu_budget(limits["cpu_s"])
+        exhausted = False
+        try:
+            data = _encode(handlers[request["op"]](request), limit)
+        except MemoryError:
+            data, exhausted = _failure("memory", f"over the {limits['memory_mb']} MB memory limit"), True
+        except Exception as exc:  # the sandbox's own refusal (a bad load, a state that is not JSON)
+            data = _failure("error", f"{type(exc).__name__}: {exc}")
+        conn.send_bytes(data)
+        if exhausted:
+            return
+
+
+if __name__ == "__main__":
+    from multiprocessing.connection import Connection
+
+    main(Connection(int(sys.argv[1])), json.loads(sys.argv[2]))
