@@ -6,3 +6,4 @@ from sttgym.cli import arena  # noqa: F401,E402  (registers `list` and `validate
 __all__ = ["app"]
 from sttgym.cli import eval  # noqa: F401,E402  (registers `eval` and `report`)
 from sttgym.cli import train  # noqa: F401,E402  (registers `train data|sft|rl`)
+from sttgym.cli import view  # noqa: F401,E402  (registers `view`)
