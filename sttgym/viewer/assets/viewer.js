@@ -144,12 +144,12 @@
 
   function row(e, index) {
     return h("div", { class: `row ${e.outcome}${state.selected === e ? " selected" : ""}`, "data-key": e.key,
+                      title: e.modes.map((m) => MODE_NAMES[m]).join(", ") || null,
                       style: `top:${index * ROW}px;height:${ROW}px`, onclick: () => select(e) },
       h("span", { class: `badge ${e.outcome}`, title: e.outcome }, OUTCOME_MARK[e.outcome]),
       h("div", { class: "row-main" },
-        h("div", { class: "row-title" }, title(e)),
-        h("div", { class: "row-sub" }, `seed ${e.seed} · run ${e.run} · ${e.condition} · ${e.calls} calls`,
-          e.modes.map((m) => h("span", { class: "chip mode" }, m.replace(/_/g, " "))))),
+        h("div", { class: "row-title" }, title(e), e.modes.map((m) => h("span", { class: "chip mode" }, m.replace(/_/g, " ")))),
+        h("div", { class: "row-sub" }, `seed ${e.seed} · run ${e.run} · ${e.condition} · ${e.calls} calls`)),
       h("span", { class: "reward" }, Number(e.reward).toFixed(2)));
   }
 
@@ -235,8 +235,8 @@
       h("h3", {}, clocked ? "Simulated clock" : "Steps"),
       h("div", { class: "track" }, h("div", { class: "axis" }), ticks, markers, phases),
       h("div", { class: "scale" }, scale.map((s) => h("span", {}, s))),
-      h("div", { class: "legend" }, h("span", { class: "tick read" }), "read ", h("span", { class: "tick write" }), "changes the world ",
-        h("span", { class: "tick reply" }), "reply ", triggers.length ? [h("span", { class: "diamond" }, "◆"), "trigger"] : null));
+      h("div", { class: "legend" }, h("span", { class: "tick read" }), "call ", e.mutating.length ? [h("span", { class: "tick write" }), "changes the world "] : null,
+        h("span", { class: "tick reply" }), "reply ", triggers.length ? [h("span", { class: "diamond" }, " ◆"), " trigger"] : null));
   }
 
   function checklist(e) {
