@@ -134,3 +134,13 @@ def test_the_server_serves_the_page_and_rebuilds_it_as_the_run_grows(arena_run, 
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_a_port_in_use_is_a_clear_error(arena_run):
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        result = CliRunner().invoke(app, ["view", str(arena_run), "--port", str(taken.getsockname()[1])])
+    assert result.exit_code == 1 and "cannot serve on 127.0.0.1:" in result.output and "Traceback" not in result.output

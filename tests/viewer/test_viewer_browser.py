@@ -164,3 +164,7 @@ def test_thousands_of_episodes_load_and_only_the_rows_in_view_are_drawn(arena_ru
     assert page.locator("#rows .row").count() < 60
     page.select_option("#f-condition", "static")
     assert page.text_content("#shown-count") == "1000"
+    page.locator("#f-search").press_sequentially("seed 1999")  # key by key, as a person types
+    assert page.text_content("#shown-count") == "1" and page.input_value("#f-search") == "seed 1999"
+    page.click("#f-clear")
+    assert page.text_content("#shown-count") == "2000" and page.input_value("#f-condition") == ""

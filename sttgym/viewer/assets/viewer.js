@@ -92,7 +92,7 @@
   }
 
   function renderFilters() {
-    const box = document.getElementById("filters");
+    const box = document.getElementById("facets");
     const controls = FACETS.map((f) => {
       const all = new Set();
       EPISODES.forEach((e) => e.facets[f.id].forEach((v) => all.add(v)));
@@ -111,13 +111,18 @@
                                     `${f.name ? f.name(v) : v} (${counts[v] || 0})`)));
       return h("label", { class: "facet" }, h("span", {}, f.label), select);
     });
-    const search = h("input", { id: "f-search", type: "search", placeholder: "search id, seed…", value: state.search,
-                                oninput: (ev) => { state.search = ev.target.value.trim().toLowerCase(); update(); } });
-    const clear = h("button", { id: "f-clear", onclick: () => { state.filters = {}; state.search = ""; update(true); } },
-                    "clear");
-    const focused = document.activeElement && document.activeElement.id;
-    fill(box, ...controls.filter(Boolean), h("label", { class: "facet wide" }, search, clear));
+    const focused = document.activeElement && document.activeElement.id; // a rebuilt select keeps the focus
+    fill(box, controls);
     if (focused && document.getElementById(focused)) document.getElementById(focused).focus();
+  }
+
+  function searchRow() {
+    const search = h("input", { id: "f-search", type: "search", placeholder: "search id, seed…",
+                                oninput: (ev) => { state.search = ev.target.value.trim().toLowerCase(); update(); } });
+    const clear = h("button", { id: "f-clear", onclick: () => {
+      state.filters = {}; state.search = ""; search.value = ""; update(); document.getElementById("list").focus();
+    } }, "clear");
+    fill(document.getElementById("search"), search, clear);
   }
 
   function renderStats() {
@@ -131,13 +136,12 @@
       shown.length - scored.length ? h("span", { class: "warn" }, ` · ${shown.length - scored.length} errors`) : null);
   }
 
-  function update(refocus) {
+  function update() {
     state.shown = EPISODES.filter((e) => matches(e));
     renderFilters();
     renderStats();
     document.getElementById("list").scrollTop = 0;
     renderList();
-    if (refocus) document.getElementById("list").focus();
   }
 
   // ------------------------------------------------------------------ list
@@ -235,7 +239,7 @@
       h("h3", {}, clocked ? "Simulated clock" : "Steps"),
       h("div", { class: "track" }, h("div", { class: "axis" }), ticks, markers, phases),
       h("div", { class: "scale" }, scale.map((s) => h("span", {}, s))),
-      h("div", { class: "legend" }, h("span", { class: "tick read" }), "call ", e.mutating.length ? [h("span", { class: "tick write" }), "changes the world "] : null,
+      h("div", { class: "legend" }, h("span", { class: "tick read" }), e.mutating.length ? "read " : "call ", e.mutating.length ? [h("span", { class: "tick write" }), "changes the world "] : null,
         h("span", { class: "tick reply" }), "reply ", triggers.length ? [h("span", { class: "diamond" }, " ◆"), " trigger"] : null));
   }
 
@@ -336,6 +340,7 @@
     if (ev.key === "ArrowDown" || ev.key === "j") { move(1); ev.preventDefault(); }
     if (ev.key === "ArrowUp" || ev.key === "k") { move(-1); ev.preventDefault(); }
   });
+  searchRow();
   update();
   const wanted = decodeURIComponent(location.hash.slice(1));
   const first = EPISODES.find((e) => e.key === wanted) || state.shown[0];
