@@ -38,6 +38,21 @@ def hostile_run(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
+def mixed_run(tmp_path_factory):
+    """Two episodes of a model: the first plays one call and finishes, the second's server is down."""
+    def policy(conversation: list[dict]) -> ChatResponse:
+        if "Sofia Romano" not in conversation[1]["content"]:  # only the first instance's traveller gets answers
+            return ChatResponse(error="server down: connection refused")
+        done = any(m["role"] == "assistant" for m in conversation)
+        return ChatResponse(content="Task Completed") if done else ChatResponse(
+            tool_calls=[{"name": "list_airports", "arguments": {}}])
+
+    out = tmp_path_factory.mktemp("mixed") / "run"
+    Runner(EvalConfig(agent="llm", model="scripted", runs=1, limit=2), out, model=ScriptedModel(policy)).run()
+    return out
+
+
+@pytest.fixture(scope="session")
 def scramble_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("scramble") / "run"
     Runner(EvalConfig(suite="scramble", agent="cycle-tracing", runs=1, limit=1), out).run()

@@ -135,6 +135,18 @@ def test_markup_from_the_model_and_the_tools_shows_as_text(hostile_run, open_run
     assert page.locator("#detail img, #detail script").count() == 0
 
 
+def test_an_episode_that_ended_on_an_error_says_so_and_is_not_scored(mixed_run, open_run):
+    played, failed = records(mixed_run)
+    assert failed["error"] and not played["error"]
+    page = open_run(mixed_run)
+    assert "1 ended on an error (not scored)" in page.text_content("#stats")
+    page.select_option("#f-outcome", "error")
+    assert shown_keys(page) == [failed["key"]]
+    page.click("#rows .row")
+    assert page.text_content("#outcome").startswith("error")
+    assert failed["error"] in page.text_content("#detail .card.error")
+
+
 def test_a_scramble_episode_shows_its_tasks_and_curriculum(scramble_run, open_run):
     (record,) = records(scramble_run)
     page = open_run(scramble_run)

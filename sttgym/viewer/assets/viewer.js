@@ -29,10 +29,11 @@
     { id: "mode", label: "failure mode", values: (e) => (e.outcome !== "fail" ? [] : e.modes.length ? e.modes : ["unlabelled"]),
       name: (v) => MODE_NAMES[v] || v },
   ];
+  FACETS.forEach((f) => { f.all = new Set(); });
   EPISODES.forEach((e) => {
     e.modes = e.modes || [];
     e.facets = {};
-    FACETS.forEach((f) => { e.facets[f.id] = f.values(e); });
+    FACETS.forEach((f) => { e.facets[f.id] = f.values(e); e.facets[f.id].forEach((v) => f.all.add(v)); });
     e.text = `${e.env_id} seed ${e.seed} run ${e.run} ${e.key}`.toLowerCase();
   });
 
@@ -94,9 +95,7 @@
   function renderFilters() {
     const box = document.getElementById("facets");
     const controls = FACETS.map((f) => {
-      const all = new Set();
-      EPISODES.forEach((e) => e.facets[f.id].forEach((v) => all.add(v)));
-      if (all.size < 2 && !state.filters[f.id]) return null;
+      if (f.all.size < 2) return null;
       const counts = {};
       let total = 0;
       EPISODES.forEach((e) => {
@@ -107,7 +106,7 @@
       const select = h("select", { id: `f-${f.id}`, "data-facet": f.id,
                                    onchange: (ev) => { state.filters[f.id] = ev.target.value; update(); } },
         h("option", { value: "" }, `all (${total})`),
-        sorted(f, all).map((v) => h("option", { value: v, selected: state.filters[f.id] === v },
+        sorted(f, f.all).map((v) => h("option", { value: v, selected: state.filters[f.id] === v },
                                     `${f.name ? f.name(v) : v} (${counts[v] || 0})`)));
       return h("label", { class: "facet" }, h("span", {}, f.label), select);
     });
@@ -130,10 +129,11 @@
     const scored = shown.filter((e) => e.outcome !== "error");
     const passed = shown.filter((e) => e.outcome === "pass").length;
     const mean = scored.reduce((s, e) => s + e.reward, 0) / (scored.length || 1);
+    const errors = shown.length - scored.length;
     fill(document.getElementById("stats"),
       h("b", { id: "shown-count" }, shown.length), ` of ${EPISODES.length} episodes · `,
       h("span", { class: "ok" }, `${passed} passed`), ` (${pct(passed / (scored.length || 1))} of scored) · mean reward ${mean.toFixed(3)}`,
-      shown.length - scored.length ? h("span", { class: "warn" }, ` · ${shown.length - scored.length} errors`) : null);
+      errors ? h("span", { class: "warn" }, ` · ${errors} ended on an error (not scored)`) : null);
   }
 
   function update() {
