@@ -17,6 +17,7 @@
     stale_state: "stale-state execution", misdiagnosis: "misdiagnosis of the trigger",
     missing_verification: "missing post-adaptation verification", unlabelled: "failed, no label",
   };
+  const MODE_TAGS = { stale_state: "stale", misdiagnosis: "misdiagnosed", missing_verification: "unverified" };
   const conflictNames = {};
   EPISODES.forEach((e) => { if (e.conflict) conflictNames[e.conflict] = e.conflict_name; });
   const FACETS = [
@@ -74,6 +75,9 @@
   };
   const compact = (value) => (typeof value === "string" ? value : JSON.stringify(value));
   const mark = (ok) => h("span", { class: ok ? "mark ok" : "mark bad" }, ok ? "✓" : "✗");
+  const bubble = (cls, who, ...body) => h("div", { class: `msg ${cls}` }, h("div", { class: "who" }, who), body);
+  const folded = (cls, label, text) => h("details", { class: cls }, h("summary", {}, label), h("pre", {}, text));
+  const diamond = (text) => h("span", { class: "diamond" }, text);
   const OUTCOME_MARK = { pass: "✓", fail: "✗", error: "!" };
   const title = (e) => (e.conflict ? `${e.domain} · ${e.conflict} · ${e.level}` : e.env_id);
 
@@ -132,7 +136,8 @@
     const errors = shown.length - scored.length;
     fill(document.getElementById("stats"),
       h("b", { id: "shown-count" }, shown.length), ` of ${EPISODES.length} episodes · `,
-      h("span", { class: "ok" }, `${passed} passed`), ` (${pct(passed / (scored.length || 1))} of scored) · mean reward ${mean.toFixed(3)}`,
+      h("span", { class: "ok" }, `${passed} passed`),
+      ` (${pct(passed / (scored.length || 1))} of scored) · mean reward ${mean.toFixed(3)}`,
       errors ? h("span", { class: "warn" }, ` · ${errors} ended on an error (not scored)`) : null);
   }
 
@@ -152,7 +157,7 @@
                       style: `top:${index * ROW}px;height:${ROW}px`, onclick: () => select(e) },
       h("span", { class: `badge ${e.outcome}`, title: e.outcome }, OUTCOME_MARK[e.outcome]),
       h("div", { class: "row-main" },
-        h("div", { class: "row-title" }, title(e), e.modes.map((m) => h("span", { class: "chip mode" }, m.replace(/_/g, " ")))),
+        h("div", { class: "row-title" }, title(e), e.modes.map((m) => h("span", { class: "chip mode" }, MODE_TAGS[m] || m))),
         h("div", { class: "row-sub" }, `seed ${e.seed} · run ${e.run} · ${e.condition} · ${e.calls} calls`)),
       h("span", { class: "reward" }, Number(e.reward).toFixed(2)));
   }
@@ -217,7 +222,7 @@
     const start = clocked ? minutes(e.start || e.steps.find((s) => s.clock).clock) : 0;
     const points = e.steps.map((s, i) => (clocked ? minutes(s.clock) : i + 1));
     const triggers = e.triggers.map((t) => ({ t, x: minutes(t.at) }));
-    const end = Math.max(start + 1, ...points.filter((x) => !isNaN(x)), ...triggers.map((t) => t.x).filter((x) => !isNaN(x)));
+    const end = Math.max(start + 1, ...[...points, ...triggers.map((t) => t.x)].filter((x) => !isNaN(x)));
     const left = (x) => `${(100 * (x - start)) / (end - start)}%`;
     const at = firedAt(e);
     const ticks = e.steps.map((s, i) => {
@@ -227,11 +232,14 @@
                            title: `step ${i + 1}${s.clock ? ` · ${hhmm(s.clock)}` : ""} · ${what}`, onclick: () => jump(i) });
     });
     const markers = triggers.map(({ t, x }, n) => h("button", {
-      class: "trigger-mark", style: `left:${left(x)};--row:${n % 3}`, "data-trigger": t.trigger, onclick: () => jump(at[t.trigger]),
-      title: `${t.trigger} fired at ${t.at} during ${t.during}\n` + (t.changes || []).map((c) => `${c.path}: ${compact(c.old)} → ${compact(c.new)}`).join("\n"),
-    }, h("span", { class: "diamond" }, "◆"), h("span", { class: "trigger-label" }, `${t.trigger} ${hhmm(t.at)}`)));
+      class: "trigger-mark", style: `left:${left(x)};--row:${n % 3}`, "data-trigger": t.trigger,
+      onclick: () => jump(at[t.trigger]),
+      title: [`${t.trigger} fired at ${t.at} during ${t.during}`,
+              ...(t.changes || []).map((c) => `${c.path}: ${compact(c.old)} → ${compact(c.new)}`)].join("\n"),
+    }, diamond("◆"), h("span", { class: "trigger-label" }, `${t.trigger} ${hhmm(t.at)}`)));
     const phases = clocked ? [] : e.steps.flatMap((s, i) => s.events.filter((ev) => ev.type === "task_start")
-      .map((ev) => h("span", { class: "phase", style: `left:${left(points[i])}`, title: ev.template || "" }, `task ${ev.task + 1}`)));
+      .map((ev) => h("span", { class: "phase", style: `left:${left(points[i])}`, title: ev.template || "" },
+                     `task ${ev.task + 1}`)));
     const scale = clocked
       ? [hhmm(e.start || e.steps[0].clock), `${Math.round(end - start)} simulated min`, hhmm(new Date(end * 60000).toISOString())]
       : ["step 1", `${e.steps.length} steps`, `step ${e.steps.length}`];
@@ -239,8 +247,10 @@
       h("h3", {}, clocked ? "Simulated clock" : "Steps"),
       h("div", { class: "track" }, h("div", { class: "axis" }), ticks, markers, phases),
       h("div", { class: "scale" }, scale.map((s) => h("span", {}, s))),
-      h("div", { class: "legend" }, h("span", { class: "tick read" }), e.mutating.length ? "read " : "call ", e.mutating.length ? [h("span", { class: "tick write" }), "changes the world "] : null,
-        h("span", { class: "tick reply" }), "reply ", triggers.length ? [h("span", { class: "diamond" }, " ◆"), " trigger"] : null));
+      h("div", { class: "legend" },
+        h("span", { class: "tick read" }), e.mutating.length ? "read " : "call ",
+        e.mutating.length ? [h("span", { class: "tick write" }), "changes the world "] : null,
+        h("span", { class: "tick reply" }), "reply ", triggers.length ? [diamond(" ◆"), " trigger"] : null));
   }
 
   function checklist(e) {
@@ -255,7 +265,8 @@
     return h("section", { id: "checklist", class: "card" },
       h("h3", {}, `Checklist · ${passed}/${e.checklist.length} hold`),
       h("table", { class: "checks" }, e.checklist.map((c) => h("tr", { class: c.passed ? "passed" : "failed", "data-check": c.name },
-        h("td", {}, mark(c.passed)), h("td", { class: "name" }, c.name, c.gate ? h("span", { class: "chip gate" }, "gate") : null),
+        h("td", {}, mark(c.passed)),
+        h("td", { class: "name" }, c.name, c.gate ? h("span", { class: "chip gate" }, "gate") : null),
         h("td", {}, c.description)))));
   }
 
@@ -264,24 +275,26 @@
     const at = firedAt(e);
     return h("section", { id: "triggers", class: "card" }, h("h3", {}, "Triggers: what changed"),
       e.triggers.map((t) => h("div", { class: "trigger", "data-trigger": t.trigger },
-        h("div", {}, h("span", { class: "diamond" }, "◆ "), h("b", {}, t.trigger), ` fired at ${t.at}, ${e.timing[t.trigger] || "around"} `,
+        h("div", {}, diamond("◆ "), h("b", {}, t.trigger), ` fired at ${t.at}, ${e.timing[t.trigger] || "around"} `,
           h("code", {}, t.during || "?"),
           at[t.trigger] !== undefined ? h("a", { href: "#", onclick: (ev) => { ev.preventDefault(); jump(at[t.trigger]); } },
                                          ` (step ${at[t.trigger] + 1})`) : null),
         changeList(t.changes),
-        t.observable_via ? h("div", { class: "muted" }, "visible through ", h("code", {}, `${t.observable_via}(${compact(t.observable_args || {})})`)) : null)));
+        t.observable_via ? h("div", { class: "muted" }, "visible through ",
+                             h("code", {}, `${t.observable_via}(${compact(t.observable_args || {})})`)) : null)));
   }
 
   function collapsible(cls, label, text) {
     if (text.length <= LONG && text.split("\n").length <= 14) return h("pre", { class: cls }, text);
-    return h("details", { class: cls }, h("summary", {}, `${label} · ${text.length} chars: `, h("span", { class: "muted" }, text.slice(0, 90).replace(/\s+/g, " "), "…")),
-             h("pre", {}, text));
+    const preview = h("span", { class: "muted" }, text.slice(0, 90).replace(/\s+/g, " "), "…");
+    return folded(cls, [`${label} · ${text.length} chars: `, preview], text);
   }
 
   function event(ev, e) {
     if (ev.trigger) {
       return h("div", { class: "event trigger", "data-trigger": ev.trigger },
-        h("div", {}, h("span", { class: "diamond" }, "◆ "), "trigger ", h("b", {}, ev.trigger), ` fired at ${ev.at} (${e.timing[ev.trigger] || "around"} this call)`),
+        h("div", {}, diamond("◆ "), "trigger ", h("b", {}, ev.trigger),
+          ` fired at ${ev.at} (${e.timing[ev.trigger] || "around"} this call)`),
         changeList(ev.changes));
     }
     const rest = Object.entries(ev).filter(([k]) => k !== "type").map(([k, v]) => `${k} ${compact(k === "task" ? v + 1 : v)}`);
@@ -290,20 +303,19 @@
 
   function step(s, i, e) {
     const isUser = s.call && s.call.name === DATA.user_tool;
-    const meta = [`step ${i + 1}`, s.clock ? hhmm(s.clock) : null, s.tokens ? `${s.tokens[0]} + ${s.tokens[1]} tokens` : null].filter(Boolean);
+    const tool = s.call && !isUser; // a result from the world, not the user's answer
+    const meta = [`step ${i + 1}`, s.clock ? hhmm(s.clock) : null,
+                  s.tokens ? `${s.tokens[0]} + ${s.tokens[1]} tokens` : null].filter(Boolean);
     return h("div", { class: "step", id: `step-${i}` },
       h("div", { class: "step-meta" }, meta.join(" · ")),
-      s.reasoning ? h("details", { class: "reasoning" }, h("summary", {}, "reasoning"), h("pre", {}, s.reasoning)) : null,
-      s.text ? h("div", { class: "msg assistant" }, h("div", { class: "who" }, "assistant"), h("pre", {}, s.text)) : null,
-      s.call ? h("div", { class: "msg assistant call" }, h("div", { class: "who" }, "assistant calls"),
-                 h("pre", { class: "call-line" }, h("span", { class: "call-name" }, s.call.name), "(", signature(s.call.arguments), ")")) : null,
-      s.reply !== undefined ? h("div", { class: "msg assistant reply" }, h("div", { class: "who" }, "assistant replies"), h("pre", {}, s.reply)) : null,
-      s.violation ? h("div", { class: "msg violation" }, h("div", { class: "who" }, "broken turn"), h("pre", {}, s.violation)) : null,
-      s.result !== undefined
-        ? h("div", { class: `msg ${s.call && !isUser ? "tool" : "user"}` },
-            h("div", { class: "who" }, s.call ? (isUser ? "user" : `result of ${s.call.name}`) : "user"),
-            collapsible("result", "result", s.call && !isUser ? pretty(s.result) : String(s.result)))
-        : null,
+      s.reasoning ? folded("reasoning", "reasoning", s.reasoning) : null,
+      s.text ? bubble("assistant", "assistant", h("pre", {}, s.text)) : null,
+      s.call ? bubble("assistant call", "assistant calls", h("pre", { class: "call-line" },
+                      h("span", { class: "call-name" }, s.call.name), "(", signature(s.call.arguments), ")")) : null,
+      s.reply !== undefined ? bubble("assistant reply", "assistant replies", h("pre", {}, s.reply)) : null,
+      s.violation ? bubble("violation", "broken turn", h("pre", {}, s.violation)) : null,
+      s.result !== undefined ? bubble(tool ? "tool" : "user", tool ? `result of ${s.call.name}` : "user",
+                                      collapsible("result", "result", tool ? pretty(s.result) : String(s.result))) : null,
       s.events.map((ev) => event(ev, e)));
   }
 
@@ -318,16 +330,17 @@
       h("header", { class: "episode-head" },
         h("h2", {}, h("span", { class: `badge ${e.outcome}` }, OUTCOME_MARK[e.outcome]), e.env_id),
         h("div", { class: "facts" }, facts.map((f) => h("span", { class: "chip" }, f)),
-          h("span", { class: `chip outcome ${e.outcome}`, id: "outcome" }, `${e.outcome} · reward ${Number(e.reward).toFixed(3)}`),
+          h("span", { class: `chip outcome ${e.outcome}`, id: "outcome" },
+            `${e.outcome} · reward ${Number(e.reward).toFixed(3)}`),
           e.modes.map((m) => h("span", { class: "chip mode" }, MODE_NAMES[m] || m)))),
       e.error ? h("div", { class: "card error" }, h("b", {}, "error: "), e.error) : null,
       e.steps.length ? timeline(e) : null,
       h("div", { class: "cards" }, checklist(e), triggerCards(e)),
       h("section", { id: "conversation", class: "card" }, h("h3", {}, "Conversation"),
-        e.system ? h("details", { class: "system" }, h("summary", {}, "system prompt"), h("pre", {}, e.system)) : null,
-        e.request !== undefined ? h("div", { class: "msg user" }, h("div", { class: "who" }, `user${e.start ? ` · ${hhmm(e.start)}` : ""}`), h("pre", {}, e.request)) : null,
+        e.system ? folded("system", "system prompt", e.system) : null,
+        e.request !== undefined ? bubble("user", `user${e.start ? ` · ${hhmm(e.start)}` : ""}`, h("pre", {}, e.request)) : null,
         e.steps.map((s, i) => step(s, i, e)),
-        e.memory ? h("details", { class: "memory" }, h("summary", {}, "final memory"), h("pre", {}, pretty(e.memory))) : null));
+        e.memory ? folded("memory", "final memory", pretty(e.memory)) : null));
   }
 
   // ------------------------------------------------------------------ start
