@@ -17,7 +17,7 @@
     stale_state: "stale-state execution", misdiagnosis: "misdiagnosis of the trigger",
     missing_verification: "missing post-adaptation verification", unlabelled: "failed, no label",
   };
-  const MODE_TAGS = { stale_state: "stale", misdiagnosis: "misdiagnosed", missing_verification: "unverified" };
+  const MODE_TAGS = { stale_state: "stale", misdiagnosis: "misdiag.", missing_verification: "unverified" };
   const conflictNames = {};
   EPISODES.forEach((e) => { if (e.conflict) conflictNames[e.conflict] = e.conflict_name; });
   const FACETS = [
