@@ -10,5 +10,5 @@ for package, folder in MAPPED.items():
     packages += [f"{package}.{sub}" for sub in find_packages(folder)]
 
 setup(packages=packages, package_dir=MAPPED,
-      package_data={"": ["*.yaml", "*.json", "*.txt"], "sttgym": ["data/*.jsonl", "data/manifests/*.json"],
+      package_data={"": ["*.yaml", "*.json", "*.txt"], "sttgym": ["data/*.jsonl", "data/manifests/*.json", "viewer/assets/*"],
                     "sttgym.training": ["configs/accelerate/*.yaml"]})

@@ -24,7 +24,7 @@ class Trajectory:
     env_id: str | None
     seed: int | None
     reward: float = 0.0
-    steps: list[dict] = field(default_factory=list)  # {"action", "observation", "reward", "events"}
+    steps: list[dict] = field(default_factory=list)  # {"action", "observation", "reward", "events", "clock"}
     messages: list[dict] = field(default_factory=list)  # chat format, tool calls included
     info: dict = field(default_factory=dict)  # the final step's info (checklist breakdown, trigger log)
     terminated: bool = False
@@ -67,7 +67,7 @@ def rollout(env: gym.Env, agent: Agent, seed: int | None = None, max_steps: int 
             content = action.get("content", "") if isinstance(action, dict) else str(action)
             traj.messages.append({"role": "assistant", "content": content})
         traj.steps.append({"action": action, "observation": observation, "reward": reward,
-                           "events": info.get("events", [])})
+                           "events": info.get("events", []), "clock": info.get("clock")})  # clock: arena only
         if terminated or truncated:
             base = env.unwrapped
             if truncated and isinstance(base, ToolEnv) and not base.done:  # a wrapper (a time limit) cut it short
