@@ -13,7 +13,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 HEAVY = ("torch", "transformers", "trl", "datasets", "openai", "matplotlib")
 PAST_THE_CORE = ("sttgym.agents", "sttgym.models", "sttgym.evaluation", "sttgym.training", "sttgym.cli",
-                 "sttgym.judge.llm", "sttgym.user.llm", "sttgym.synth")
+                 "sttgym.judge.llm", "sttgym.user.llm", "sttgym.synth", "sttgym.server", "sttgym.viewer", "sttgym.adapters")
 
 
 def loaded_after(code: str) -> set[str]:
