@@ -156,3 +156,13 @@ def test_domain_draws_the_data_from_chosen_domains_only(toy_ids, tmp_path):
     assert {r["env_id"].split("/")[1].split("-")[0] for r in rows} == {"Toy", "CarRental"}
     clash = CliRunner().invoke(app, ["train", "data", "--out", str(out), "--domain", "Toy", "--hold-out", "Toy"])
     assert clash.exit_code != 0 and "no registered arena id" in clash.output
+
+
+def test_run_files_switch_refinement_and_reasoning(toy_ids, tmp_path):
+    from sttgym.training.config import Instances
+    from sttgym.training.sft import sft_data
+
+    dataset = sft_data(Instances(count=2, env_ids=list(toy_ids), refine=False, reasoning=False), tmp_path / "data")
+    stats = json.loads((tmp_path / "data" / "stats.json").read_text())
+    assert stats["refine"] is False and stats["reasoning"] is False and stats["calls_with_text"] == 0.0
+    assert all(row["refinements"] == [] for row in dataset)
