@@ -55,6 +55,8 @@ CHANGED = ("The {subject} has changed: {change}, which none of my calls did. {pl
 AFTER_CHANGE_ACT = ("Next: {action}.", "With that in mind: {action}.", "So the next step: {action}.")
 AFTER_CHANGE_READ = ("Reading the {subject} too before I act.", "I need the {subject} as well.",
                      "Checking the {subject} in that light.")
+REPLAN = ("With the {seen}, the plan changes: {action}.", "The {seen} changes the plan: {action}.",
+          "Given the {seen}: {action}.")
 OWN_CHANGE = ("The {subject} shows my update.", "My change is in place.", "")
 UNCHANGED = ("The {subject} is as before; carrying on.", "Nothing moved; going on.", "")
 REFRESH = ("{done}; re-reading the {subject} before the next step, to make sure the plan still holds.",
@@ -138,6 +140,7 @@ class _Narrator:
         self.t = t
         self.rng = np.random.default_rng([NARRATION_KEY, t.seed])
         self.earlier = self.earlier_reads()
+        self.pending = ""  # a change the agent read and has not acted on yet: the reason its next change makes
 
     def pick(self, phrasings: tuple[str, ...], **fields: str) -> str:
         return phrasings[int(self.rng.integers(len(phrasings)))].format(**fields)
@@ -164,6 +167,12 @@ class _Narrator:
         return self.t.mutates(step) and bool((step.result or {}).get("success"))
 
     def note(self, i: int) -> str:
+        text = self.compose(i)
+        if not self.is_read(self.t.steps[i].action):
+            self.pending = ""  # a change the agent makes answers (or passes over) what it read
+        return text
+
+    def compose(self, i: int) -> str:
         steps, action = self.t.steps, self.t.steps[i].action
         previous = steps[i - 1] if i else None
         if previous is not None and failed(previous):
@@ -177,6 +186,8 @@ class _Narrator:
             return self.reread(i, self.earlier[i])
         if i == 0 and self.is_read(action):
             return self.pick(OPENING, subject=_subject(action)) if self.rng.random() < 2 * ROUTINE_CHANCE else ""
+        if self.pending and not self.is_read(action):
+            return self.pick(REPLAN, seen=self.pending, action=_action(action))
         if self.rng.random() < ROUTINE_CHANCE:
             return self.pick(ROUTINE, action=_action(action))
         return ""
@@ -216,8 +227,11 @@ class _Narrator:
         change = (f"{path} is now {_shown(after[path])} (was {_shown(before[path])})" if path in before
                   else f"{path} now reads {_shown(after[path])}")
         action = self.t.steps[i].action
-        plan = (self.pick(AFTER_CHANGE_READ, subject=_subject(action)) if self.is_read(action)
-                else self.pick(AFTER_CHANGE_ACT, action=_action(action)))
+        if self.is_read(action):  # the agent gathers more before it changes anything: the change is its reason then
+            self.pending = f"{subject} showing {path} {_shown(after[path])}"
+            plan = self.pick(AFTER_CHANGE_READ, subject=_subject(action))
+        else:
+            plan = self.pick(AFTER_CHANGE_ACT, action=_action(action))
         return self.pick(CHANGED, subject=subject, change=change, plan=plan)
 
     def reread(self, i: int, earlier: int) -> str:

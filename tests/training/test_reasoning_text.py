@@ -15,7 +15,7 @@ from sttgym.models.base import ChatResponse
 from sttgym.models.parsing import parse_assistant_text
 from sttgym.rollout import rollout
 from sttgym.training.noisy import NoisyExpert
-from sttgym.training.reasoning import REFRESH, REFUSED, RETRY_SAME, RETRY_VARIED, VERIFY, narrate, notes
+from sttgym.training.reasoning import REFRESH, REFUSED, REPLAN, RETRY_SAME, RETRY_VARIED, VERIFY, narrate, notes
 from sttgym.training.refine import RuleRefiner
 from sttgym.training.transcripts import Step, failed, from_trajectory, is_call
 
@@ -63,6 +63,15 @@ def test_refresh_and_verification_reads_say_what_they_check(toy_ids):
     assert any("status is now taken (was free)" in t.texts[i + 1] for i in rereads)
     assert _says(t.texts[-2], VERIFY) and calls[-2]["arguments"]["locker_id"] in t.texts[-2]
     assert t.texts[-1] == "Task Completed"
+
+
+def test_the_change_that_read_a_new_value_gives_its_reason(toy_ids):
+    refined = [RuleRefiner().refine(_played(toy_ids[0], k)).refined for k in range(6)]
+    replans = [(t, i) for t in refined for i, text in enumerate(t.texts) if _says(text, REPLAN)]
+    assert replans
+    for t, i in replans:  # a change, after reads that followed the one that showed the new value, names it
+        assert t.mutates(t.steps[i]) and "showing status taken" in t.texts[i]
+        assert any("status is now taken (was free)" in text for text in t.texts[:i])
 
 
 def _blinded(t, start):
