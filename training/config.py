@@ -45,6 +45,8 @@ class Instances(_Strict):
     start: int = TRAINING_SEED_START  # first instance seed; must be a training seed
     path: str | None = None  # a dataset saved earlier, used instead of generating one
     min_reward: float = 1.0  # SFT only: transcripts scoring less are left out
+    refine: bool = True  # SFT only: False keeps the transcripts as played (the "without refinement" ablation)
+    reasoning: bool = True  # SFT only: assistant turns carry short reasoning text beside their calls
 
     def ids(self) -> list[str]:
         """The env ids these instances are drawn from, in registry order."""

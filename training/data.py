@@ -12,7 +12,10 @@ into one struct). RL rows carry the instance (``env_id``, ``seed``) and its open
 
 Each SFT transcript starts from a noisy expert (or any agent, e.g. an LLM) and goes through
 the refiner; only replay-verified edits are kept, and only transcripts scoring at least
-``min_reward`` make the dataset.
+``min_reward`` make the dataset. ``reasoning`` gives the assistant turns short reasoning text
+beside their calls (:mod:`sttgym.training.reasoning`); ``refine=False`` keeps the transcripts
+as the agent played them (the paper's "SFT without refinement" ablation, its Table 2),
+filtered by the same ``min_reward``.
 
 Both builders take ``workers``: instances are independent, so with the default agent and
 refiner they are played in that many processes, in chunks, and consumed in instance order;
@@ -40,7 +43,8 @@ from sttgym.manifests import TRAINING_SEED_START, is_training_seed
 from sttgym.registry import arena_ids, registered_arena_id
 from sttgym.rollout import rollout
 from sttgym.training.noisy import NoisyExpert
-from sttgym.training.refine import Refiner, RuleRefiner
+from sttgym.training.reasoning import narrate
+from sttgym.training.refine import Refinement, Refiner, RuleRefiner
 from sttgym.training.transcripts import from_trajectory
 
 __all__ = ["training_instances", "AgentFactory", "SFTStats", "sft_records", "build_sft_dataset", "rl_records",
@@ -73,17 +77,25 @@ def _instance(k: int, ids: list[str], start: int) -> tuple[str, int]:
 class SFTStats:
     """What building an SFT set took and did."""
 
+    refine: bool = True  # False: the agent's transcripts as played (the "without refinement" ablation)
+    reasoning: bool = True  # the assistant turns carry reasoning text
     attempted: int = 0
     kept: int = 0
     refined: int = 0  # transcripts the refiner changed
     calls_before: list[int] = field(default_factory=list)  # tool calls of each kept transcript, before refinement
     calls_after: list[int] = field(default_factory=list)
+    calls_with_text: int = 0  # tool-call turns of the kept transcripts that carry reasoning text
+    text_words: int = 0  # words of that text
     seconds: float = 0.0
 
     def summary(self) -> dict[str, Any]:
-        return {"attempted": self.attempted, "kept": self.kept, "refined": self.refined,
+        calls = sum(self.calls_after)
+        return {"refine": self.refine, "reasoning": self.reasoning, "attempted": self.attempted, "kept": self.kept,
+                "refined": self.refined,
                 "avg_tool_calls_before": float(np.mean(self.calls_before)) if self.calls_before else 0.0,
                 "avg_tool_calls_after": float(np.mean(self.calls_after)) if self.calls_after else 0.0,
+                "calls_with_text": round(self.calls_with_text / calls, 3) if calls else 0.0,
+                "avg_text_words": round(self.text_words / self.calls_with_text, 1) if self.calls_with_text else 0.0,
                 "seconds": round(self.seconds, 2)}
 
 
@@ -91,14 +103,18 @@ def noisy_expert(rng: np.random.Generator) -> Agent:
     return NoisyExpert(rng)
 
 
-def _transcript(k: int, ids: list[str], start: int, seed: int, agent: AgentFactory, refiner: Refiner,
-                env_kwargs: dict | None) -> tuple[dict, int, int, bool]:
-    """Instance ``k`` played by its agent and refined: (row, tool calls before, after, whether refined)."""
+def _transcript(k: int, ids: list[str], start: int, seed: int, agent: AgentFactory, refiner: Refiner | None,
+                env_kwargs: dict | None, reasoning: bool) -> tuple[dict, int, int, bool]:
+    """Instance ``k`` played by its agent and refined (unless ``refiner`` is None): (row, tool calls
+    before, after, whether refined)."""
     env_id, instance_seed = _instance(k, ids, start)
     env = gym.make(env_id, **(env_kwargs or {}))
     traj = rollout(env, agent(np.random.default_rng([seed, k])), seed=instance_seed)
     env.close()
-    refinement = refiner.refine(from_trajectory(traj, env_kwargs))
+    played = from_trajectory(traj, env_kwargs)
+    if reasoning:
+        played = narrate(played)
+    refinement = refiner.refine(played) if refiner is not None else Refinement(played, played)
     refined = refinement.refined
     row = {**refined.record(), "original_tool_calls": refinement.original.tool_calls,
            "original_reward": refinement.original.reward,
@@ -121,24 +137,30 @@ def _in_order(work: Callable[[int], Any], keys: Iterable[int], workers: int) -> 
 
 def sft_records(count: int, env_ids: list[str] | None = None, *, seed: int = 0, agent: AgentFactory = noisy_expert,
                 refiner: Refiner | None = None, min_reward: float = 1.0, start: int = TRAINING_SEED_START,
-                env_kwargs: dict | None = None, stats: SFTStats | None = None, workers: int = 1) -> Iterator[dict]:
+                env_kwargs: dict | None = None, stats: SFTStats | None = None, workers: int = 1,
+                refine: bool = True, reasoning: bool = True) -> Iterator[dict]:
     """Yield ``count`` refined transcripts (dataset rows), drawing training instances until enough qualify.
 
     The agent of instance ``k`` draws from ``np.random.default_rng([seed, k])``, so the data
     depend only on ``seed`` and the registered environments. ``refiner=None`` uses the
-    rule-based refiner. Gives up (raises ``RuntimeError``) when fewer than one instance in
+    rule-based refiner; ``refine=False`` uses none (the rows are the agent's transcripts, and
+    ``min_reward`` applies to them). ``reasoning`` gives the assistant turns reasoning text
+    (the tool calls are the same either way). Gives up (raises ``RuntimeError``) when fewer than one instance in
     ten qualifies. ``workers`` > 1 plays instances in parallel processes (the default agent
     and refiner only: a model cannot be shared that way); the rows are the same.
     """
     if workers > 1 and (agent is not noisy_expert or refiner is not None):
         raise ValueError("workers > 1 needs the default noisy expert and rule refiner (a model is not shared "
                          "between processes)")
+    if refiner is not None and not refine:
+        raise ValueError("refine=False trains on unrefined transcripts; it takes no refiner")
     stats = stats if stats is not None else SFTStats()
+    stats.refine, stats.reasoning = refine, reasoning
     began = time.perf_counter()
     ids = _checked_ids(env_ids, start)
     limit = 10 * count + 10
-    work = partial(_transcript, ids=ids, start=start, seed=seed, agent=agent, refiner=refiner or RuleRefiner(),
-                   env_kwargs=env_kwargs)
+    work = partial(_transcript, ids=ids, start=start, seed=seed, agent=agent,
+                   refiner=(refiner or RuleRefiner()) if refine else None, env_kwargs=env_kwargs, reasoning=reasoning)
     for row, before, after, changed in _in_order(work, range(limit), workers):
         if stats.kept >= count:
             return
@@ -149,6 +171,10 @@ def sft_records(count: int, env_ids: list[str] | None = None, *, seed: int = 0, 
         stats.refined += changed
         stats.calls_before.append(before)
         stats.calls_after.append(after)
+        texts = [m["content"] for m in row["messages"] if m["role"] == "assistant" and m.get("tool_calls")
+                 and m["content"]]
+        stats.calls_with_text += len(texts)
+        stats.text_words += sum(len(text.split()) for text in texts)
         stats.seconds = time.perf_counter() - began
         yield row
     if stats.kept < count:

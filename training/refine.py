@@ -13,6 +13,11 @@ It runs in three stages, each aimed at one failure mode:
    (the refused stale attempt becomes the re-read, or the re-read is inserted);
 3. ``verify``: after the last change, read the changed state back before finishing.
 
+A block's reasoning text (see :mod:`sttgym.training.reasoning`) belongs to the block: when the
+transcript carries text, every replayed stage that is kept is narrated again, so a deleted retry takes
+its text with it, the turn that now follows a refusal interprets it, and an inserted re-read
+says what it re-checks. The LLM refiner reads the text with the calls.
+
 After each stage the edited actions are replayed in the environment (tool results, trigger
 firings and reward all come from the replay, see :mod:`sttgym.training.transcripts`); a
 stage whose replay scores below the original transcript is dropped, so a refined
@@ -31,6 +36,7 @@ from typing import Any, Union
 from sttgym.agents.llm import USER_TOOL
 from sttgym.models.base import ChatModel
 from sttgym.models.parsing import extract_json_object
+from sttgym.training.reasoning import narrate
 from sttgym.training.transcripts import Step, Transcript, failed, is_call, replay
 
 __all__ = ["Delete", "Reorder", "Modify", "Insert", "Operation", "apply_operations", "STAGES", "Refinement",
@@ -139,7 +145,7 @@ class Refiner:
                 continue
             candidate = replay(current.env_id, current.seed, actions, current.env_kwargs)
             if candidate.reward >= transcript.reward:
-                current = candidate
+                current = narrate(candidate) if transcript.reasoning else candidate
                 kept += [(stage, op) for op in operations]
         return Refinement(transcript, current, kept)
 
@@ -214,8 +220,8 @@ class RuleRefiner(Refiner):
 
 
 REFINER_SYSTEM = """You edit the transcript of a tool-using agent so that it becomes a clean example to learn from.
-The transcript is a numbered list of blocks: each block is one tool call with its result, and the last one
-is the agent's final reply. Lines starting with "!" mark moments when the world changed by itself during that
+The transcript is a numbered list of blocks: each block is one tool call with its result (and the agent's
+note about it, when it wrote one), and the last one is the agent's final reply. Lines starting with "!" mark moments when the world changed by itself during that
 call (the agent did not see this directly).
 
 Answer with a JSON object {"operations": [...]} and nothing else. Each operation is one of:
@@ -241,8 +247,10 @@ def describe(t: Transcript, width: int = 400) -> str:
     """The transcript as the LLM refiner reads it."""
     lines = [f"User request: {t.messages[1]['content'] if len(t.messages) > 1 else ''}",
              "Tools: " + ", ".join(call["function"]["name"] for call in t.tools), ""]
-    for i, step in enumerate(t.steps):
+    for i, (step, text) in enumerate(zip(t.steps, t.texts)):
         if is_call(step):
+            if text:
+                lines.append(f"[{i}] note: {text}")
             lines.append(f"[{i}] call {step.action['name']} {json.dumps(step.action.get('arguments', {}))}"
                          f" -> {step.observation[:width]}")
         else:

@@ -50,7 +50,8 @@ def sft_data(instances: Instances, folder: Path) -> Any:
     """The transcripts to train on (see :func:`~sttgym.training.data.run_dataset`)."""
     def build() -> tuple[Any, dict]:
         dataset, stats = build_sft_dataset(instances.count, instances.ids(), seed=instances.seed,
-                                           start=instances.start, min_reward=instances.min_reward)
+                                           start=instances.start, min_reward=instances.min_reward,
+                                           refine=instances.refine, reasoning=instances.reasoning)
         return dataset, stats.summary()
 
     return run_dataset(folder, instances.path, build)

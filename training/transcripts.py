@@ -58,10 +58,16 @@ class Transcript:
     reads: frozenset[str]  # tools that only read the world (the user channel excluded)
     env_kwargs: dict = field(default_factory=dict)
     info: dict = field(default_factory=dict)  # the final step's info (checklist breakdown)
+    reasoning: bool = False  # the assistant turns carry reasoning text (sttgym.training.reasoning.narrate)
 
     @property
     def actions(self) -> list[dict]:
         return [step.action for step in self.steps]
+
+    @property
+    def texts(self) -> list[str]:
+        """Each block's assistant text: the reasoning beside a call, or the final reply."""
+        return [m.get("content") or "" for m in self.messages if m["role"] == "assistant"]
 
     @property
     def tool_calls(self) -> int:

@@ -100,6 +100,11 @@ def data(out: Path = typer.Option(..., "--out", help="Writes sft/ and rl/ datase
          refiner_model: str = typer.Option(None, "--refiner-model", help="Refine with this LLM, not the rules."),
          base_url: str = typer.Option(None, "--base-url", help="OpenAI-compatible server of the models above."),
          min_reward: float = typer.Option(1.0, "--min-reward", help="Keep transcripts scoring at least this."),
+         refine: bool = typer.Option(True, "--refine/--no-refine",
+                                     help="Refine the transcripts; --no-refine keeps them as played (the paper's "
+                                          "'SFT without refinement' ablation), still filtered by --min-reward."),
+         reasoning: bool = typer.Option(True, "--reasoning/--no-reasoning",
+                                        help="Give assistant turns short reasoning text beside their tool calls."),
          workers: int = typer.Option(os.cpu_count() or 1, "--workers",
                                      help="Processes that play instances (the noisy expert and rule refiner only; "
                                           "the data are the same for any number).")) -> None:
@@ -117,11 +122,14 @@ def data(out: Path = typer.Option(..., "--out", help="Writes sft/ and rl/ datase
         model = load_model(rollout_model, base_url)
         options["agent"] = lambda rng: LLMAgent(model, seed=int(rng.integers(2**31)))
     if refiner_model:
-        refine = _load("sttgym.training.refine")
-        options["refiner"] = refine.LLMRefiner(load_model(refiner_model, base_url), temperature=0.0)
+        if not refine:
+            raise typer.BadParameter("--refiner-model refines; it cannot go with --no-refine")
+        options["refiner"] = _load("sttgym.training.refine").LLMRefiner(load_model(refiner_model, base_url),
+                                                                         temperature=0.0)
     began = time.perf_counter()
     sft_set, stats = datasets.build_sft_dataset(sft_count, ids, seed=seed, min_reward=min_reward,
-                                                workers=1 if options else workers, **options)
+                                                workers=1 if options else workers, refine=refine,
+                                                reasoning=reasoning, **options)
     sft_seconds = time.perf_counter() - began
     datasets.save_dataset(sft_set, out / "sft")
     began = time.perf_counter()
@@ -131,7 +139,12 @@ def data(out: Path = typer.Option(..., "--out", help="Writes sft/ and rl/ datase
     report = {"env_ids": len(ids), "sft": {**stats.summary(), "seconds": round(sft_seconds, 2)},
               "rl": {"instances": len(rl_set), "seconds": round(rl_seconds, 2)}}
     (out / "stats.json").write_text(json.dumps(report, indent=1))
+    sft = report["sft"]
+    shape = (f"tool calls per transcript {sft['avg_tool_calls_before']:.2f} -> {sft['avg_tool_calls_after']:.2f} "
+             f"after refinement ({stats.refined} refined)" if refine
+             else f"unrefined (--no-refine), {sft['avg_tool_calls_after']:.2f} tool calls per transcript")
+    text = (f"; {sft['calls_with_text']:.0%} of calls with reasoning text ({sft['avg_text_words']:.1f} words)"
+            if reasoning else "; no reasoning text")
     console.print(f"SFT: {stats.kept} transcripts from {stats.attempted} instances in {sft_seconds:.1f}s; "
-                  f"tool calls per transcript {report['sft']['avg_tool_calls_before']:.2f} -> "
-                  f"{report['sft']['avg_tool_calls_after']:.2f} after refinement ({stats.refined} refined)")
+                  f"{shape}{text}")
     console.print(f"RL: {len(rl_set)} instances in {rl_seconds:.1f}s over {len(ids)} env ids -> {out}")

@@ -99,3 +99,70 @@ def test_parallel_workers_make_exactly_the_rows_of_one_process(toy_ids):
     assert list(rl_records(20, ids, workers=2)) == list(rl_records(20, ids))
     with pytest.raises(ValueError, match="workers"):
         next(sft_records(2, ids, workers=2, agent=lambda rng: None))
+
+
+def test_reasoning_adds_text_beside_the_same_calls(toy_ids):
+    from sttgym.training.data import sft_records
+
+    plain = list(sft_records(6, list(toy_ids), seed=5, reasoning=False))
+    narrated = list(sft_records(6, list(toy_ids), seed=5))
+    def turns(rows):
+        return [[m for m in row["messages"] if m.get("tool_calls")] for row in rows]
+
+    assert [[m["tool_calls"] for m in row] for row in turns(plain)] == \
+        [[m["tool_calls"] for m in row] for row in turns(narrated)]
+    assert any(m["content"] for row in turns(narrated) for m in row)
+    assert not any(m["content"] for row in turns(plain) for m in row)
+
+
+def test_no_refine_keeps_the_transcripts_as_played(toy_ids, tmp_path):
+    from typer.testing import CliRunner
+
+    from sttgym.cli import app
+    from sttgym.training.data import sft_records
+    from sttgym.training.refine import RuleRefiner
+
+    kept, _ = build_sft_dataset(6, list(toy_ids), seed=4, refine=False)
+    assert all(r["refinements"] == [] and r["tool_calls"] == r["original_tool_calls"] and r["reward"] >= 1.0
+               for r in kept)
+    # on the same instances (every one kept), the unrefined rows make more calls
+    refined, refined_stats = build_sft_dataset(12, list(toy_ids), seed=4, min_reward=0.0)
+    played, played_stats = build_sft_dataset(12, list(toy_ids), seed=4, min_reward=0.0, refine=False)
+    assert not played_stats.summary()["refine"] and refined_stats.summary()["refine"]
+    assert [(r["env_id"], r["seed"]) for r in played] == [(r["env_id"], r["seed"]) for r in refined]
+    assert [r["tool_calls"] for r in played] == [r["original_tool_calls"] for r in refined]
+    assert played_stats.summary()["avg_tool_calls_after"] > refined_stats.summary()["avg_tool_calls_after"]
+    out = tmp_path / "data"
+    result = CliRunner().invoke(app, ["train", "data", "--out", str(out), "--sft", "3", "--rl", "2", "--no-refine",
+                                      "--no-reasoning", "--domain", "Toy", "--workers", "1"])
+    assert result.exit_code == 0, result.output
+    assert "unrefined" in result.output
+    stats = json.loads((out / "stats.json").read_text())["sft"]
+    assert stats["refine"] is False and stats["reasoning"] is False and stats["refined"] == 0
+    with pytest.raises(ValueError, match="no refiner"):
+        next(sft_records(2, list(toy_ids), refine=False, refiner=RuleRefiner()))
+
+
+def test_domain_draws_the_data_from_chosen_domains_only(toy_ids, tmp_path):
+    from typer.testing import CliRunner
+
+    from sttgym.cli import app
+
+    out = tmp_path / "data"
+    result = CliRunner().invoke(app, ["train", "data", "--out", str(out), "--sft", "2", "--rl", "40",
+                                      "--domain", "Toy", "--domain", "CarRental", "--workers", "1"])
+    assert result.exit_code == 0, result.output
+    rows = [row for part in ("sft", "rl") for row in load_dataset(out / part).to_list()]
+    assert {r["env_id"].split("/")[1].split("-")[0] for r in rows} == {"Toy", "CarRental"}
+    clash = CliRunner().invoke(app, ["train", "data", "--out", str(out), "--domain", "Toy", "--hold-out", "Toy"])
+    assert clash.exit_code != 0 and "no registered arena id" in clash.output
+
+
+def test_run_files_switch_refinement_and_reasoning(toy_ids, tmp_path):
+    from sttgym.training.config import Instances
+    from sttgym.training.sft import sft_data
+
+    dataset = sft_data(Instances(count=2, env_ids=list(toy_ids), refine=False, reasoning=False), tmp_path / "data")
+    stats = json.loads((tmp_path / "data" / "stats.json").read_text())
+    assert stats["refine"] is False and stats["reasoning"] is False and stats["calls_with_text"] == 0.0
+    assert all(row["refinements"] == [] for row in dataset)
