@@ -122,8 +122,12 @@ def _transcript(k: int, ids: list[str], start: int, seed: int, agent: AgentFacto
     return row, refinement.original.tool_calls, refined.tool_calls, refinement.changed
 
 
-def _in_order(work: Callable[[int], Any], keys: Iterable[int], workers: int) -> Iterator[Any]:
-    """``work(k)`` for each key, in order; with ``workers`` > 1 computed ahead in that many processes."""
+def _in_order(work: Callable[[int], Any], keys: Iterable[int], workers: int, ray: str | None = None) -> Iterator[Any]:
+    """``work(k)`` for each key, in order; with ``workers`` > 1 computed ahead in that many processes, or
+    with ``ray`` ("local", "auto" or a cluster address) on a Ray cluster."""
+    if ray is not None:
+        yield from _on_ray(work, keys, ray)
+        return
     if workers <= 1:
         yield from map(work, keys)
         return
@@ -135,10 +139,35 @@ def _in_order(work: Callable[[int], Any], keys: Iterable[int], workers: int) -> 
             yield from pool.map(work, batch, chunksize=4)
 
 
+def _run_keys(work: Callable[[int], Any], keys: list[int]) -> list[Any]:
+    return [work(k) for k in keys]
+
+
+def _on_ray(work: Callable[[int], Any], keys: Iterable[int], address: str) -> Iterator[Any]:
+    """``work(k)`` for each key as Ray tasks of a few keys each, consumed in key order. The workers import
+    sttgym and the domains themselves: a domain registered only in this process is not there."""
+    try:
+        import ray
+    except ImportError as exc:
+        raise ValueError("--ray needs Ray: pip install 'sttgym[ray]'") from exc
+    started_here = not ray.is_initialized()
+    if started_here:
+        ray.init(address=None if address == "local" else address, include_dashboard=False, log_to_driver=False)
+    try:
+        run = ray.remote(_run_keys)
+        keys, ahead = iter(keys), 16 * max(1, int(ray.cluster_resources().get("CPU", 1)))
+        while batch := [k for _, k in zip(range(ahead), keys)]:
+            for task in [run.remote(work, batch[i:i + 4]) for i in range(0, len(batch), 4)]:
+                yield from ray.get(task)
+    finally:
+        if started_here:
+            ray.shutdown()
+
+
 def sft_records(count: int, env_ids: list[str] | None = None, *, seed: int = 0, agent: AgentFactory = noisy_expert,
                 refiner: Refiner | None = None, min_reward: float = 1.0, start: int = TRAINING_SEED_START,
                 env_kwargs: dict | None = None, stats: SFTStats | None = None, workers: int = 1,
-                refine: bool = True, reasoning: bool = True) -> Iterator[dict]:
+                refine: bool = True, reasoning: bool = True, ray: str | None = None) -> Iterator[dict]:
     """Yield ``count`` refined transcripts (dataset rows), drawing training instances until enough qualify.
 
     The agent of instance ``k`` draws from ``np.random.default_rng([seed, k])``, so the data
@@ -146,11 +175,12 @@ def sft_records(count: int, env_ids: list[str] | None = None, *, seed: int = 0, 
     rule-based refiner; ``refine=False`` uses none (the rows are the agent's transcripts, and
     ``min_reward`` applies to them). ``reasoning`` gives the assistant turns reasoning text
     (the tool calls are the same either way). Gives up (raises ``RuntimeError``) when fewer than one instance in
-    ten qualifies. ``workers`` > 1 plays instances in parallel processes (the default agent
-    and refiner only: a model cannot be shared that way); the rows are the same.
+    ten qualifies. ``workers`` > 1 plays instances in parallel processes, and ``ray`` on a Ray
+    cluster (the default agent and refiner only: a model cannot be shared that way); the rows are
+    the same.
     """
-    if workers > 1 and (agent is not noisy_expert or refiner is not None):
-        raise ValueError("workers > 1 needs the default noisy expert and rule refiner (a model is not shared "
+    if (workers > 1 or ray is not None) and (agent is not noisy_expert or refiner is not None):
+        raise ValueError("workers > 1 and ray need the default noisy expert and rule refiner (a model is not shared "
                          "between processes)")
     if refiner is not None and not refine:
         raise ValueError("refine=False trains on unrefined transcripts; it takes no refiner")
@@ -161,7 +191,7 @@ def sft_records(count: int, env_ids: list[str] | None = None, *, seed: int = 0, 
     limit = 10 * count + 10
     work = partial(_transcript, ids=ids, start=start, seed=seed, agent=agent,
                    refiner=(refiner or RuleRefiner()) if refine else None, env_kwargs=env_kwargs, reasoning=reasoning)
-    for row, before, after, changed in _in_order(work, range(limit), workers):
+    for row, before, after, changed in _in_order(work, range(limit), workers, ray):
         if stats.kept >= count:
             return
         stats.attempted += 1
@@ -202,10 +232,10 @@ def _opening(instance: tuple[str, int], env_kwargs: dict | None) -> dict:
 
 
 def rl_records(count: int = 8119, env_ids: list[str] | None = None, start: int = TRAINING_SEED_START,
-               env_kwargs: dict | None = None, workers: int = 1) -> Iterator[dict]:
+               env_kwargs: dict | None = None, workers: int = 1, ray: str | None = None) -> Iterator[dict]:
     """RL task instances with their opening prompt (system and user turns, as the LLM agent sees them)."""
     instances = training_instances(count, env_ids, start)
-    yield from _in_order(partial(_opening, env_kwargs=env_kwargs), instances, workers)
+    yield from _in_order(partial(_opening, env_kwargs=env_kwargs), instances, workers, ray)
 
 
 def build_rl_dataset(count: int = 8119, env_ids: list[str] | None = None, **options: Any):

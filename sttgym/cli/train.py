@@ -9,12 +9,14 @@ only when a command runs.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import os
 import time
 from pathlib import Path
 from types import ModuleType
+from typing import Optional
 
 import typer
 from rich.console import Console
@@ -86,6 +88,26 @@ def rl(ctx: typer.Context, config: str = typer.Option(..., "--config", help=CONF
     console.print(f"final model: {_load('sttgym.training.rl').train_rl(settings, out, model)}")
 
 
+@contextlib.contextmanager
+def _ray_session(address: str | None):
+    """One Ray connection for both datasets (None: no Ray)."""
+    if address is None:
+        yield
+        return
+    try:
+        import ray
+    except ImportError as exc:
+        raise typer.BadParameter("--ray needs Ray: pip install 'sttgym[ray]'") from exc
+    if ray.is_initialized():  # a notebook's or a test's own connection
+        yield
+        return
+    ray.init(address=None if address == "local" else address, include_dashboard=False, log_to_driver=False)
+    try:
+        yield
+    finally:
+        ray.shutdown()
+
+
 @train_app.command("data")
 def data(out: Path = typer.Option(..., "--out", help="Writes sft/ and rl/ datasets and stats.json here."),
          sft_count: int = typer.Option(2212, "--sft", help="Refined SFT transcripts to make."),
@@ -107,7 +129,10 @@ def data(out: Path = typer.Option(..., "--out", help="Writes sft/ and rl/ datase
                                         help="Give assistant turns short reasoning text beside their tool calls."),
          workers: int = typer.Option(os.cpu_count() or 1, "--workers",
                                      help="Processes that play instances (the noisy expert and rule refiner only; "
-                                          "the data are the same for any number).")) -> None:
+                                          "the data are the same for any number)."),
+         ray: Optional[str] = typer.Option(None, "--ray", help="Play the instances on Ray instead: 'local' starts a "
+                                           "Ray instance here, or a cluster address ('auto', 'ray://head:10001'). "
+                                           "The data are the same.")) -> None:
     """Make the training data: imperfect transcripts refined and replay-verified, and RL instances."""
     datasets = _load("sttgym.training.data")
     try:
@@ -126,15 +151,18 @@ def data(out: Path = typer.Option(..., "--out", help="Writes sft/ and rl/ datase
             raise typer.BadParameter("--refiner-model refines; it cannot go with --no-refine")
         options["refiner"] = _load("sttgym.training.refine").LLMRefiner(load_model(refiner_model, base_url),
                                                                          temperature=0.0)
-    began = time.perf_counter()
-    sft_set, stats = datasets.build_sft_dataset(sft_count, ids, seed=seed, min_reward=min_reward,
-                                                workers=1 if options else workers, refine=refine,
-                                                reasoning=reasoning, **options)
-    sft_seconds = time.perf_counter() - began
-    datasets.save_dataset(sft_set, out / "sft")
-    began = time.perf_counter()
-    rl_set = datasets.build_rl_dataset(rl_count, ids, workers=workers)
-    rl_seconds = time.perf_counter() - began
+    if ray is not None and options:
+        raise typer.BadParameter("--ray plays the noisy expert and rule refiner only (a model is not shared)")
+    with _ray_session(ray):
+        began = time.perf_counter()
+        sft_set, stats = datasets.build_sft_dataset(sft_count, ids, seed=seed, min_reward=min_reward,
+                                                    workers=1 if options else workers, refine=refine,
+                                                    reasoning=reasoning, ray=ray, **options)
+        sft_seconds = time.perf_counter() - began
+        datasets.save_dataset(sft_set, out / "sft")
+        began = time.perf_counter()
+        rl_set = datasets.build_rl_dataset(rl_count, ids, workers=workers, ray=ray)
+        rl_seconds = time.perf_counter() - began
     datasets.save_dataset(rl_set, out / "rl")
     report = {"env_ids": len(ids), "sft": {**stats.summary(), "seconds": round(sft_seconds, 2)},
               "rl": {"instances": len(rl_set), "seconds": round(rl_seconds, 2)}}

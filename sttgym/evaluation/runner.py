@@ -34,6 +34,7 @@ try:
 except ImportError:  # not POSIX: runs are not locked against each other
     fcntl = None
 
+from sttgym import __version__
 from sttgym.agents.base import Agent
 from sttgym.agents.llm import RULES, SCRAMBLE_RULES, LLMAgent, MemoryAgent
 from sttgym.evaluation.batching import BatchingModel
@@ -84,12 +85,15 @@ class EvalConfig:
     hint: bool = False  # ablation: tell the model that the world can change (the paper's prompt does not)
     reasoning_effort: str | None = None  # a served reasoning model's effort: low, medium or high
     weights: str = "paper"  # how overall Pass@1 weights the levels: the paper's task counts, or the suite's
+    # The sttgym release that played the episodes: with the frozen manifest it names the exact environments
+    # (gymnasium cannot register versioned ids beside the unversioned ones; see docs/architecture.md).
+    version: str = field(default_factory=lambda: __version__)
     ray: str | None = None  # play the episodes on Ray: "local" (a Ray instance started here) or a cluster address
     server: str | None = None  # play the envs on this `sttgym serve --privileged` server (same results as locally)
 
     IDENTITY = ("suite", "agent", "model", "base_url", "seed", "domains", "thinking", "temperature",
                 "max_new_tokens", "user", "judge", "sim_model", "sim_base_url", "env_kwargs", "manifest", "tasks",
-                "hint", "reasoning_effort")
+                "hint", "reasoning_effort", "version")
 
     def __post_init__(self) -> None:
         self.conditions, self.domains = tuple(self.conditions), tuple(self.domains)

@@ -33,3 +33,15 @@ def test_a_ray_run_records_what_a_local_run_does(two_workers, tmp_path, agent):
     assert _records(tmp_path / "ray") == _records(tmp_path / "local")
     assert len(_records(tmp_path / "ray")) == 20  # ten instances, dynamic and static
     assert (tmp_path / "ray" / "summary.json").read_text() == (tmp_path / "local" / "summary.json").read_text()
+
+
+def test_training_data_on_ray_equals_the_local_data(two_workers, tmp_path):
+    from datasets import load_from_disk
+
+    args = ["train", "data", "--domain", "ColdChain", "--level", "easy", "--sft", "6", "--rl", "5"]
+    local = CliRunner().invoke(app, [*args, "--workers", "1", "--out", str(tmp_path / "local")])
+    on_ray = CliRunner().invoke(app, [*args, "--ray", "auto", "--out", str(tmp_path / "ray")])
+    assert local.exit_code == 0 and on_ray.exit_code == 0, on_ray.output
+    for part in ("sft", "rl"):
+        assert load_from_disk(str(tmp_path / "ray" / part)).to_list() == load_from_disk(
+            str(tmp_path / "local" / part)).to_list()

@@ -60,3 +60,15 @@ def test_a_partial_run_and_a_non_run_are_refused(tmp_path):
                              "--out", str(out)])
     assert any("partial run" in p for p in validate_run(out))
     assert validate_run(tmp_path / "nothing")[0].startswith("config.json")
+
+
+def test_a_run_names_the_release_that_played_it_and_another_release_cannot_resume_it(run):
+    import sttgym
+    from sttgym.evaluation.runner import CONFIG
+
+    config = json.loads((run / CONFIG).read_text())
+    assert config["version"] == sttgym.__version__
+    (run / CONFIG).write_text(json.dumps({**config, "version": "0.0.1"}))
+    result = CliRunner().invoke(app, ["eval", "--domain", "EvalToy", "--agent", "oracle", "--runs", "1",
+                                      "--out", str(run)])
+    assert result.exit_code != 0 and "version" in result.output
