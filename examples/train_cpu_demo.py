@@ -47,7 +47,8 @@ import sttgym  # noqa: F401  (registers the ids)
 from sttgym.manifests import BENCHMARK_SEEDS
 from sttgym.models.tiny import build_tiny_model
 from sttgym.training.config import RLSettings, SFTSettings
-from sttgym.training.engine import copy_accuracy, evaluate_policy
+from sttgym.training.data import training_instances
+from sttgym.training.engine import copy_accuracy, evaluate_policy, rl_readiness
 from sttgym.training.rl import train_rl
 from sttgym.training.sft import train_sft
 
@@ -85,7 +86,7 @@ QUICK = replace(FULL, ids=FULL.ids[:2], hidden=64, layers=2, copy_steps=4, sft_t
 CPU = {"bf16": False, "use_cpu": True, "report_to": "none", "save_strategy": "no", "gradient_checkpointing": False}
 
 
-def run(out: Path, plan: Plan) -> dict:
+def run(out: Path, plan: Plan, force_rl: bool = False) -> dict:
     """The whole demonstration; returns (and writes) the scores and the stage times."""
     out.mkdir(parents=True, exist_ok=True)
     ids = list(plan.ids)
@@ -118,6 +119,18 @@ def run(out: Path, plan: Plan) -> dict:
     sft_model = timed("sft", lambda: train_sft(sft, out / "sft"))
     scores["sft"] = timed("eval sft", lambda: measure(sft_model))
 
+    # RL learns from reward differences between a task's rollouts: measure them before paying for RL.
+    samples = training_instances(2 * len(ids), ids)
+    readiness = timed("readiness", lambda: rl_readiness(str(sft_model), samples, samples=plan.rollouts_per_task * 2,
+                                                        **caps))
+    print(f"[readiness] {readiness}", flush=True)
+    if readiness["spread"] == 0.0 and not force_rl:
+        results = {"plan": asdict(plan), "held_out": held_out, "scores": scores, "seconds": seconds,
+                   "readiness": readiness, "total_seconds": round(sum(seconds.values()), 1),
+                   "rl_skipped": "no sampled rollouts of a task scored differently: every RL gradient would be 0"}
+        (out / "results.json").write_text(json.dumps(results, indent=1))
+        return results
+
     rl = RLSettings(model=str(sft_model), data={"count": 8 * plan.tasks_per_step * plan.rl_steps, "env_ids": ids},
                     algorithm="reinforce_pp", kl={"coef": 0.05, "placement": "reward", "estimator": "k1"},
                     tasks_per_step=plan.tasks_per_step, rollouts_per_task=plan.rollouts_per_task,
@@ -130,7 +143,7 @@ def run(out: Path, plan: Plan) -> dict:
     scores["rl"] = timed("eval rl", lambda: measure(rl_model))
 
     results = {"plan": asdict(plan), "held_out": held_out, "scores": scores, "seconds": seconds,
-               "total_seconds": round(sum(seconds.values()), 1)}
+               "readiness": readiness, "total_seconds": round(sum(seconds.values()), 1)}
     (out / "results.json").write_text(json.dumps(results, indent=1))
     return results
 
@@ -142,6 +155,8 @@ def table(results: dict) -> str:
     for name, score in results["scores"].items():
         lines.append(f"{name:<6}" + "".join(f"{score[k]:>16.3f}" for k in keys))
     lines.append(f"{len(results['held_out'])} held-out episodes; total {results['total_seconds']}s")
+    if "rl_skipped" in results:
+        lines.append(f"RL skipped: {results['rl_skipped']} (--force-rl runs it anyway)")
     return "\n".join(lines)
 
 
@@ -152,13 +167,15 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--ids", type=lambda text: tuple(text.split(",")),
                         help="Comma-separated env ids to train and evaluate on instead of the plan's.")
     parser.add_argument("--max-turns", type=int, help="Turns per episode, instead of the plan's.")
+    parser.add_argument("--force-rl", action="store_true",
+                        help="Run RL even when the SFT model's sampled rollouts show no reward spread.")
     args = parser.parse_args(argv)
     plan = QUICK if args.quick else FULL
     plan = replace(plan, ids=args.ids or plan.ids, max_turns=args.max_turns or plan.max_turns)
     unknown = [env_id for env_id in plan.ids if env_id not in gym.registry]
     if unknown:
         parser.error(f"unknown env ids: {', '.join(unknown)}")
-    results = run(args.out, plan)
+    results = run(args.out, plan, args.force_rl)
     print(table(results))
     return results
 

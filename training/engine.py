@@ -24,15 +24,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
-
 import math
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
 import torch
 
-from sttgym.agents.llm import LLMAgent
+from sttgym.agents.llm import USER_TOOL, LLMAgent
 from sttgym.registry import registered_arena_id
 from sttgym.models.base import ChatResponse
 from sttgym.models.parsing import parse_assistant_text
@@ -40,7 +39,8 @@ from sttgym.models.template import end_of_turn_id, stop_token_ids
 from sttgym.rewards import RewardTerm, ShapedReward, build_reward, well_formed
 from sttgym.training.render import decode_tools, followup_ids, render, render_prompt
 
-__all__ = ["Generate", "Sample", "Episode", "RolloutEngine", "HFGenerator", "evaluate_policy", "copy_accuracy"]
+__all__ = ["Generate", "Sample", "Episode", "RolloutEngine", "HFGenerator", "evaluate_policy", "rl_readiness",
+           "refusals", "copy_accuracy"]
 
 
 
@@ -273,7 +273,8 @@ def evaluate_policy(path: str, instances: list[tuple[str, int]], *, max_turns: i
 
     Returns the mean reward, the success rate (reward 1), the share of turns that were one
     readable call or the final reply, the shares of tool calls that fit a tool's schema and
-    that the world carried out, and the mean number of tool calls per episode.
+    that the world carried out, the mean number of tool calls per episode, and the
+    :func:`refusals` on feasible tasks.
     """
     tokenizer, model = _load(path)
     engine = RolloutEngine(tokenizer, HFGenerator(model, tokenizer, temperature=0.0, batch_size=batch_size),
@@ -286,7 +287,59 @@ def evaluate_policy(path: str, instances: list[tuple[str, int]], *, max_turns: i
             "readable_turns": 1.0 - sum(e.violations for e in episodes) / turns,
             "valid_calls": sum(e.valid_calls for e in episodes) / calls if calls else 0.0,
             "accepted_calls": sum(e.accepted_calls for e in episodes) / calls if calls else 0.0,
-            "tool_calls": calls / len(episodes)}
+            "tool_calls": calls / len(episodes), **refusals(episodes)}
+
+
+def refusals(episodes: list[Episode]) -> dict[str, float]:
+    """How often a policy tells the user a feasible task cannot be done, and how much it looked first.
+
+    A *refusal* is a message to the user (through ``chat_with_user`` or in the final reply) that
+    the rule judge reads as saying the request cannot be met, in an episode of a feasible task.
+    A policy rewarded by the impossible-task judge can learn to refuse everything:
+    ``refusals_on_feasible`` rising while ``reads_before_refusal`` (read calls before the first
+    refusal) falls is that exploit forming.
+    """
+    from sttgym.authoring import tool_specs
+    from sttgym.judge.rule import is_refusal, looks_like_a_list
+    from sttgym.registry import DOMAINS, parse_arena_id
+
+    feasible = [e for e in episodes if e.info.get("task", {}).get("solvable", True)]
+    reads = []
+    for episode in feasible:
+        specs = tool_specs(DOMAINS[parse_arena_id(episode.env_id)[0]].world)
+        for turn, action in enumerate(episode.actions):
+            said = action.get("content") if "content" in action else (
+                action.get("arguments", {}).get("message") if action.get("name") == USER_TOOL else None)
+            if isinstance(said, str) and is_refusal(said) and not looks_like_a_list(said):
+                reads.append(sum(1 for a in episode.actions[:turn] if a.get("name") in specs
+                                 and not specs[a["name"]].mutates and a["name"] != USER_TOOL))
+                break
+    return {"refusals_on_feasible": len(reads) / len(feasible) if feasible else 0.0,
+            "reads_before_refusal": float(np.mean(reads)) if reads else 0.0}
+
+
+def rl_readiness(path: str, instances: list[tuple[str, int]], *, samples: int = 4, temperature: float = 1.0,
+                 seed: int = 0, max_turns: int = 50, max_turn_tokens: int = 256, max_episode_tokens: int = 32768,
+                 batch_size: int = 64) -> dict[str, float]:
+    """Whether RL from the checkpoint at ``path`` can learn anything on ``instances``, before spending on it.
+
+    REINFORCE++ learns from differences: a task whose sampled rollouts all score alike gives its
+    tokens zero advantage under a group baseline (and only noise under batch whitening). So the
+    policy is sampled ``samples`` times per instance at the RL ``temperature`` and this returns
+    the sampled success rate, pass@k (an instance solved in any of its samples), the mean reward,
+    and ``spread``: the share of instances whose samples did not all score the same. A spread of
+    0 means every gradient of RL on these tasks would be 0.
+    """
+    tokenizer, model = _load(path)
+    generator = HFGenerator(model, tokenizer, temperature=temperature, batch_size=batch_size,
+                            rng=np.random.default_rng(seed))
+    engine = RolloutEngine(tokenizer, generator, max_turns=max_turns, max_turn_tokens=max_turn_tokens,
+                           max_episode_tokens=max_episode_tokens)
+    episodes = engine.run([instance for instance in instances for _ in range(samples)])
+    rewards = np.array([e.reward for e in episodes]).reshape(len(instances), samples)
+    return {"samples": samples, "sampled_success": float((rewards >= 1.0).mean()),
+            f"pass@{samples}": float((rewards >= 1.0).any(axis=1).mean()), "sampled_reward": float(rewards.mean()),
+            "spread": float((rewards.max(axis=1) > rewards.min(axis=1)).mean()), **refusals(episodes)}
 
 
 def copy_accuracy(path: str, instances: list[tuple[str, int]]) -> dict[str, float]:

@@ -55,7 +55,7 @@ def test_evaluate_policy_summarises_greedy_episodes(tiny_path, toy_ids):
     scores = evaluate_policy(str(tiny_path), [(toy_ids[0], 0), (toy_ids[1], 0)], max_turns=2, max_turn_tokens=8)
     assert scores["episodes"] == 2
     assert set(scores) == {"episodes", "reward", "success", "readable_turns", "valid_calls", "accepted_calls",
-                           "tool_calls"}
+                           "tool_calls", "refusals_on_feasible", "reads_before_refusal"}
     assert 0.0 <= scores["readable_turns"] <= 1.0 and 0.0 <= scores["reward"] <= 1.0
 
 
@@ -151,3 +151,25 @@ def test_an_instance_row_naming_a_module_is_refused_before_anything_is_imported(
     with pytest.raises(ValueError, match="names a module to import"):
         engine.run([("sttgym_no_such_module:" + toy_ids[0], SEED)])
     assert "sttgym_no_such_module" not in sys.modules
+
+
+def test_refusals_on_feasible_tasks_are_counted_with_the_reads_before_them(toy_ids):
+    from sttgym.training.engine import Episode, refusals
+
+    def episode(actions, solvable=True):
+        return Episode(toy_ids[0], SEED, [], actions=actions, info={"task": {"solvable": solvable}})
+
+    give_up = {"name": "chat_with_user", "arguments": {"message": "Sorry, I cannot book that: the slot is gone."}}
+    reads = [{"name": "get_locker", "arguments": {"locker_id": "L1"}}] * 2
+    scores = refusals([episode([*reads, give_up, {"content": "Task Completed"}]),
+                       episode([{"content": "Task Completed"}]),
+                       episode([give_up], solvable=False)])  # refusing an impossible task is right
+    assert scores == {"refusals_on_feasible": 0.5, "reads_before_refusal": 2.0}
+
+
+def test_rl_readiness_samples_each_instance_and_measures_spread(tiny_path, toy_ids):
+    from sttgym.training.engine import rl_readiness
+
+    ready = rl_readiness(str(tiny_path), [(toy_ids[0], SEED)], samples=3, max_turns=2, max_turn_tokens=8)
+    assert ready["samples"] == 3 and 0.0 <= ready["spread"] <= 1.0
+    assert ready["pass@3"] >= ready["sampled_success"]
