@@ -47,7 +47,7 @@ from sttgym.training.reasoning import narrate
 from sttgym.training.refine import Refinement, Refiner, RuleRefiner
 from sttgym.training.transcripts import from_trajectory
 
-__all__ = ["training_instances", "AgentFactory", "SFTStats", "sft_records", "build_sft_dataset", "rl_records",
+__all__ = ["distribution", "distribution_figure", "training_instances", "AgentFactory", "SFTStats", "sft_records", "build_sft_dataset", "rl_records",
            "build_rl_dataset", "save_dataset", "load_dataset", "run_dataset"]
 
 AgentFactory = Callable[[np.random.Generator], Agent]
@@ -243,6 +243,54 @@ def build_rl_dataset(count: int = 8119, env_ids: list[str] | None = None, **opti
     from datasets import Dataset
 
     return Dataset.from_list(list(rl_records(count, env_ids, **options)))
+
+
+def distribution(rows: Iterable[dict]) -> dict[str, Any]:
+    """How a dataset's rows spread over domains, conflict types and levels, and (SFT rows) over tool calls per
+    transcript: the training-data counterpart of the benchmark's distribution figures."""
+    from collections import Counter
+
+    from sttgym.registry import parse_arena_id
+
+    parts: dict[str, Counter] = {"domain": Counter(), "conflict": Counter(), "level": Counter(), "tool_calls": Counter()}
+    for row in rows:
+        domain, conflict, level = parse_arena_id(row["env_id"])
+        parts["domain"][domain] += 1
+        parts["conflict"][conflict] += 1
+        parts["level"][level] += 1
+        if "tool_calls" in row:
+            parts["tool_calls"][int(row["tool_calls"])] += 1
+    return {name: dict(sorted(counter.items())) for name, counter in parts.items() if counter}
+
+
+def distribution_figure(path: str | Path, distributions: dict[str, dict]) -> Path:
+    """One row of bar charts per dataset (``{"sft": distribution(...), "rl": ...}``); needs matplotlib."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from sttgym.registry import CONFLICTS, LEVELS
+
+    order = {"conflict": list(CONFLICTS), "level": list(LEVELS)}
+    columns = ("domain", "conflict", "level", "tool_calls")
+    fig, axes = plt.subplots(len(distributions), len(columns), figsize=(15, 3.2 * len(distributions)), squeeze=False)
+    for row, (name, parts) in zip(axes, distributions.items()):
+        for ax, column in zip(row, columns):
+            counts = parts.get(column, {})
+            if not counts:  # RL rows are instances: nothing was played yet
+                ax.set_axis_off()
+                continue
+            keys = [k for k in order[column] if k in counts] if column in order else list(counts)
+            labels = keys if column == "tool_calls" else [str(k) for k in keys]  # numbers keep their own ticks
+            ax.bar(labels, [counts[k] for k in keys], color="tab:green" if name == "sft" else "tab:blue")
+            ax.set_title(f"{name}: {'tool calls per transcript' if column == 'tool_calls' else 'by ' + column}")
+            ax.set_ylabel("transcripts" if name == "sft" else "instances")
+            ax.tick_params(axis="x", labelrotation=45 if column == "domain" else 0, labelsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return Path(path)
 
 
 def save_dataset(dataset: Any, path: str | Path) -> Path:

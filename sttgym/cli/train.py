@@ -164,9 +164,14 @@ def data(out: Path = typer.Option(..., "--out", help="Writes sft/ and rl/ datase
         rl_set = datasets.build_rl_dataset(rl_count, ids, workers=workers, ray=ray)
         rl_seconds = time.perf_counter() - began
     datasets.save_dataset(rl_set, out / "rl")
+    spread = {"sft": datasets.distribution(sft_set), "rl": datasets.distribution(rl_set)}
     report = {"env_ids": len(ids), "sft": {**stats.summary(), "seconds": round(sft_seconds, 2)},
-              "rl": {"instances": len(rl_set), "seconds": round(rl_seconds, 2)}}
+              "rl": {"instances": len(rl_set), "seconds": round(rl_seconds, 2)}, "distribution": spread}
     (out / "stats.json").write_text(json.dumps(report, indent=1))
+    try:
+        datasets.distribution_figure(out / "distribution.png", spread)
+    except ImportError:  # matplotlib comes with the report extra; stats.json holds the same counts
+        console.print("no distribution.png: pip install 'sttgym[report]' for figures")
     sft = report["sft"]
     shape = (f"tool calls per transcript {sft['avg_tool_calls_before']:.2f} -> {sft['avg_tool_calls_after']:.2f} "
              f"after refinement ({stats.refined} refined)" if refine

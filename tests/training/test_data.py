@@ -154,6 +154,8 @@ def test_domain_draws_the_data_from_chosen_domains_only(toy_ids, tmp_path):
     assert result.exit_code == 0, result.output
     rows = [row for part in ("sft", "rl") for row in load_dataset(out / part).to_list()]
     assert {r["env_id"].split("/")[1].split("-")[0] for r in rows} == {"Toy", "CarRental"}
+    assert set(json.loads((out / "stats.json").read_text())["distribution"]["rl"]["domain"]) == {"Toy", "CarRental"}
+    assert (out / "distribution.png").exists()
     clash = CliRunner().invoke(app, ["train", "data", "--out", str(out), "--domain", "Toy", "--hold-out", "Toy"])
     assert clash.exit_code != 0 and "no registered arena id" in clash.output
 
@@ -166,3 +168,17 @@ def test_run_files_switch_refinement_and_reasoning(toy_ids, tmp_path):
     stats = json.loads((tmp_path / "data" / "stats.json").read_text())
     assert stats["refine"] is False and stats["reasoning"] is False and stats["calls_with_text"] == 0.0
     assert all(row["refinements"] == [] for row in dataset)
+
+
+def test_the_training_data_distribution_counts_rows_and_is_drawn(tmp_path):
+    from sttgym.training.data import distribution, distribution_figure
+
+    rows = [{"env_id": "STTArena/Hotel-T2-easy", "tool_calls": 7}, {"env_id": "STTArena/Hotel-S1-hard", "tool_calls": 7},
+            {"env_id": "STTArena/Airline-T2-impossible", "tool_calls": 12}]
+    sft = distribution(rows)
+    assert sft == {"domain": {"Airline": 1, "Hotel": 2}, "conflict": {"S1": 1, "T2": 2},
+                   "level": {"easy": 1, "hard": 1, "impossible": 1}, "tool_calls": {7: 2, 12: 1}}
+    rl = distribution([{"env_id": r["env_id"]} for r in rows])
+    assert "tool_calls" not in rl
+    figure = distribution_figure(tmp_path / "d.png", {"sft": sft, "rl": rl})
+    assert figure.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
