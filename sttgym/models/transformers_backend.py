@@ -78,6 +78,7 @@ class TransformersModel:
 
         if self._tokenizer is None:
             self._tokenizer = AutoTokenizer.from_pretrained(self.name)
+        with_response_parser(self._tokenizer)
         if self._model is None:
             self._model = AutoModelForCausalLM.from_pretrained(self.name, dtype=self.dtype)
             self._model.eval()
@@ -160,11 +161,43 @@ class TransformersModel:
         stops = {*stops, tokenizer.pad_token_id}
         width = encoded["input_ids"].shape[1]
         responses = []
-        for row, n in zip(output[:, width:].tolist(), lengths):
+        for row, n, prompt in zip(output[:, width:].tolist(), lengths, prompts):
             cut = next((j for j, t in enumerate(row) if t in stops), len(row))
             raw = tokenizer.decode(row[:cut], skip_special_tokens=False)
-            content, calls, reasoning = parse_assistant_text(raw)
+            content, calls, reasoning = read_response(tokenizer, raw, prompt)
             responses.append(ChatResponse(content=content, tool_calls=calls, reasoning=reasoning, raw=raw,
                                           prompt_tokens=int(n), completion_tokens=min(cut + 1, len(row))))
         return responses
+
+
+def with_response_parser(tokenizer: Any) -> Any:
+    """``tokenizer`` with the response parser of its chat template where TRL knows one (Qwen3, Llama 3.1/3.2,
+    GLM-4, GPT-OSS, Gemma 4, ...) and it has none of its own; needs TRL, else unchanged."""
+    if getattr(tokenizer, "response_template", None) or getattr(tokenizer, "response_schema", None):
+        return tokenizer
+    try:
+        from trl.chat_template_utils import add_response_schema
+    except ImportError:
+        return tokenizer
+    try:
+        return add_response_schema(tokenizer)
+    except Exception:  # an unknown template: the Qwen/Hermes reader below still applies
+        return tokenizer
+
+
+def read_response(tokenizer: Any, raw: str, prompt: str) -> tuple[str, list[dict], str]:
+    """A generated turn as ``(content, tool calls, reasoning)``: by the template's own response parser
+    (transformers' ``parse_response``) when the tokenizer has one and it reads the turn, else as Qwen/Hermes text."""
+    if getattr(tokenizer, "response_template", None) or getattr(tokenizer, "response_schema", None):
+        try:
+            parsed = tokenizer.parse_response(raw, prefix=prompt)
+        except Exception:  # a turn the model wrote out of format: the text reader decides what it holds
+            parsed = None
+        if isinstance(parsed, dict):
+            calls = [{"name": c["function"]["name"], "arguments": c["function"].get("arguments") or {}}
+                     for c in parsed.get("tool_calls") or [] if isinstance(c, dict) and "function" in c]
+            if calls or "tool_call" not in raw:
+                reasoning = parsed.get("reasoning_content") or parsed.get("thinking") or ""
+                return str(parsed.get("content") or ""), calls, str(reasoning)
+    return parse_assistant_text(raw)
 

@@ -102,3 +102,27 @@ def test_evaluation_end_to_end_with_the_tiny_model(tiny_path, tmp_path, agent):
     summary = summarise(records, "arena", label=config.label)
     assert 0.0 <= summary["overall"] <= 1.0
     json.dumps(summary)
+
+
+def test_turns_are_read_by_the_templates_own_response_parser(tiny_path):
+    """A GLM-4 tool call (arguments as key/value tags, no JSON) is read through transformers' parse_response with
+    TRL's schema; a template without a parser falls back to the Qwen/Hermes reader."""
+    import copy
+
+    pytest.importorskip("trl")
+    from trl.chat_template_utils import glm4moe_chat_template
+
+    from sttgym.models.transformers_backend import read_response, with_response_parser
+
+    from transformers import AutoTokenizer
+
+    base = AutoTokenizer.from_pretrained(tiny_path)
+    glm = copy.deepcopy(base)
+    glm.chat_template = glm4moe_chat_template
+    with_response_parser(glm)
+    prompt = glm.apply_chat_template([{"role": "user", "content": "reserve L1"}], tokenize=False,
+                                     add_generation_prompt=True)
+    raw = "<think>plan</think>\n<tool_call>get_locker\n<arg_key>locker_id</arg_key>\n<arg_value>L1</arg_value>\n</tool_call>"
+    assert read_response(glm, raw, prompt) == ("", [{"name": "get_locker", "arguments": {"locker_id": "L1"}}], "plan")
+    hermes = '<tool_call>{"name": "get_locker", "arguments": {"locker_id": "L2"}}</tool_call>'
+    assert read_response(base, hermes, "")[1] == [{"name": "get_locker", "arguments": {"locker_id": "L2"}}]
