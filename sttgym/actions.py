@@ -105,6 +105,9 @@ def check_call(tools: dict[str, ToolSpec], call: ToolCall) -> dict | None:
     return fail(problem) if problem else None
 
 
+_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)  # json.dumps would build one per call
+
+
 def render_result(result: dict) -> str:
     """A tool result as the agent reads it: compact JSON."""
-    return json.dumps(result, ensure_ascii=False, default=str)
+    return _ENCODER.encode(result)

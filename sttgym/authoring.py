@@ -26,7 +26,7 @@ from sttgym.checklist import EpisodeLog
 from sttgym.clock import Clock, format_time
 from sttgym.tools import ToolSpec, argument_problem, collect_tools, per_class, signature_text
 from sttgym.task import Call, Ref, resolve
-from sttgym.triggers import Context, Trigger
+from sttgym.triggers import Firing, Trigger
 from sttgym.user import UserChannel
 from sttgym.schema import Op, Pred
 from sttgym.world import World, json_copy, operations_of, predicates_of, signature_problem
@@ -203,8 +203,9 @@ class Author:
         tools = collect_tools(world)
         run = DryRun(world, start=format_time(clock.now))
         saved: dict[str, dict] = {}
-        triggers, fired = list(triggers), {}
+        triggers = list(triggers)
         log = EpisodeLog(observables={t.name: t.observables for t in triggers})  # for predicates that read it
+        firing = Firing(triggers, log)
         for call in calls:
             if call.name not in tools:  # chat_with_user: costs its minutes, changes nothing
                 clock.advance(self.tools[call.name].cost)
@@ -212,25 +213,16 @@ class Author:
                 run.times.append(clock.iso())
                 continue
             arguments = resolve(call.arguments, saved)
-            ctx = Context(clock.iso(), clock.minutes, call.name, arguments)
-            self._fire(world, triggers, fired, ctx, "before", log)
+            firing(world, call.name, arguments, "before")
             result = tools[call.name].func(**arguments)
             clock.advance(tools[call.name].cost)
             log.calls.append({"name": call.name, "arguments": arguments, "result": result, "at": clock.iso()})
-            self._fire(world, triggers, fired, Context(clock.iso(), clock.minutes, call.name, arguments), "after", log)
+            firing(world, call.name, arguments, "after")
             run.results.append(result)
             run.times.append(clock.iso())
             if call.save_as:
                 saved[call.save_as] = result
         return run
-
-    @staticmethod
-    def _fire(world: World, triggers: list[Trigger], fired: dict, ctx: Context, timing: str, log: EpisodeLog) -> None:
-        for t in triggers:
-            event = t.fire(world, ctx, timing, fired.get(t.name, 0), log)
-            if event is not None:
-                fired[t.name] = fired.get(t.name, 0) + 1
-                log.events.append({**event, "call_index": len(log.calls)})
 
     # ------------------------------------------------------------------ checking
 

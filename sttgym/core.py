@@ -16,7 +16,6 @@ own their execution windows ``native_windows``/``window_trigger``/``reset_window
 
 from __future__ import annotations
 
-import copy
 import json
 from typing import TypedDict
 
@@ -138,7 +137,7 @@ class ToolEnv(gym.Env):
         self.clock.advance(spec.cost)
         # Rendered now: results may point into the state, which after_call may be about to change.
         observation = render_result(result)
-        self.call_log.append({"name": call.name, "arguments": copy.deepcopy(call.arguments),
+        self.call_log.append({"name": call.name, "arguments": json_copy(call.arguments),
                               "result": json.loads(observation), "at": self.clock.iso()})
         self.after_call(call)
         return observation
