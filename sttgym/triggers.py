@@ -24,6 +24,7 @@ A trigger follows the STT-Arena blueprint, as data:
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -126,6 +127,12 @@ class Firing:
         self.log, self.fired = log, {}
         # Sorted by timing once: most calls activate no trigger, and then cost no Context at all.
         self.timed = {timing: [t for t in triggers if t.timing == timing] for timing in ("before", "after")}
+
+    def forked(self, log: Any) -> "Firing":
+        """The same triggers, each counted as fired as often as here, recording from now on into ``log``."""
+        twin = copy.copy(self)
+        twin.log, twin.fired = log, dict(self.fired)
+        return twin
 
     def __call__(self, world: Any, tool: str, arguments: dict, timing: str) -> list[dict]:
         """Fire the triggers due ``timing`` the call of ``tool``; their events (each with its ``call_index``)."""
