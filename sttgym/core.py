@@ -16,12 +16,11 @@ own their execution windows ``native_windows``/``window_trigger``/``reset_window
 
 from __future__ import annotations
 
-import json
 from typing import TypedDict
 
 import gymnasium as gym
 
-from sttgym.actions import ToolCall, check_call, render_result
+from sttgym.actions import ToolCall, check_call, read_result, render_result
 from sttgym.clock import Clock
 from sttgym.spaces import AnyText, ToolCallSpace
 from sttgym.tools import ToolSpec, fail
@@ -123,7 +122,7 @@ class ToolEnv(gym.Env):
             observation = render_result(problem) if problem else self._call(parsed)
         else:
             observation = render_result(parsed)
-        return observation, json.loads(observation)  # a copy: nothing the agent holds aliases the world
+        return observation, read_result(observation)  # a copy: nothing the agent holds aliases the world
 
     def _call(self, call: ToolCall) -> str:
         spec = self.tools[call.name]
@@ -138,7 +137,7 @@ class ToolEnv(gym.Env):
         # Rendered now: results may point into the state, which after_call may be about to change.
         observation = render_result(result)
         self.call_log.append({"name": call.name, "arguments": json_copy(call.arguments),
-                              "result": json.loads(observation), "at": self.clock.iso()})
+                              "result": read_result(observation), "at": self.clock.iso()})
         self.after_call(call)
         return observation
 
