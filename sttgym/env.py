@@ -112,7 +112,7 @@ class ArenaEnv(ToolEnv):
             self.tools.update(collect_tools(UserChannel(self.user_factory(profile), self.log)))
         self.turn, self.done, self.reward = 0, False, 0.0
         self.transcript = [("user", self.task.query)]
-        info = {"tools": json_copy(self.tool_schemas), "task": self.task.summary(), "clock": self.clock.iso(),
+        info = {"tools": self.tool_listing(), "task": self.task.summary(), "clock": self.clock.iso(),
                 "world": self.world.description}
         return self.task.query, info
 
