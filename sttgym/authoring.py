@@ -10,7 +10,8 @@ seeded generator and the world class, and offers:
 - :class:`Plan`: a plan in named phases (``plan.upto("load")``), never sliced by position;
 - ``author.dry_run(state, start, calls)``: the real tools run on a copy of the world and clock,
   so every timing a scenario needs (when a van arrives, when a hold is loaded) is measured,
-  never re-derived by hand;
+  never re-derived by hand; ``run.then(calls)`` goes on from where a run ended (one run of a
+  plan shared by several endings, not one per ending: dry runs are most of a reset's cost);
 - ``author.pick(pool)``: names from the half of a pool that belongs to this instance's split,
   so training instances never share a name with the benchmark's.
 """
