@@ -23,7 +23,7 @@ import gymnasium as gym
 from sttgym.actions import ToolCall, check_call, read_result, render_result
 from sttgym.clock import Clock
 from sttgym.spaces import AnyText, ToolCallSpace
-from sttgym.tools import ToolSpec, fail
+from sttgym.tools import ToolSpec, fail, per_class
 from sttgym.world import World, json_copy
 
 __all__ = ["ToolEnv", "tool_env", "CallRecord", "ResetInfo", "StepInfo", "EndInfo"]
@@ -107,10 +107,12 @@ class ToolEnv(gym.Env):
     call_log: list[CallRecord]
     done: bool = False
 
-    def _set_tools(self, specs: dict[str, ToolSpec]) -> None:
-        """The action space of these tools' schemas (schemas depend only on classes: known before any reset)."""
-        self.tool_schemas = [specs[name].schema for name in sorted(specs)]
-        self._listing = render_result(self.tool_schemas)
+    def _set_tools(self, specs: dict[str, ToolSpec], owner: type) -> None:
+        """The action space of these tools' schemas. Schemas depend only on classes, so they are known before
+        any reset, and their JSON is built once per ``owner`` (the class the tools come from)."""
+        self._listing = per_class(owner, "listing:" + ",".join(sorted(specs)),
+                                  lambda: render_result([specs[name].schema for name in sorted(specs)]))
+        self.tool_schemas = read_result(self._listing)
         self.action_space = ToolCallSpace(self.tool_schemas)
         self.observation_space = AnyText()
 

@@ -75,7 +75,7 @@ class ArenaEnv(ToolEnv):
         probe = dict(tool_specs(self.domain.world))
         if self.user_factory is None:
             del probe["chat_with_user"]
-        self._set_tools(probe)
+        self._set_tools(probe, self.domain.world)
 
     # ------------------------------------------------------------------ episode
 

@@ -108,7 +108,8 @@ class ScrambleEnv(ToolEnv):
         if render_mode not in (None, "ansi"):
             raise ValueError(f"unsupported render_mode {render_mode!r}")
         self.n_tasks, self.budget, self.render_mode = tasks, budget, render_mode
-        self._set_tools(collect_tools(Terminal({}, Clock(START_TIME))) | collect_tools(_MetaCommands(self)))
+        self._set_tools(collect_tools(Terminal({}, Clock(START_TIME))) | collect_tools(_MetaCommands(self)),
+                        type(self))
         self.machine: Machine | None = None
 
     # ------------------------------------------------------------------ episode
