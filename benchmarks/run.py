@@ -3,9 +3,10 @@
     OMP_NUM_THREADS=1 python benchmarks/run.py [--blocks 7] [--quick]
 
 Each measure is timed in ``--blocks`` blocks, every block right after a block of CartPole
-steps, so load on a shared machine hits both alike; the table gives the median of the
-per-block ratios with their min–max, and the median absolute time. Absolute times on a
-shared machine are noise: quote the ratios.
+steps, so load on a shared machine hits both alike; within a block, every figure is a median
+over single calls (CartPole: over runs of ten steps), so a call the machine preempted does not
+count. The table gives the median of the per-block ratios with their min–max, and the median
+absolute time. Absolute times on a shared machine are noise: quote the ratios.
 
 Measures: an arena step by kind (read, write, invalid action, final reply) in the oracle's own
 episodes; a read at turn 1 and at turn 50; reset per domain and per ScrambleTool condition;
@@ -37,19 +38,23 @@ DOMAIN_IDS = tuple(f"STTArena/{d}-T2-medium" for d in LIBRARY)
 WRAPPERS: dict[str, Callable[[gym.Env], gym.Env]] = {  # MappingDrift needs Obfuscate's aliases underneath
     "Obfuscate": Obfuscate, "Obfuscate+MappingDrift": lambda e: MappingDrift(Obfuscate(e)),
     "StochasticFailure": lambda e: StochasticFailure(e, p=0.1), "TemporalWindow": lambda e: TemporalWindow(e, k=10)}
-CARTPOLE_STEPS = 2000
+CARTPOLE_STEPS, CHUNK = 2000, 10
 
 
 def cartpole_step() -> float:
-    """Seconds per CartPole-v1 step (unwrapped), over one block."""
+    """Seconds per CartPole-v1 step (unwrapped) over one block: the median of runs of ``CHUNK`` steps, so a
+    preempted run on a shared machine counts no more than a preempted arena step does in its median."""
     env = gym.make("CartPole-v1").unwrapped
     env.reset(seed=0)
-    start = time.perf_counter()
-    for i in range(CARTPOLE_STEPS):
-        _, _, terminated, truncated, _ = env.step(i % 2)
-        if terminated or truncated:
-            env.reset()
-    return (time.perf_counter() - start) / CARTPOLE_STEPS
+    runs = []
+    for _ in range(CARTPOLE_STEPS // CHUNK):
+        start = time.perf_counter()
+        for i in range(CHUNK):
+            _, _, terminated, truncated, _ = env.step(i % 2)
+            if terminated or truncated:
+                env.reset()
+        runs.append(time.perf_counter() - start)
+    return statistics.median(runs) / CHUNK
 
 
 def _kind(env: gym.Env, action: dict) -> str:
@@ -110,10 +115,13 @@ def read_at_turn(env_id: str, turn: int, repeats: int = 30) -> float:
 
 
 def per_call(fn: Callable[[int], None], n: int) -> float:
-    started = time.perf_counter()
+    """The median seconds of ``fn(i)`` over ``i < n``."""
+    times = []
     for i in range(n):
+        started = time.perf_counter()
         fn(i)
-    return (time.perf_counter() - started) / n
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
 
 
 def memory_per_env(env_id: str, n: int = 50) -> float:
