@@ -9,7 +9,8 @@ count. The table gives the median of the per-block ratios with their min–max, 
 absolute time. Absolute times on a shared machine are noise: quote the ratios.
 
 Measures: an arena step by kind (read, write, invalid action, final reply) in the oracle's own
-episodes; a read at turn 1 and at turn 50; reset per domain and per ScrambleTool condition;
+episodes, the tool's own time within its read and write steps (the domain's work, which no
+engine change saves) and the engine alone (the same calls with every tool stubbed); a read at turn 1 and at turn 50; reset per domain and per ScrambleTool condition;
 ``gym.make``; what each wrapper adds to a step (actions sent as an agent would through it);
 memory per env; ``import sttgym`` against
 ``import gymnasium``; RL training rows per second; reference-agent eval episodes per second.
@@ -18,6 +19,7 @@ memory per env; ``import sttgym`` against
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import statistics
 import subprocess
@@ -31,6 +33,7 @@ import gymnasium as gym
 
 import sttgym
 from sttgym.agents import OracleAgent
+from sttgym.tools import ok
 from sttgym.wrappers import MappingDrift, Obfuscate, StochasticFailure, TemporalWindow
 
 LIBRARY = sorted(d for d, dom in sttgym.DOMAINS.items() if dom.world.__module__.startswith("sttgym.envs."))
@@ -96,6 +99,60 @@ def step_kinds(env_id: str, episodes: int, make: Callable[[gym.Env], gym.Env] = 
             if terminated or truncated:
                 break
     return {kind: statistics.median(values) for kind, values in samples.items()}
+
+
+def tool_time(env_id: str, episodes: int) -> float:
+    """Median seconds the tool itself takes in the oracle's read and write steps: the domain's work on its
+    world, which a step costs whatever the engine around it does."""
+    env, times = gym.make(env_id).unwrapped, []
+
+    def timed(func: Callable[..., dict]) -> Callable[..., dict]:
+        def run(**arguments):
+            started = time.perf_counter()
+            try:
+                return func(**arguments)
+            finally:
+                times.append(time.perf_counter() - started)
+        return run
+
+    for seed in range(episodes):
+        observation, info = env.reset(seed=seed)
+        env.tools = {name: dataclasses.replace(spec, func=timed(spec.func)) for name, spec in env.tools.items()}
+        agent = OracleAgent()
+        agent.reset(observation, info, env=env, seed=seed)
+        terminated = truncated = False
+        while not (terminated or truncated):
+            observation, _, terminated, truncated, info = env.step(agent.act(observation, info))
+    return statistics.median(times)
+
+
+def engine_step(env_id: str, episodes: int) -> float:
+    """Median seconds of the oracle's tool calls replayed with every tool stubbed to a small fixed result:
+    what the engine itself (parsing, checking, triggers, rendering, the call log, info) adds to a call."""
+    env = gym.make(env_id).unwrapped
+    played = []
+    for seed in range(episodes):
+        observation, info = env.reset(seed=seed)
+        agent = OracleAgent()
+        agent.reset(observation, info, env=env, seed=seed)
+        terminated = truncated = False
+        while not (terminated or truncated):
+            action = agent.act(observation, info)
+            played.append((seed, action))
+            observation, _, terminated, truncated, info = env.step(action)
+    times, episode = [], None
+    for seed, action in played:
+        if "content" in action:
+            continue
+        if seed != episode:
+            episode = seed
+            env.reset(seed=seed)
+            env.tools = {name: dataclasses.replace(spec, func=lambda **_: ok(message="done"))
+                         for name, spec in env.tools.items()}
+        started = time.perf_counter()
+        env.step(action)
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
 
 
 def read_at_turn(env_id: str, turn: int, repeats: int = 30) -> float:
@@ -179,6 +236,8 @@ def main() -> None:
         name = env_id.split("/")[1].split("-")[0]
         for kind in ("read", "write", "invalid", "final reply"):
             measures[f"{name} step: {kind}"] = lambda kind=kind, env_id=env_id: step_kinds(env_id, episodes)[kind]
+        measures[f"{name} step: the tool itself"] = lambda env_id=env_id: tool_time(env_id, episodes)
+        measures[f"{name} step: engine alone"] = lambda env_id=env_id: engine_step(env_id, episodes)
         measures[f"{name} read at turn 1"] = lambda env_id=env_id: read_at_turn(env_id, 1)
         measures[f"{name} read at turn 50"] = lambda env_id=env_id: read_at_turn(env_id, 50)
         measures[f"{name} reset"] = lambda env_id=env_id, env=gym.make(env_id): per_call(
