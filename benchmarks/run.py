@@ -3,12 +3,14 @@
     OMP_NUM_THREADS=1 python benchmarks/run.py [--blocks 7] [--quick]
 
 Each measure is timed in ``--blocks`` blocks, every block right after a block of CartPole
-steps, so load on a shared machine hits both alike; the table gives the median of the
-per-block ratios with their min–max, and the median absolute time. Absolute times on a
-shared machine are noise: quote the ratios.
+steps, so load on a shared machine hits both alike; within a block, every figure is a median
+over single calls (CartPole: over runs of ten steps), so a call the machine preempted does not
+count. The table gives the median of the per-block ratios with their min–max, and the median
+absolute time. Absolute times on a shared machine are noise: quote the ratios.
 
 Measures: an arena step by kind (read, write, invalid action, final reply) in the oracle's own
-episodes; a read at turn 1 and at turn 50; reset per domain and per ScrambleTool condition;
+episodes, the tool's own time within its read and write steps (the domain's work, which no
+engine change saves) and the engine alone (the same calls with every tool stubbed); a read at turn 1 and at turn 50; reset per domain and per ScrambleTool condition;
 ``gym.make``; what each wrapper adds to a step (actions sent as an agent would through it);
 memory per env; ``import sttgym`` against
 ``import gymnasium``; RL training rows per second; reference-agent eval episodes per second.
@@ -17,6 +19,7 @@ memory per env; ``import sttgym`` against
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import statistics
 import subprocess
@@ -30,6 +33,7 @@ import gymnasium as gym
 
 import sttgym
 from sttgym.agents import OracleAgent
+from sttgym.tools import ok
 from sttgym.wrappers import MappingDrift, Obfuscate, StochasticFailure, TemporalWindow
 
 LIBRARY = sorted(d for d, dom in sttgym.DOMAINS.items() if dom.world.__module__.startswith("sttgym.envs."))
@@ -37,19 +41,23 @@ DOMAIN_IDS = tuple(f"STTArena/{d}-T2-medium" for d in LIBRARY)
 WRAPPERS: dict[str, Callable[[gym.Env], gym.Env]] = {  # MappingDrift needs Obfuscate's aliases underneath
     "Obfuscate": Obfuscate, "Obfuscate+MappingDrift": lambda e: MappingDrift(Obfuscate(e)),
     "StochasticFailure": lambda e: StochasticFailure(e, p=0.1), "TemporalWindow": lambda e: TemporalWindow(e, k=10)}
-CARTPOLE_STEPS = 2000
+CARTPOLE_STEPS, CHUNK = 2000, 10
 
 
 def cartpole_step() -> float:
-    """Seconds per CartPole-v1 step (unwrapped), over one block."""
+    """Seconds per CartPole-v1 step (unwrapped) over one block: the median of runs of ``CHUNK`` steps, so a
+    preempted run on a shared machine counts no more than a preempted arena step does in its median."""
     env = gym.make("CartPole-v1").unwrapped
     env.reset(seed=0)
-    start = time.perf_counter()
-    for i in range(CARTPOLE_STEPS):
-        _, _, terminated, truncated, _ = env.step(i % 2)
-        if terminated or truncated:
-            env.reset()
-    return (time.perf_counter() - start) / CARTPOLE_STEPS
+    runs = []
+    for _ in range(CARTPOLE_STEPS // CHUNK):
+        start = time.perf_counter()
+        for i in range(CHUNK):
+            _, _, terminated, truncated, _ = env.step(i % 2)
+            if terminated or truncated:
+                env.reset()
+        runs.append(time.perf_counter() - start)
+    return statistics.median(runs) / CHUNK
 
 
 def _kind(env: gym.Env, action: dict) -> str:
@@ -93,6 +101,60 @@ def step_kinds(env_id: str, episodes: int, make: Callable[[gym.Env], gym.Env] = 
     return {kind: statistics.median(values) for kind, values in samples.items()}
 
 
+def tool_time(env_id: str, episodes: int) -> float:
+    """Median seconds the tool itself takes in the oracle's read and write steps: the domain's work on its
+    world, which a step costs whatever the engine around it does."""
+    env, times = gym.make(env_id).unwrapped, []
+
+    def timed(func: Callable[..., dict]) -> Callable[..., dict]:
+        def run(**arguments):
+            started = time.perf_counter()
+            try:
+                return func(**arguments)
+            finally:
+                times.append(time.perf_counter() - started)
+        return run
+
+    for seed in range(episodes):
+        observation, info = env.reset(seed=seed)
+        env.tools = {name: dataclasses.replace(spec, func=timed(spec.func)) for name, spec in env.tools.items()}
+        agent = OracleAgent()
+        agent.reset(observation, info, env=env, seed=seed)
+        terminated = truncated = False
+        while not (terminated or truncated):
+            observation, _, terminated, truncated, info = env.step(agent.act(observation, info))
+    return statistics.median(times)
+
+
+def engine_step(env_id: str, episodes: int) -> float:
+    """Median seconds of the oracle's tool calls replayed with every tool stubbed to a small fixed result:
+    what the engine itself (parsing, checking, triggers, rendering, the call log, info) adds to a call."""
+    env = gym.make(env_id).unwrapped
+    played = []
+    for seed in range(episodes):
+        observation, info = env.reset(seed=seed)
+        agent = OracleAgent()
+        agent.reset(observation, info, env=env, seed=seed)
+        terminated = truncated = False
+        while not (terminated or truncated):
+            action = agent.act(observation, info)
+            played.append((seed, action))
+            observation, _, terminated, truncated, info = env.step(action)
+    times, episode = [], None
+    for seed, action in played:
+        if "content" in action:
+            continue
+        if seed != episode:
+            episode = seed
+            env.reset(seed=seed)
+            env.tools = {name: dataclasses.replace(spec, func=lambda **_: ok(message="done"))
+                         for name, spec in env.tools.items()}
+        started = time.perf_counter()
+        env.step(action)
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
 def read_at_turn(env_id: str, turn: int, repeats: int = 30) -> float:
     """Median seconds of the oracle's first read when it is the episode's ``turn``-th action."""
     env = gym.make(env_id, max_turns=10**6).unwrapped
@@ -110,10 +172,13 @@ def read_at_turn(env_id: str, turn: int, repeats: int = 30) -> float:
 
 
 def per_call(fn: Callable[[int], None], n: int) -> float:
-    started = time.perf_counter()
+    """The median seconds of ``fn(i)`` over ``i < n``."""
+    times = []
     for i in range(n):
+        started = time.perf_counter()
         fn(i)
-    return (time.perf_counter() - started) / n
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
 
 
 def memory_per_env(env_id: str, n: int = 50) -> float:
@@ -171,6 +236,8 @@ def main() -> None:
         name = env_id.split("/")[1].split("-")[0]
         for kind in ("read", "write", "invalid", "final reply"):
             measures[f"{name} step: {kind}"] = lambda kind=kind, env_id=env_id: step_kinds(env_id, episodes)[kind]
+        measures[f"{name} step: the tool itself"] = lambda env_id=env_id: tool_time(env_id, episodes)
+        measures[f"{name} step: engine alone"] = lambda env_id=env_id: engine_step(env_id, episodes)
         measures[f"{name} read at turn 1"] = lambda env_id=env_id: read_at_turn(env_id, 1)
         measures[f"{name} read at turn 50"] = lambda env_id=env_id: read_at_turn(env_id, 50)
         measures[f"{name} reset"] = lambda env_id=env_id, env=gym.make(env_id): per_call(

@@ -10,7 +10,8 @@ seeded generator and the world class, and offers:
 - :class:`Plan`: a plan in named phases (``plan.upto("load")``), never sliced by position;
 - ``author.dry_run(state, start, calls)``: the real tools run on a copy of the world and clock,
   so every timing a scenario needs (when a van arrives, when a hold is loaded) is measured,
-  never re-derived by hand;
+  never re-derived by hand; ``run.then(calls)`` goes on from where a run ended (one run of a
+  plan shared by several endings, not one per ending: dry runs are most of a reset's cost);
 - ``author.pick(pool)``: names from the half of a pool that belongs to this instance's split,
   so training instances never share a name with the benchmark's.
 """
@@ -24,9 +25,9 @@ import numpy as np
 
 from sttgym.checklist import EpisodeLog
 from sttgym.clock import Clock, format_time
-from sttgym.tools import ToolSpec, argument_problem, collect_tools, per_class, signature_text
+from sttgym.tools import ToolSpec, argument_problem, collect_tools, per_class, signature_text, tool_names
 from sttgym.task import Call, Ref, resolve
-from sttgym.triggers import Context, Trigger
+from sttgym.triggers import Firing, Trigger
 from sttgym.user import UserChannel
 from sttgym.schema import Op, Pred
 from sttgym.world import World, json_copy, operations_of, predicates_of, signature_problem
@@ -134,12 +135,20 @@ class Plan:
 
 @dataclass
 class DryRun:
-    """What a plan does to a copy of the world: each call's result and the time after it."""
+    """What a plan does to a copy of the world: each call's result (a copy, as the agent would read it: a
+    result never changes with later calls) and the time after it.
+
+    ``then(calls)`` goes on from where the run ended, on a copy: a scenario that weighs several endings of
+    one plan runs the plan once, not once per ending.
+    """
 
     world: World
     results: list[dict] = field(default_factory=list)
     times: list[str] = field(default_factory=list)  # ISO time after each call
     start: str = ""
+    firing: Firing | None = field(default=None, repr=False)  # the triggers, and the calls and events so far
+    author: "Author | None" = field(default=None, repr=False)
+    saved: dict[str, dict] = field(default_factory=dict, repr=False)  # results by save_as
 
     @property
     def state(self) -> dict:
@@ -156,6 +165,36 @@ class DryRun:
     def ok(self) -> bool:
         return all(r.get("success") for r in self.results)
 
+    def then(self, calls: list[Call]) -> "DryRun":
+        """This run with ``calls`` after it: the same as one run of both plans (this one stays as it is)."""
+        clock = Clock(self.world.clock.start)
+        clock.advance(self.world.clock.minutes)
+        log = self.firing.log
+        run = DryRun(type(self.world)(json_copy(self.world.state), clock), list(self.results), list(self.times),
+                     self.start, self.firing.forked(EpisodeLog(list(log.calls), [], list(log.events), log.observables)),
+                     self.author, dict(self.saved))
+        run._play(calls)
+        return run
+
+    def _play(self, calls: list[Call]) -> None:
+        world, clock, log, specs = self.world, self.world.clock, self.firing.log, self.author.tools
+        for call in calls:
+            if call.name not in self.author.world_tools:  # chat_with_user: costs its minutes, changes nothing
+                clock.advance(specs[call.name].cost)
+                self.results.append({"success": True})
+                self.times.append(clock.iso())
+                continue
+            arguments = resolve(call.arguments, self.saved)
+            self.firing(world, call.name, arguments, "before")
+            result = json_copy(getattr(world, call.name)(**arguments))
+            clock.advance(specs[call.name].cost)
+            log.calls.append({"name": call.name, "arguments": arguments, "result": result, "at": clock.iso()})
+            self.firing(world, call.name, arguments, "after")
+            self.results.append(result)
+            self.times.append(clock.iso())
+            if call.save_as:
+                self.saved[call.save_as] = result
+
 
 class Author:
     """Everything a scenario builds an instance with; see the module docstring."""
@@ -165,6 +204,7 @@ class Author:
             raise ValueError(f"split must be one of {SPLITS}, not {split!r}")
         self.world, self.rng, self.split = world, rng, split
         self.tools = tool_specs(world)
+        self.world_tools = frozenset(tool_names(world))  # the others (chat_with_user) change nothing
         self.call = _Calls(self.tools)
         self.pred = _Named(Pred, predicates_of(world))
         self.op = _Named(Op, operations_of(world))
@@ -199,38 +239,12 @@ class Author:
     def dry_run(self, state: dict, start: str, calls: list[Call], triggers: Iterable[Trigger] = ()) -> DryRun:
         """Run ``calls`` with the real tools on a copy of ``state`` from ``start`` (and ``triggers``, if any)."""
         clock = Clock(start)
-        world = self.world(json_copy(state), clock)
-        tools = collect_tools(world)
-        run = DryRun(world, start=format_time(clock.now))
-        saved: dict[str, dict] = {}
-        triggers, fired = list(triggers), {}
+        triggers = list(triggers)
         log = EpisodeLog(observables={t.name: t.observables for t in triggers})  # for predicates that read it
-        for call in calls:
-            if call.name not in tools:  # chat_with_user: costs its minutes, changes nothing
-                clock.advance(self.tools[call.name].cost)
-                run.results.append({"success": True})
-                run.times.append(clock.iso())
-                continue
-            arguments = resolve(call.arguments, saved)
-            ctx = Context(clock.iso(), clock.minutes, call.name, arguments)
-            self._fire(world, triggers, fired, ctx, "before", log)
-            result = tools[call.name].func(**arguments)
-            clock.advance(tools[call.name].cost)
-            log.calls.append({"name": call.name, "arguments": arguments, "result": result, "at": clock.iso()})
-            self._fire(world, triggers, fired, Context(clock.iso(), clock.minutes, call.name, arguments), "after", log)
-            run.results.append(result)
-            run.times.append(clock.iso())
-            if call.save_as:
-                saved[call.save_as] = result
+        run = DryRun(self.world(json_copy(state), clock), start=format_time(clock.now), firing=Firing(triggers, log),
+                     author=self)
+        run._play(calls)
         return run
-
-    @staticmethod
-    def _fire(world: World, triggers: list[Trigger], fired: dict, ctx: Context, timing: str, log: EpisodeLog) -> None:
-        for t in triggers:
-            event = t.fire(world, ctx, timing, fired.get(t.name, 0), log)
-            if event is not None:
-                fired[t.name] = fired.get(t.name, 0) + 1
-                log.events.append({**event, "call_index": len(log.calls)})
 
     # ------------------------------------------------------------------ checking
 

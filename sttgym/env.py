@@ -17,7 +17,7 @@ from sttgym.judge import RuleJudge
 from sttgym.registry import DOMAINS
 from sttgym.task import Task
 from sttgym.tools import collect_tools
-from sttgym.triggers import Context
+from sttgym.triggers import Firing
 from sttgym.user import RuleUser, UserChannel, UserProfile
 from sttgym.world import json_copy, named_problems
 
@@ -77,7 +77,7 @@ class ArenaEnv(ToolEnv):
         probe = dict(tool_specs(self.domain.world))
         if self.user_factory is None:
             del probe["chat_with_user"]
-        self._set_tools(probe)
+        self._set_tools(probe, self.domain.world)
 
     # ------------------------------------------------------------------ episode
 
@@ -107,15 +107,14 @@ class ArenaEnv(ToolEnv):
         self.world = self.domain.world(json_copy(self.task.initial_state), self.clock)
         self.log = EpisodeLog(observables={t.name: t.observables for t in self.task.triggers})
         self.call_log = self.log.calls  # the checklist's evidence is the core's record of accepted calls
-        self.triggers = self.task.triggers if self.dynamics else []
-        self.fired: dict[str, int] = {}
+        self.firing = Firing(self.task.triggers if self.dynamics else [], self.log)
         self.tools = collect_tools(self.world)
         if self.user_factory is not None:
             profile = self.task.profile.model_copy(update={"request": self.task.query})
             self.tools.update(collect_tools(UserChannel(self.user_factory(profile), self.log)))
         self.turn, self.done, self.reward = 0, False, 0.0
         self.transcript = [("user", self.task.query)]
-        info = {"tools": json_copy(self.tool_schemas), "task": self.task.summary(), "clock": self.clock.iso(),
+        info = {"tools": self.tool_listing(), "task": self.task.summary(), "clock": self.clock.iso(),
                 "world": self.world.description}
         return self.task.query, info
 
@@ -156,22 +155,10 @@ class ArenaEnv(ToolEnv):
             self.transcript += lines
 
     def before_call(self, call: ToolCall) -> None:
-        self._fire(call, "before")
+        self.events += self.firing(self.world, call.name, call.arguments, "before")
 
     def after_call(self, call: ToolCall) -> None:
-        self._fire(call, "after")
-
-    def _fire(self, call: ToolCall, timing: str) -> None:
-        if not self.triggers:
-            return
-        ctx = Context(self.clock.iso(), self.clock.minutes, call.name, call.arguments)
-        for trigger in self.triggers:
-            event = trigger.fire(self.world, ctx, timing, self.fired.get(trigger.name, 0), self.log)
-            if event is not None:
-                self.fired[trigger.name] = self.fired.get(trigger.name, 0) + 1
-                event["call_index"] = len(self.log.calls)  # calls from here on saw the change
-                self.events.append(event)
-                self.log.events.append(event)
+        self.events += self.firing(self.world, call.name, call.arguments, "after")
 
     def status(self) -> dict:
         return {"clock": self.clock.iso(), "turn": self.turn}

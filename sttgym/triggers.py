@@ -24,6 +24,7 @@ A trigger follows the STT-Arena blueprint, as data:
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -32,7 +33,7 @@ from pydantic import Field, model_validator
 from sttgym.schema import Op, Pred, Schema
 from sttgym.world import json_copy
 
-__all__ = ["Trigger", "Observable", "Context", "diff"]
+__all__ = ["Trigger", "Observable", "Context", "Firing", "diff"]
 
 
 @dataclass(frozen=True)
@@ -116,6 +117,37 @@ class Trigger(Schema):
         for op in self.effect:
             world.apply(op)
         return diff(before, world.state)
+
+
+class Firing:
+    """An episode's triggers at work (the env's, or an authoring dry run's): fires them around each call,
+    counts how often each fired and records every event in ``log`` (an ``EpisodeLog``)."""
+
+    def __init__(self, triggers: list[Trigger], log: Any):
+        self.log, self.fired = log, {}
+        # Sorted by timing once: most calls activate no trigger, and then cost no Context at all.
+        self.timed = {timing: [t for t in triggers if t.timing == timing] for timing in ("before", "after")}
+
+    def forked(self, log: Any) -> "Firing":
+        """The same triggers, each counted as fired as often as here, recording from now on into ``log``."""
+        twin = copy.copy(self)
+        twin.log, twin.fired = log, dict(self.fired)
+        return twin
+
+    def __call__(self, world: Any, tool: str, arguments: dict, timing: str) -> list[dict]:
+        """Fire the triggers due ``timing`` the call of ``tool``; their events (each with its ``call_index``)."""
+        due = [t for t in self.timed[timing] if not t.activation or tool in t.activation]
+        if not due:
+            return []
+        ctx, events = Context(world.clock.iso(), world.clock.minutes, tool, arguments), []
+        for trigger in due:
+            event = trigger.fire(world, ctx, timing, self.fired.get(trigger.name, 0), self.log)
+            if event is not None:
+                self.fired[trigger.name] = self.fired.get(trigger.name, 0) + 1
+                event["call_index"] = len(self.log.calls)  # calls from here on saw the change
+                self.log.events.append(event)
+                events.append(event)
+        return events
 
 
 def _at(state: dict, path: list) -> Any:

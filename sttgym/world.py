@@ -59,6 +59,12 @@ def operations_of(cls: type) -> dict[str, inspect.Signature]:
     return _marked(cls, "__sttgym_operation__")
 
 
+def _injected(cls: type) -> dict[str, tuple[str, ...]]:
+    """Per predicate, which of ``ctx``/``log`` it takes (asked at every check: looked up once per class)."""
+    return per_class(cls, "injected", lambda: {name: tuple(k for k in _INJECTED if k in signature.parameters)
+                                               for name, signature in predicates_of(cls).items()})
+
+
 def signature_problem(signature: inspect.Signature, args: dict) -> str | None:
     """Why ``args`` do not fit ``signature`` (injected ``ctx``/``log`` aside), or None."""
     params = {n: p for n, p in signature.parameters.items() if n != "self" and n not in _INJECTED}
@@ -135,10 +141,10 @@ class World:
         removed, one never created) does not hold."""
         if isinstance(pred, dict):
             pred = _schema("Pred").model_validate(pred)
-        signature = predicates_of(type(self)).get(pred.name)
-        if signature is None:
+        injected = _injected(type(self)).get(pred.name)
+        if injected is None:
             raise KeyError(f"{type(self).__name__} has no predicate {pred.name!r}")
-        extra = {k: v for k, v in (("ctx", ctx), ("log", log)) if k in signature.parameters}
+        extra = {k: v for k, v in (("ctx", ctx), ("log", log)) if k in injected}
         try:
             return bool(getattr(self, pred.name)(**pred.args, **extra))
         except (KeyError, TypeError, IndexError, ValueError, AttributeError):
@@ -198,10 +204,17 @@ class World:
         node[path[-1]] = json_copy(value)  # the state must never alias the task
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
 def json_copy(value: Any) -> Any:
-    """A copy of a JSON-like value (dicts, lists, scalars), several times faster than ``copy.deepcopy``."""
+    """A copy of a JSON-like value (dicts, lists, scalars), several times faster than ``copy.deepcopy``.
+
+    Scalars are taken as they are without a call of their own: most of a state is scalars, and the
+    call was most of the copy's cost (a state is copied at every reset and every authoring dry run).
+    """
     if isinstance(value, dict):
-        return {k: json_copy(v) for k, v in value.items()}
+        return {k: v if type(v) in _SCALARS else json_copy(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [json_copy(v) for v in value]
+        return [v if type(v) in _SCALARS else json_copy(v) for v in value]
     return value

@@ -15,7 +15,6 @@ from sttgym.actions import Reply, parse_action
 from sttgym.clock import Clock
 from sttgym.core import ToolEnv
 from sttgym.tools import collect_tools, fail, ok, tool
-from sttgym.world import json_copy
 
 from sttgym.envs.scramble.machine import Machine
 from sttgym.envs.scramble.templates import TEMPLATES, Template
@@ -109,7 +108,8 @@ class ScrambleEnv(ToolEnv):
         if render_mode not in (None, "ansi"):
             raise ValueError(f"unsupported render_mode {render_mode!r}")
         self.n_tasks, self.budget, self.render_mode = tasks, budget, render_mode
-        self._set_tools(collect_tools(Terminal({}, Clock(START_TIME))) | collect_tools(_MetaCommands(self)))
+        self._set_tools(collect_tools(Terminal({}, Clock(START_TIME))) | collect_tools(_MetaCommands(self)),
+                        type(self))
         self.machine: Machine | None = None
 
     # ------------------------------------------------------------------ episode
@@ -136,7 +136,7 @@ class ScrambleEnv(ToolEnv):
                        f"{self.budget} actions. Submit each answer, exactly, with submit_solution; skip_task defers "
                        f"a task and end_episode stops.{self._start(events=[])}")
         self.last = observation
-        return observation, {"tools": json_copy(self.tool_schemas), "task": self._task_info(), "events": []}
+        return observation, {"tools": self.tool_listing(), "task": self._task_info(), "events": []}
 
     @property
     def current(self) -> _Task:

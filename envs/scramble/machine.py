@@ -32,6 +32,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from sttgym.clock import format_time
+
 __all__ = ["Machine", "encrypt", "decrypt", "b64", "resolve_host", "mount_of", "normalize_path"]
 
 START = datetime(2025, 3, 14, 9, 0)
@@ -150,7 +152,7 @@ class Machine:
         return int(self.unique(lambda: str(self.integer(1025, 65000))))
 
     def timestamp(self) -> str:
-        return (START - timedelta(minutes=self.integer(60, 60 * 24 * 90))).strftime("%Y-%m-%dT%H:%M")
+        return format_time(START - timedelta(minutes=self.integer(60, 60 * 24 * 90)))
 
     def text_line(self, words: int = 6) -> str:
         return " ".join(self.pick(WORDS) for _ in range(words))

@@ -23,7 +23,6 @@ around one ``model.chat`` call; :meth:`LLMAgent.act` does both for a single epis
 
 from __future__ import annotations
 
-import copy
 import json
 import re
 from typing import Any
@@ -34,6 +33,7 @@ from sttgym.agents.base import Agent
 from sttgym.models.base import ChatModel, ChatResponse
 from sttgym.models.parsing import extract_json_object, has_malformed_call
 from sttgym.user import USER_TOOL
+from sttgym.world import json_copy
 
 __all__ = ["LLMAgent", "MemoryAgent", "FINAL_REPLY", "RULES", "DYNAMICS_HINT", "SCRAMBLE_RULES", "is_final_reply"]
 
@@ -131,7 +131,7 @@ class LLMAgent(Agent):
         if self.turns:  # the first observation is the user's request, already in place
             self.messages.extend(self._results(observation))
         self.messages[0] = {"role": "system", "content": self.system_prompt()}
-        return copy.deepcopy(self.messages)
+        return json_copy(self.messages)  # messages are JSON: several times faster than deepcopy
 
     def finish(self, response: ChatResponse) -> dict[str, Any]:
         """Record the model's turn and return the env action it amounts to."""

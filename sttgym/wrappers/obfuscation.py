@@ -173,8 +173,17 @@ def _rekey(value: Any, rename: Callable[[Any], str]) -> Any:
 
 
 def _fresh(rng: np.random.Generator, prefix: str, digits: int, count: int) -> list[str]:
-    """``count`` distinct names ``prefix`` + ``digits`` hex digits, in draw order."""
+    """``count`` distinct names ``prefix`` + ``digits`` hex digits, in draw order.
+
+    The names still missing are drawn in one call, not one call each (which was most of a reset): a
+    generator hands out small integers from one stream whatever the calls' sizes, so the names are the
+    same as drawn one by one.
+    """
     names: dict[str, None] = {}
     while len(names) < count:
-        names[prefix + "".join("0123456789abcdef"[int(d)] for d in rng.integers(16, size=digits))] = None
+        for row in rng.integers(16, size=(count - len(names), digits)).tolist():
+            names[prefix + "".join(_HEX[d] for d in row)] = None
     return list(names)
+
+
+_HEX = "0123456789abcdef"

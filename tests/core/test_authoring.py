@@ -56,6 +56,24 @@ def test_a_dry_run_times_the_real_tools_and_leaves_the_state_alone(author):
     assert run.at(0) == "2024-05-01T09:00" and run.at(2) == "2024-05-01T09:06" and run.end == "2024-05-01T09:08"
 
 
+def test_a_continued_run_equals_one_run_of_both_plans_and_leaves_the_first_alone(author):
+    state = {"lockers": {x: {"status": "free", "parcel": None} for x in ("L1", "L2")}}
+    jam = Trigger(name="jam", description="", activation=["reserve_locker"], timing="after",
+                  when=author.pred.all_of(preds=[]), observable=Observable(tool="get_locker", args={"locker_id": "L2"}),
+                  effect=[author.op.set_field(path=["lockers", "L2", "status"], value="jammed")])
+    head = [author.call.reserve_locker(locker_id="L1", parcel_id="P")]
+    tail = [author.call.get_locker(locker_id="L2"), author.call.reserve_locker(locker_id="L2", parcel_id="Q"),
+            author.call.chat_with_user(message="L2 is jammed")]
+    first = author.dry_run(state, "2024-05-01T09:00", head, [jam])
+    both = author.dry_run(state, "2024-05-01T09:00", head + tail, [jam])
+    continued = first.then(tail)
+    assert (continued.results, continued.times, continued.state) == (both.results, both.times, both.state)
+    assert continued.firing.log.events == both.firing.log.events and len(both.firing.log.events) == 1  # fired once
+    assert not both.results[2]["success"] and both.results[1]["data"]["status"] == "jammed"
+    assert len(first.results) == 1 and first.state["lockers"]["L2"] == {"status": "jammed", "parcel": None}
+    assert first.then([]).state == first.state and first.then([]).world is not first.world
+
+
 def test_names_come_from_disjoint_halves_of_a_pool_per_split():
     pool = [f"N{i}" for i in range(20)]
     draws = {split: {Author(LockerWorld, np.random.default_rng(s), split).pick(pool) for s in range(50)}

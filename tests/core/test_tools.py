@@ -1,7 +1,9 @@
+import json
 from typing import Literal
 
 import pytest
 
+from sttgym.actions import read_result, render_result
 from sttgym.tools import collect_tools, fail, ok, signature_text, tool, validate_arguments
 
 
@@ -82,3 +84,16 @@ def test_results():
     assert ok({"a": 1}) == {"success": True, "data": {"a": 1}}
     assert ok(message="done") == {"success": True, "message": "done"}
     assert fail("nope") == {"success": False, "error": "nope"}
+
+
+@pytest.mark.parametrize("result", [
+    {"success": True, "data": [{"id": "A-1", "price": 0.1, "seats": 10**30, "late": -0.0, "note": "ümlaut 日本\n\"\\"}]},
+    {"success": False, "error": "bad \ud800 surrogate"},  # the fast parser refuses it
+    {"deep": json.loads("[" * 300 + "]" * 300)},  # past the fast parser's depth limit
+    {"odd": [float("nan"), float("inf"), 1.7976931348623157e308, 5e-324, None, True]},
+])
+def test_a_rendered_result_reads_back_as_the_standard_library_reads_it(result):
+    text = render_result(result)
+    back = read_result(text)
+    assert json.dumps(back) == json.dumps(json.loads(text)) and back is not result
+    assert [type(v) for v in back.values()] == [type(v) for v in json.loads(text).values()]

@@ -116,13 +116,13 @@ class CarRentalWorld(World):
 
     def _blocking(self, vehicle_id: str, start: datetime, end: datetime, ignore: str | None = None) -> list[str]:
         """Reservations that keep ``vehicle_id`` busy during ``[start, end)``."""
-        out = []
-        for rid in sorted(self.reservations):
-            res = self.reservations[rid]
-            if rid == ignore or res.get("vehicle") != vehicle_id:
-                continue
+        # Only this vehicle's reservations are sorted, and a status (a hold's expiry) is worked out only for those
+        # that overlap: a hold late in a busy episode no longer pays for every reservation before it.
+        out, reservations = [], self.reservations
+        for rid in sorted(r for r, res in reservations.items() if r != ignore and res.get("vehicle") == vehicle_id):
+            res = reservations[rid]
             p, r = local_time(res.get("pickup_time")), local_time(res.get("return_time"))
-            if live_status(self.state, res, self.clock.now) in BLOCKING and p and r and overlaps(start, end, p, r):
+            if p and r and overlaps(start, end, p, r) and live_status(self.state, res, self.clock.now) in BLOCKING:
                 out.append(rid)
         return out
 

@@ -14,6 +14,7 @@ and, for impossible levels, the refusal: cancel what is booked, ask the ward to 
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -179,14 +180,20 @@ class Case:
                 raise ValueError(f"{c.name}{c.arguments} fails in the dry run: {r.get('error')}")
         return out.results
 
-    def accessioned_at(self, calls: list[Call], triggers: list[Trigger] = ()) -> list[str]:
-        """When each successful booking among ``calls`` gets the specimen accessioned (stability ignored)."""
+    @contextmanager
+    def stability_ignored(self):
+        """The specimen kept stable for two days meanwhile: dry runs then time routes, whatever the limit."""
         saved = self.spec["stable_minutes"]
         self.spec["stable_minutes"] = 48 * 60
         try:
-            results = self.dry(calls, triggers).results
+            yield
         finally:
             self.spec["stable_minutes"] = saved
+
+    def accessioned_at(self, calls: list[Call], triggers: list[Trigger] = ()) -> list[str]:
+        """When each successful booking among ``calls`` gets the specimen accessioned (stability ignored)."""
+        with self.stability_ignored():
+            results = self.dry(calls, triggers).results
         return [r["data"]["accession_at"] for c, r in zip(calls, results)
                 if c.name in ("book_pickup", "schedule_handoff") and r.get("success")]
 
@@ -207,15 +214,10 @@ class Case:
     def still_booked(self, calls: list[Call], triggers: list[Trigger] = ()) -> list[str]:
         """When the runs still booked after ``calls`` (with ``triggers``) get the specimen accessioned, earliest
         first, counting only those with no problem but stability."""
-        saved = self.spec["stable_minutes"]
-        self.spec["stable_minutes"] = 48 * 60
-        try:
+        with self.stability_ignored():
             world = self.dry(calls, triggers).world
-            out = sorted(x["accession_at"] for r, x in world.runs.items() if x["specimen"] == self.sid
-                         and world._run_valid(r))
-        finally:
-            self.spec["stable_minutes"] = saved
-        return out
+            return sorted(x["accession_at"] for r, x in world.runs.items() if x["specimen"] == self.sid
+                          and world._run_valid(r))
 
     def spec_site(self) -> str:
         return self.spec["site"]
@@ -447,16 +449,13 @@ def options(case: Case, before: list[Call], triggers: list[Trigger], keep: bool 
     labs = [case.home] if keep else case.labs
     couriers = couriers if couriers is not None else [
         c for c, x in sorted(state["couriers"].items()) if x["status"] == "available" and case.storage in x["storage"]]
+    with case.stability_ignored():
+        ran = case.dry(before, triggers)  # once: each route goes on from here
     out = []
     for lab in labs:
         for c in couriers:
             steps = [case.pickup(c, "a0", "zr")] if keep else [case.accession(lab, "zz"), case.pickup(c, "zz", "zr")]
-            saved = case.spec["stable_minutes"]
-            case.spec["stable_minutes"] = 48 * 60
-            try:
-                last = case.dry(before + steps, triggers).results[-1]
-            finally:
-                case.spec["stable_minutes"] = saved
+            last = ran.then(steps).results[-1]
             if last.get("success"):
                 out.append((last["data"]["accession_at"], lab, c))
     return sorted(out)

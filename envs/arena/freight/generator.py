@@ -22,7 +22,7 @@ import functools
 from datetime import datetime, timedelta
 from typing import Callable
 
-from sttgym.authoring import Author, Plan
+from sttgym.authoring import Author, DryRun, Plan
 from sttgym.checklist import Check
 from sttgym.clock import ceil_to, format_time, shift
 from sttgym.envs.arena.freight.world import leg_minutes
@@ -297,7 +297,9 @@ class Job:
         return self.author.dry_run(self.state, self.start, calls, list(triggers))
 
     def succeeds(self, calls: list[Call], triggers: list[Trigger] = ()) -> bool:
-        run = self.run(calls, triggers)
+        return self._writes_succeed(calls, self.run(calls, triggers))
+
+    def _writes_succeed(self, calls: list[Call], run: DryRun) -> bool:
         tools = self.author.tools
         return all(r.get("success") for c, r in zip(calls, run.results) if c.name in tools and tools[c.name].mutates)
 
@@ -305,9 +307,13 @@ class Job:
                 after: str = "", skip: int = 0) -> tuple[str, list[Call]]:
         """The first free slot at ``crossing`` (from ``after``) with which ``build(slot)`` runs without a failed
         write, and its calls; ``skip``: pass over that many working slots first."""
+        shared, ran = None, None  # the calls before the slot is named, run once for every slot that keeps them
         for slot in self.free_slots(crossing, after):
             calls = build(slot)
-            if self.succeeds(calls, triggers):
+            if shared is None or calls[:len(shared)] != shared:
+                shared = next((calls[:i] for i, c in enumerate(calls) if slot in c.arguments.values()), calls)
+                ran = self.run(shared, triggers)
+            if self._writes_succeed(calls, ran.then(calls[len(shared):])):
                 if skip <= 0:
                     return slot, calls
                 skip -= 1

@@ -54,6 +54,13 @@ def _overlap(a: dict, start: datetime, end: datetime) -> bool:
     return local_time(a["start"]) < end and start < local_time(a["end"])
 
 
+def _rank(item: tuple[str, dict]) -> tuple[int, int]:
+    """A run's place in the queue (see ``_order``), from its id and record."""
+    run_id, run = item
+    tail = run_id.rsplit("-", 1)[-1]
+    return (0 if run.get("priority") else 1, int(tail) if tail.isdigit() else 0)
+
+
 class IrrigationWorld(World):
     """Tools of a farm's irrigation control system; see the module docstring."""
 
@@ -86,13 +93,12 @@ class IrrigationWorld(World):
         return found[0][1]
 
     def _live(self, segment: str = "") -> list[tuple[str, dict]]:
-        return [(r, x) for r, x in sorted(self.runs.items(), key=lambda i: self._order(i[0]))
+        return [(r, x) for r, x in sorted(self.runs.items(), key=_rank)
                 if x["status"] == "scheduled" and segment in ("", x["segment"])]
 
     def _order(self, run_id: str) -> tuple[int, int]:
         """Priority runs come first, then runs in the order they were scheduled."""
-        tail = run_id.rsplit("-", 1)[-1]
-        return (0 if self.runs[run_id].get("priority") else 1, int(tail) if tail.isdigit() else 0)
+        return _rank((run_id, self.runs[run_id]))
 
     def _in_window(self, segment: str, start: datetime, end: datetime) -> bool:
         return any(local_time(w["start"]) <= start and end <= local_time(w["end"]) for w in self.segments[segment]["windows"])
@@ -115,15 +121,15 @@ class IrrigationWorld(World):
                 return f"valve {v} is unlocked only at {valve['unlocked_at']}"
         if not self._in_window(run["segment"], start, end):
             return f"outside every allowed window of {run['segment']}"
-        earlier = [x for r, x in self._live() if self._order(r) < self._order(run_id) and _overlap(x, start, end)]
+        order, live = self._order(run_id), self._live()
+        earlier = [x for r, x in live if _rank((r, x)) < order and _overlap(x, start, end)]
         if sum(x["flow"] for x in earlier if x["pump"] == run["pump"]) + run["flow"] > pump["capacity"]:
             return f"pump {run['pump']} ({pump['capacity']} m3/h) is over capacity"
         for v in run["valves"]:
             if sum(x["flow"] for x in earlier if v in x["valves"]) + run["flow"] > self.valves[v]["max_flow"]:
                 return f"valve {v} ({self.valves[v]['max_flow']} m3/h) is over its max flow"
         day = run["start"][:10]
-        booked = sum(x["volume"] for r, x in self._live() if x["start"][:10] == day
-                     and self._order(r) < self._order(run_id))
+        booked = sum(x["volume"] for r, x in live if x["start"][:10] == day and _rank((r, x)) < order)
         if booked + run["volume"] > self._limit(day):
             return f"over the district quota for {day} ({self._limit(day)} m3)"
         return ""
