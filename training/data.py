@@ -39,6 +39,7 @@ import numpy as np
 
 from sttgym.agents.base import Agent
 from sttgym.agents.llm import LLMAgent
+from sttgym.cluster import cpus, ray_session
 from sttgym.manifests import TRAINING_SEED_START, is_training_seed
 from sttgym.registry import arena_ids, registered_arena_id
 from sttgym.rollout import rollout
@@ -146,22 +147,12 @@ def _run_keys(work: Callable[[int], Any], keys: list[int]) -> list[Any]:
 def _on_ray(work: Callable[[int], Any], keys: Iterable[int], address: str) -> Iterator[Any]:
     """``work(k)`` for each key as Ray tasks of a few keys each, consumed in key order. The workers import
     sttgym and the domains themselves: a domain registered only in this process is not there."""
-    try:
-        import ray
-    except ImportError as exc:
-        raise ValueError("--ray needs Ray: pip install 'sttgym[ray]'") from exc
-    started_here = not ray.is_initialized()
-    if started_here:
-        ray.init(address=None if address == "local" else address, include_dashboard=False, log_to_driver=False)
-    try:
+    with ray_session(address) as ray:
         run = ray.remote(_run_keys)
-        keys, ahead = iter(keys), 16 * max(1, int(ray.cluster_resources().get("CPU", 1)))
+        keys, ahead = iter(keys), 16 * cpus(ray)
         while batch := [k for _, k in zip(range(ahead), keys)]:
             for task in [run.remote(work, batch[i:i + 4]) for i in range(0, len(batch), 4)]:
                 yield from ray.get(task)
-    finally:
-        if started_here:
-            ray.shutdown()
 
 
 def sft_records(count: int, env_ids: list[str] | None = None, *, seed: int = 0, agent: AgentFactory = noisy_expert,

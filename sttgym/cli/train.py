@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import importlib.util
 import json
 import os
 import time
@@ -23,6 +24,7 @@ from rich.console import Console
 
 from sttgym.agents.llm import LLMAgent
 from sttgym.cli.app import app
+from sttgym.cluster import ray_session
 from sttgym.models import load_model
 
 console = Console()
@@ -88,26 +90,6 @@ def rl(ctx: typer.Context, config: str = typer.Option(..., "--config", help=CONF
     console.print(f"final model: {_load('sttgym.training.rl').train_rl(settings, out, model)}")
 
 
-@contextlib.contextmanager
-def _ray_session(address: str | None):
-    """One Ray connection for both datasets (None: no Ray)."""
-    if address is None:
-        yield
-        return
-    try:
-        import ray
-    except ImportError as exc:
-        raise typer.BadParameter("--ray needs Ray: pip install 'sttgym[ray]'") from exc
-    if ray.is_initialized():  # a notebook's or a test's own connection
-        yield
-        return
-    ray.init(address=None if address == "local" else address, include_dashboard=False, log_to_driver=False)
-    try:
-        yield
-    finally:
-        ray.shutdown()
-
-
 @train_app.command("data")
 def data(out: Path = typer.Option(..., "--out", help="Writes sft/ and rl/ datasets and stats.json here."),
          sft_count: int = typer.Option(2212, "--sft", help="Refined SFT transcripts to make."),
@@ -153,7 +135,10 @@ def data(out: Path = typer.Option(..., "--out", help="Writes sft/ and rl/ datase
                                                                          temperature=0.0)
     if ray is not None and options:
         raise typer.BadParameter("--ray plays the noisy expert and rule refiner only (a model is not shared)")
-    with _ray_session(ray):
+    if ray is not None and importlib.util.find_spec("ray") is None:
+        raise typer.BadParameter("--ray needs Ray: pip install 'sttgym[ray]'")
+    # one connection for both datasets
+    with contextlib.nullcontext() if ray is None else ray_session(ray):
         began = time.perf_counter()
         sft_set, stats = datasets.build_sft_dataset(sft_count, ids, seed=seed, min_reward=min_reward,
                                                     workers=1 if options else workers, refine=refine,

@@ -37,6 +37,7 @@ except ImportError:  # not POSIX: runs are not locked against each other
 from sttgym import __version__
 from sttgym.agents.base import Agent
 from sttgym.agents.llm import RULES, SCRAMBLE_RULES, LLMAgent, MemoryAgent
+from sttgym.cluster import cpus, ray_session
 from sttgym.evaluation.batching import BatchingModel
 from sttgym.manifests import MANIFEST, arena_manifest, scramble_manifest
 from sttgym.rollout import Trajectory, rollout
@@ -355,17 +356,9 @@ class Runner:
     def _play_on_ray(self, todo: list[Episode], done: "_Tally") -> None:
         """Episodes as Ray tasks, a chunk each; records come back to this process, which writes them in
         the order they finish, exactly as the threads do."""
-        try:
-            import ray
-        except ImportError as exc:
-            raise ValueError("--ray needs Ray: pip install 'sttgym[ray]'") from exc
-        started_here = not ray.is_initialized()
-        if started_here:
-            ray.init(address=None if self.config.ray == "local" else self.config.ray, include_dashboard=False,
-                     log_to_driver=False)
-        try:
+        with ray_session(self.config.ray) as ray:
             play = ray.remote(_play_chunk)
-            size = max(1, -(-len(todo) // (4 * max(1, int(ray.cluster_resources().get("CPU", 1))))))
+            size = max(1, -(-len(todo) // (4 * cpus(ray))))
             config = self.config.to_dict()
             pending = [play.remote(config, str(self.out), todo[i:i + size]) for i in range(0, len(todo), size)]
             while pending and not done.failures:
@@ -374,9 +367,6 @@ class Runner:
                     done.accept(record)
             for task in pending:
                 ray.cancel(task)
-        finally:
-            if started_here:
-                ray.shutdown()
 
     def _append(self, record: dict) -> None:
         line = json.dumps(record, ensure_ascii=False, default=str) + "\n"
