@@ -77,9 +77,9 @@ def _runs_remote_code(value: Any) -> bool:
 
 def _half_precision_weights(trainer: dict[str, Any]) -> str | None:
     """The 16-bit dtype a trainer section loads the weights in, if any."""
-    dtype = (trainer.get("model_init_kwargs") or {}).get("dtype") or (trainer.get("model_init_kwargs") or {}).get(
-        "torch_dtype")
-    return str(dtype) if str(dtype) in ("bfloat16", "float16", "torch.bfloat16", "torch.float16") else None
+    loading = trainer.get("model_init_kwargs") or {}
+    dtype = str(loading.get("dtype") or loading.get("torch_dtype"))
+    return dtype if dtype.removeprefix("torch.") in ("bfloat16", "float16") else None
 
 
 class _Trains(_Strict):

@@ -37,8 +37,6 @@ __all__ = ["ArenaToolEnv", "environment_class", "environment_factories", "episod
 class ArenaToolEnv:
     """One arena episode behind TRL's environment interface; subclasses per domain carry the tools."""
 
-    env_kwargs: dict = {}
-
     def __init__(self) -> None:
         self.env: gym.Env | None = None
         self.done, self.reward = False, 0.0
@@ -47,7 +45,7 @@ class ArenaToolEnv:
         """Start the row's instance; the user's request is appended to the prompt's last message."""
         if self.env is not None:
             self.env.close()
-        self.env = gym.make(registered_arena_id(env_id), **self.env_kwargs)
+        self.env = gym.make(registered_arena_id(env_id))
         observation, _ = self.env.reset(seed=int(seed))
         self.done, self.reward = False, 0.0
         return observation

@@ -170,6 +170,10 @@ def test_refusals_on_feasible_tasks_are_counted_with_the_reads_before_them(toy_i
 def test_rl_readiness_samples_each_instance_and_measures_spread(tiny_path, toy_ids):
     from sttgym.training.engine import rl_readiness
 
-    ready = rl_readiness(str(tiny_path), [(toy_ids[0], SEED)], samples=3, max_turns=2, max_turn_tokens=8)
+    instances = [(toy_ids[0], SEED), (toy_ids[1], SEED)]
+    ready = rl_readiness(str(tiny_path), instances, samples=3, max_turns=2, max_turn_tokens=8)
     assert ready["samples"] == 3 and 0.0 <= ready["spread"] <= 1.0
     assert ready["pass@3"] >= ready["sampled_success"]
+    # greedy samples of one instance are one episode played three times: nothing for RL to compare
+    greedy = rl_readiness(str(tiny_path), instances, samples=3, temperature=0.0, max_turns=2, max_turn_tokens=8)
+    assert greedy["spread"] == 0.0 and greedy["pass@3"] == greedy["sampled_success"]
