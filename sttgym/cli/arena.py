@@ -53,7 +53,7 @@ def list_ids(domain: str = typer.Option(None, help="Only this domain."),
 
 
 @app.command()
-def validate(domain: str = typer.Option(None, help="Only this domain."),
+def validate(domain: list[str] = typer.Option(None, help="Only this domain (repeatable)."),
              env_id: list[str] = typer.Option(None, "--id", help="Only these ids (repeatable)."),
              seeds: int = typer.Option(10, help="Seeds per task, from --seed on."),
              seed: int = typer.Option(0, help="First seed."),
@@ -61,8 +61,9 @@ def validate(domain: str = typer.Option(None, help="Only this domain."),
     """Check every task against the benchmark's rules, and print the adversarial probe panel's scores."""
     from sttgym.validation import domain_table, level_call_medians, probe_table, validate as run_validation
 
-    _known(domain)
-    ids = list(env_id) if env_id else arena_ids(domain)
+    for name in domain or ():
+        _known(name)
+    ids = list(env_id) if env_id else [i for name in domain or [None] for i in arena_ids(name)]
     for i in ids:
         parse_arena_id(i)
     if not ids:

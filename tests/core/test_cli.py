@@ -81,3 +81,12 @@ def test_long_work_shows_progress_lines_outside_a_terminal():
     result = RUN.invoke(app, ["validate", "--domain", "CarRental", "--seeds", "1"])
     lines = [line for line in result.output.splitlines() if line.startswith("STTArena/CarRental-") and "/36 (" in line]
     assert result.exit_code == 0 and len(lines) >= 9 and lines[-1].split(": ")[1].startswith("36/36")
+
+
+def test_validate_takes_several_domains_as_eval_does(tmp_path):
+    out = tmp_path / "report.json"
+    result = CliRunner().invoke(app, ["validate", "--domain", "ColdChain", "--domain", "Hotel", "--seeds", "1",
+                                      "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    validated = {t["env_id"].split("/")[1].split("-")[0] for t in json.loads(out.read_text())["tasks"]}
+    assert validated == {"ColdChain", "Hotel"}
