@@ -4,7 +4,9 @@ An instance is an (env id, seed) pair. The arena benchmark is a versioned manife
 (``sttgym/data/manifests/arena-v3.json``: ten domains; ``arena-v2``: six; ``arena-v1``: two)
 that freezes its instances, each with a digest of its task: adding a domain or a scenario
 changes no frozen manifest, and a change to one of its instances shows up as a digest mismatch
-(a test fails; freeze a new version instead).
+(a test fails; freeze a new version instead). A manifest names the sttgym ``release`` that
+froze it; a later release that changed its instances refuses to measure it (stored tasks
+exported by that release still replay, with ``--tasks``).
 Benchmark seeds are small; training instances are drawn from ``TRAINING_SEED_START`` upward
 and from the training half of every name pool, so no benchmark instance leaks into training data.
 """
@@ -66,7 +68,19 @@ def freeze_manifest(name: str, env_ids: Iterable[str], seeds: Iterable[int] = BE
 
     ids = sorted(env_ids, key=place)
     instances = [[env_id, seed, digest(task_of(env_id, seed)) if digests else None] for seed in seeds for env_id in ids]
-    return {"name": name, "instances": instances}
+    return {"name": name, "release": release(), "instances": instances}
+
+
+def release() -> str:
+    """The installed sttgym's version: the release a manifest frozen now belongs to."""
+    from sttgym import __version__
+
+    return __version__
+
+
+def playable(manifest: dict) -> bool:
+    """Whether this release builds the manifest's instances: it was frozen by this release."""
+    return manifest["release"] == release()
 
 
 def load_manifest(name: str = MANIFEST) -> dict:
@@ -95,7 +109,13 @@ def arena_manifest(domains: Iterable[str] = (), name: str = MANIFEST) -> list[tu
 
     if name == "live":
         return live([i for d in domains for i in arena_ids(d)] if domains else arena_ids())
-    frozen = [(env_id, seed) for env_id, seed, _ in load_manifest(name)["instances"]]
+    manifest = load_manifest(name)
+    if not playable(manifest):
+        raise ValueError(
+            f"{name} was frozen by sttgym {manifest['release']}; this release ({release()}) builds some of its "
+            f"instances differently, so its scores would not compare. Measure {MANIFEST}, or export {name} with "
+            f"sttgym=={manifest['release']} (sttgym export --manifest {name}) and evaluate the file with --tasks.")
+    frozen = [(env_id, seed) for env_id, seed, _ in manifest["instances"]]
     if not domains:
         return frozen
     covered = {parse_arena_id(env_id)[0] for env_id, _ in frozen}

@@ -193,6 +193,22 @@ class World:
         """After ``trigger`` first fired, the agent made a successful call of the read that reveals it."""
         return log.noticed(trigger)
 
+    @predicate
+    def asked_user(self, about: list, log, before: str | None = None) -> bool:
+        """The agent asked the user a question naming any of the words ``about`` (a withheld answer's keywords),
+        and, with ``before``, did so ahead of its last successful call of that tool, so a guess followed by a
+        question does not count."""
+        from sttgym.user import USER_TOOL, words
+
+        calls = log.calls
+        if before is not None:
+            last = max((i for i, c in enumerate(calls) if c["name"] == before and c["result"].get("success")),
+                       default=None)
+            calls = calls if last is None else calls[:last]
+        wanted = {w.lower() for w in about}
+        return any(c["name"] == USER_TOOL and c["result"].get("success")
+                   and wanted & words(str(c["arguments"].get("message", ""))) for c in calls)
+
     # ------------------------------------------------- operations every world has
 
     @operation

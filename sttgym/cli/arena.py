@@ -221,7 +221,8 @@ def freeze(name: str = typer.Argument(..., help="The new manifest's name, e.g. a
         raise typer.BadParameter("no arena ids registered for those domains")
     manifest = freeze_manifest(name, ids)
     rows = ",\n".join("  " + json.dumps(row) for row in manifest["instances"])  # one instance a line: diffs read well
-    path.write_text(f'{{"name": {json.dumps(name)},\n "instances": [\n{rows}\n]}}\n')
+    path.write_text(f'{{"name": {json.dumps(name)}, "release": {json.dumps(manifest["release"])},\n'
+                    f' "instances": [\n{rows}\n]}}\n')
     console.print(f"{name}: {len(manifest['instances'])} instances -> {path}")
 
 

@@ -2,16 +2,25 @@
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 from pydantic import Field
 
 from sttgym.schema import Schema
 
-__all__ = ["Answer", "UserProfile", "COMPLETION_SIGNAL"]
+__all__ = ["Answer", "UserProfile", "COMPLETION_SIGNAL", "words"]
 
 # What the user answers, and nothing else, once told the request is done (the paper's completion signal).
 COMPLETION_SIGNAL = "###TASK_COMPLETE###"
+
+
+_WORD = re.compile(r"[a-z0-9]+(?:[-_][a-z0-9]+)*")
+
+
+def words(text: str) -> set[str]:
+    """The lower-case words of a message, as the user and the ``asked_user`` check read it."""
+    return set(_WORD.findall(text.lower()))
 
 
 class Answer(Schema):
@@ -19,6 +28,10 @@ class Answer(Schema):
 
     keywords: list[str]
     text: str
+
+    def hits(self, said: set[str]) -> int:
+        """How many of the keywords a message's :func:`words` contain."""
+        return sum(k.lower() in said for k in self.keywords)
 
 
 class UserProfile(Schema):

@@ -8,23 +8,16 @@ original requirement; told that the request is done, it answers with the complet
 
 from __future__ import annotations
 
-import re
-
-from sttgym.user.profile import COMPLETION_SIGNAL, Answer, UserProfile
+from sttgym.user.profile import COMPLETION_SIGNAL, Answer, UserProfile, words
 
 __all__ = ["RuleUser"]
 
-_WORD = re.compile(r"[a-z0-9]+(?:[-_][a-z0-9]+)*")
 _ALTERNATIVE = {"instead", "alternative", "alternatively", "another", "different", "other", "change", "switch",
                 "substitute", "later", "earlier", "replace", "swap", "move", "reschedule", "cancel", "drop"}
 
 
-def _words(text: str) -> set[str]:
-    return set(_WORD.findall(text.lower()))
-
-
-def _best(answers: list[Answer], words: set[str]) -> Answer | None:
-    scored = [(sum(k.lower() in words for k in a.keywords), i, a) for i, a in enumerate(answers)]
+def _best(answers: list[Answer], said: set[str]) -> Answer | None:
+    scored = [(a.hits(said), i, a) for i, a in enumerate(answers)]
     scored = [s for s in scored if s[0] > 0]
     return max(scored, key=lambda s: (s[0], -s[1]))[2] if scored else None
 
@@ -38,10 +31,10 @@ class RuleUser:
     def reply(self, message: str) -> str:
         from sttgym.judge import claims_success  # the judge's reading of "it is done"
 
-        words = _words(message)
-        if self.profile.insist and words & _ALTERNATIVE:
+        said = words(message)
+        if self.profile.insist and said & _ALTERNATIVE:
             return self.profile.insist
         if claims_success(message) and "?" not in message:
             return COMPLETION_SIGNAL
-        answer = _best(self.profile.withheld, words) or _best(self.profile.clarifications, words)
+        answer = _best(self.profile.withheld, said) or _best(self.profile.clarifications, said)
         return answer.text if answer else self.profile.fallback

@@ -12,7 +12,7 @@ from sttgym.agents import OracleAgent
 from sttgym.cli import app
 from sttgym.evaluation.calibration import calibration_items, judge_rates
 from sttgym.manifests import (BENCHMARK_SEEDS, MANIFEST, arena_manifest, digest, export_rows, load_manifest,
-                              task_of)
+                              playable, task_of)
 from sttgym.judge import RuleJudge
 from sttgym.registry import DOMAINS
 
@@ -28,9 +28,23 @@ def test_the_default_manifest_freezes_ten_seeds_of_every_library_id():
 
 @pytest.mark.parametrize("name", MANIFESTS)
 def test_a_frozen_manifest_still_builds_exactly_the_instances_it_froze(name):
-    instances = load_manifest(name)["instances"]
-    changed = [(i, s) for i, s, d in instances if digest(task_of(i, s)) != d]
+    manifest = load_manifest(name)
+    if not playable(manifest):  # frozen by an earlier release: this one must refuse to measure it
+        with pytest.raises(ValueError, match=f"{name} was frozen by sttgym {manifest['release']}.*--tasks"):
+            arena_manifest(name=name)
+        return
+    changed = [(i, s) for i, s, d in manifest["instances"] if digest(task_of(i, s)) != d]
     assert not changed, f"{len(changed)} {name} instances changed (e.g. {changed[:3]}): freeze a new manifest version"
+
+
+def test_the_default_manifest_is_this_release_s_and_an_older_release_s_is_refused_with_the_way_back(monkeypatch):
+    assert playable(load_manifest(MANIFEST))
+    import sttgym.manifests as manifests
+
+    old = {**load_manifest(MANIFEST), "name": "arena-old", "release": "0.0.1"}
+    monkeypatch.setattr(manifests, "load_manifest", lambda name: old)
+    with pytest.raises(ValueError, match=r"arena-old was frozen by sttgym 0\.0\.1.*sttgym==0\.0\.1.*--tasks"):
+        arena_manifest(name="arena-old")
 
 
 def test_a_domain_outside_the_manifest_is_measured_live_and_an_unknown_manifest_is_a_clear_error(toy_ids):

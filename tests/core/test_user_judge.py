@@ -91,3 +91,28 @@ def test_the_profile_carries_the_paper_s_fields_and_both_users_give_the_completi
                   "flexibility about the plan high", "Do not invent"):
         assert field in text
     assert COMPLETION_SIGNAL in LLMUser(model=None)(profile).system_prompt()
+
+
+def _asked(*calls) -> EpisodeLog:
+    log = EpisodeLog()
+    log.calls = [{"name": name, "arguments": args, "result": {"success": ok}} for name, args, ok in calls]
+    return log
+
+
+def test_asked_user_needs_a_delivered_question_naming_the_fact_before_the_last_commit():
+    world, about = Shipping({"shipped": False}, Clock("2024-01-01T08:00")), ["bay", "dock"]
+
+    def asked(log, before=None):
+        return world.holds(Pred(name="asked_user", args={"about": about, **({"before": before} if before else {})}),
+                           log=log)
+
+    question = ("chat_with_user", {"message": "Which receiving BAY should we use?"}, True)
+    assert asked(_asked(question))
+    assert not asked(_asked(("chat_with_user", {"message": "Any news?"}, True)))  # a question about something else
+    assert not asked(_asked(("chat_with_user", {"message": "Which bay?"}, False)))  # never reached the user
+    assert not asked(_asked(("read_bay", {"message": "bay"}, True)))  # a tool argument is not a question
+    ship = ("ship", {"bay": "B2"}, True)
+    assert asked(_asked(question, ship), before="ship")
+    assert not asked(_asked(ship, question), before="ship")  # a guess, then the question
+    assert asked(_asked(ship, question, ship), before="ship")  # a guess, the question, then the commit that counts
+    assert asked(_asked(question), before="ship")  # nothing committed yet: the question is ahead of it
