@@ -121,6 +121,7 @@ def validate(domain: list[str] = typer.Option(None, help="Only this domain (repe
 @app.command()
 def export(out: Path = typer.Option(Path("runs/export"), help="Directory for the JSONL files (and the dataset)."),
            manifest: str = typer.Option(MANIFEST, help="The benchmark manifest to export."),
+           domain: list[str] = typer.Option(None, help="Only this domain's instances (repeatable)."),
            train: int = typer.Option(0, help="Also export this many training instances (training seeds and names)."),
            hf: bool = typer.Option(True, "--hf/--no-hf", help="Also save a Hugging Face dataset (needs `datasets`).")
            ) -> None:
@@ -128,7 +129,7 @@ def export(out: Path = typer.Option(Path("runs/export"), help="Directory for the
     from sttgym.manifests import arena_manifest, export_rows
 
     try:
-        splits = {manifest: arena_manifest(name=manifest)}
+        splits = {manifest: arena_manifest(domain or (), name=manifest)}
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from exc
     if train:

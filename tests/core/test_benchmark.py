@@ -73,11 +73,12 @@ def test_an_exported_task_replays_the_oracle_exactly(env_id):
 def test_export_then_eval_from_the_file(tmp_path):
     runner = CliRunner()
     result = runner.invoke(app, ["export", "--out", str(tmp_path / "x"), "--no-hf", "--train", "3",
-                                 "--manifest", "arena-v1"])  # the smallest frozen manifest
+                                 "--domain", "CarShare"])
     assert result.exit_code == 0, result.output
-    rows = [json.loads(line) for line in (tmp_path / "x" / "arena-v1.jsonl").read_text().splitlines()]
+    rows = [json.loads(line) for line in (tmp_path / "x" / f"{MANIFEST}.jsonl").read_text().splitlines()]
     train = [json.loads(line) for line in (tmp_path / "x" / "train.jsonl").read_text().splitlines()]
-    assert len(rows) == len(load_manifest("arena-v1")["instances"]) and {r["split"] for r in rows} == {"benchmark"}
+    assert [(r["env_id"], r["seed"]) for r in rows] == arena_manifest(["CarShare"])
+    assert {r["split"] for r in rows} == {"benchmark"}
     assert len(train) == 3 and {r["split"] for r in train} == {"train"}
     env_id = rows[0]["env_id"]
     subset = tmp_path / "one.jsonl"
