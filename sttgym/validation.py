@@ -13,6 +13,9 @@ Per instance (``validate_task``), with a message naming the id and seed for each
   observations show, reaches the original goal (the static checklist);
 - every id, time and quantity the oracle passes is discoverable: it appears in the request,
   in a result the oracle saw earlier, or in a user's answer;
+- a fact the user withholds on a feasible task is needed: the oracle's questions draw it out,
+  and the oracle's plan without its questions does not pass (the checklist checks the question,
+  ``asked_user``: the plan holds the answer, an agent that did not ask would have to guess it);
 - nothing shown at reset reveals solvability.
 
 Across instances of one id: different seeds give different worlds, and the oracle's tool
@@ -89,6 +92,23 @@ def _undiscoverable(task, traj: Trajectory, tools: dict) -> list[str]:
     return missing
 
 
+def _withheld_problems(env_id: str, seed: int, task, oracle: Trajectory) -> list[str]:
+    """Why the task's withheld facts are not needed, if they are not (feasible tasks only: an impossible task's
+    user may know things that change nothing)."""
+    from sttgym.agents import PlanAgent
+    from sttgym.user import USER_TOOL
+
+    if not task.solvable or not task.profile.withheld:
+        return []
+    replies = [s["observation"] for s in oracle.steps if s["action"].get("name") == USER_TOOL]
+    problems = [f"the oracle never draws out the withheld fact {a.text!r}" for a in task.profile.withheld
+                if not any(a.text in r for r in replies)]
+    unasked = [c for c in task.oracle if c.name != USER_TOOL]
+    if rollout(gym.make(env_id), PlanAgent(unasked), seed=seed, options={"task": task}).reward >= 1.0:
+        problems.append("the oracle's plan passes without asking the user: the withheld facts are not needed")
+    return problems
+
+
 def _shape(task) -> tuple:
     state = task.initial_state
     counts = tuple(sorted((k, len(v)) for k, v in state.items() if isinstance(v, dict)))
@@ -157,6 +177,7 @@ def validate_task(env_id: str, seeds: Iterable[int]) -> TaskReport:
         hidden = [k for k in _REVEALING if k in json.dumps(reset_info).lower()]
         if hidden:
             report.problems.append(f"{where}: info['task'] at reset reveals {hidden}")
+        report.problems += [f"{where}: {p}" for p in _withheld_problems(env_id, seed, task, oracle)]
         missing = _undiscoverable(task, oracle, env.unwrapped.tools)
         if missing:
             report.problems.append(f"{where}: oracle uses values nothing showed it: {missing[:4]}")

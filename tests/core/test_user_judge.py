@@ -116,3 +116,31 @@ def test_asked_user_needs_a_delivered_question_naming_the_fact_before_the_last_c
     assert not asked(_asked(ship, question), before="ship")  # a guess, then the question
     assert asked(_asked(ship, question, ship), before="ship")  # a guess, the question, then the commit that counts
     assert asked(_asked(question), before="ship")  # nothing committed yet: the question is ahead of it
+
+
+def test_validation_wants_a_withheld_fact_drawn_out_and_needed(toy_ids):
+    import gymnasium as gym
+
+    from sttgym.agents import OracleAgent
+    from sttgym.manifests import task_of
+    from sttgym.rollout import rollout
+    from sttgym.task import Call
+    from sttgym.validation import _withheld_problems
+
+    env_id = "STTArena/Toy-T1-easy"
+    task, fact = task_of(env_id, 0), Answer(keywords=["parcel"], text="It is the blue parcel with the red tape.")
+
+    def problems(task):
+        oracle = rollout(gym.make(env_id), OracleAgent(), seed=0, options={"task": task})
+        return _withheld_problems(env_id, 0, task, oracle)
+
+    idle = task.model_copy(update={"profile": task.profile.model_copy(update={"withheld": [fact]})})
+    assert [p.split(":")[0] for p in problems(idle)] == [f"the oracle never draws out the withheld fact {fact.text!r}",
+                                                         "the oracle's plan passes without asking the user"]
+    question = Call(name="chat_with_user", arguments={"message": "Which parcel is it?"})
+    asked = idle.model_copy(update={"oracle": [question, *task.oracle]})
+    assert problems(asked) == ["the oracle's plan passes without asking the user: the withheld facts are not needed"]
+    checked = asked.model_copy(update={"checklist": [*task.checklist, Check(
+        name="asked", description="asked which parcel",
+        holds=Pred(name="asked_user", args={"about": fact.keywords, "before": "reserve_locker"}))]})
+    assert problems(checked) == []
