@@ -514,17 +514,22 @@ def _effort_figure(plt, path: Path, summaries: list[dict]) -> Path | None:
     ys = list(range(len(rows)))
     for ax, field, title in ((axes[0], "tasks_solved", "(a) tasks solved T"), (axes[1], "completion_rate", "(b) completion C"),
                              (axes[2], "completion_tokens_per_solved_task", "(c) tokens per solved task")):
-        if all(v.get(field) is None for _, v in rows):
+        undefined = all(v.get(field) is None for _, v in rows)
+        if undefined:
             ax.text(0.5, 0.5, "undefined: no model tokens,\nor no task solved", transform=ax.transAxes, ha="center",
                     fontsize=8)
         for y, (_, v) in zip(ys, rows):
             if v.get(field) is None:
+                if not undefined:  # a row without a value says so, rather than looking like a missing point
+                    ax.annotate("undefined", (0, y), xytext=(4, 0), textcoords="offset points", va="center",
+                                fontsize=7, color="tab:gray", xycoords=("axes fraction", "data"))
                 continue
             low, high = v.get(f"{field}_ci") or (v[field], v[field])
             ax.errorbar(v[field], y, xerr=[[v[field] - low], [high - v[field]]], fmt="o", capsize=3, color="tab:blue")
         ax.set_title(title, fontsize=9)
     axes[0].set_xlim(0, 5.2)
     axes[1].set_xlim(0, 1.05)
+    axes[2].set_xlim(left=0)
     budget = [v["failures"]["budget"] for _, v in rows]
     quit_ = [v["failures"]["early_exit"] for _, v in rows]
     axes[3].barh(ys, budget, color="tab:red", label="budget spent")
