@@ -31,7 +31,8 @@ import gymnasium as gym
 
 from sttgym.registry import DOMAINS, parse_arena_id, registered_arena_id
 
-__all__ = ["ArenaToolEnv", "environment_class", "environment_factories", "episode_reward", "grpo_dataset", "system_prompt"]
+__all__ = ["ArenaToolEnv", "environment_class", "environment_factories", "episode_reward", "grpo_dataset",
+           "system_prompt"]
 
 
 class ArenaToolEnv:

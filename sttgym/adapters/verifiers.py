@@ -37,7 +37,8 @@ from sttgym.env import MAX_TURNS
 from sttgym.manifests import MANIFEST, TRAINING_SEED_START, arena_manifest
 from sttgym.registry import arena_ids, parse_arena_id, registered_arena_id
 
-__all__ = ["ArenaChatHarness", "ArenaTaskset"]
+# verifiers finds a taskset's Taskset and default Harness among the classes __all__ names: one of each.
+__all__ = ["ArenaChatHarness", "ArenaTaskset", "load_environment"]
 
 ENDED = "The conversation has ended."
 
@@ -150,9 +151,13 @@ class ArenaTaskset(vf.Taskset[ArenaTask, ArenaConfig]):
             pairs = [(i, TRAINING_SEED_START + k) for i in ids for k in range(config.training_seeds)]
         else:
             pairs = arena_manifest(config.domains, config.manifest)
-        return [(env_id, seed) for env_id, seed in pairs
-                if (not config.conflicts or parse_arena_id(env_id)[1] in config.conflicts)
-                and (not config.levels or parse_arena_id(env_id)[2] in config.levels)]
+        chosen = [(env_id, seed) for env_id, seed in pairs
+                  if (not config.conflicts or parse_arena_id(env_id)[1] in config.conflicts)
+                  and (not config.levels or parse_arena_id(env_id)[2] in config.levels)]
+        if not chosen:
+            raise ValueError(f"no arena instance has domain in {config.domains or 'any'}, conflict in "
+                             f"{config.conflicts or 'any'} and level in {config.levels or 'any'}")
+        return chosen
 
     def load(self) -> Iterator[ArenaTask]:
         from sttgym.adapters.trl import system_prompt
@@ -160,9 +165,9 @@ class ArenaTaskset(vf.Taskset[ArenaTask, ArenaConfig]):
         for env_id, seed in self.instances():
             data = ArenaData(env_id=env_id, seed=seed, user=self.config.user, max_turns=self.config.max_turns)
             env, request, info = make_env(data)
-            yield ArenaTask(data.model_copy(update={
-                "id": f"{env_id}@{seed}", "prompt": request, "system_prompt": system_prompt(env, request, info, seed)}), self.config.task)
+            prompts = {"prompt": request, "system_prompt": system_prompt(env, request, info, seed)}
             env.close()
+            yield ArenaTask(data.model_copy(update={"id": f"{env_id}@{seed}", **prompts}), self.config.task)
 
 
 class ArenaChatHarness(NullHarness):

@@ -19,7 +19,15 @@ import gymnasium as gym  # noqa: E402
 import verifiers.v1 as vf  # noqa: E402
 from mcp.server.mcpserver import MCPServer  # noqa: E402
 
-from sttgym.adapters.verifiers import ArenaConfig, ArenaData, ArenaTask, ArenaTaskset, ArenaToolset  # noqa: E402
+from sttgym.adapters.verifiers import (  # noqa: E402
+    ArenaChatHarness,
+    ArenaConfig,
+    ArenaData,
+    ArenaTask,
+    ArenaTaskset,
+    ArenaToolset,
+    load_environment,
+)
 from sttgym.agents import OracleAgent  # noqa: E402
 from sttgym.manifests import TRAINING_SEED_START  # noqa: E402
 from sttgym.models.base import ChatResponse  # noqa: E402
@@ -113,6 +121,18 @@ def test_the_taskset_selects_manifest_or_training_instances():
     assert task.data.id == f"{env_id}@{seed}" and "chat_with_user" in task.data.system_prompt
     with pytest.raises(ValueError, match="unknown domain"):
         ArenaTaskset(ArenaConfig(id="sttgym-arena", domains=["Atlantis"])).instances()
+    with pytest.raises(ValueError, match="no arena instance"):
+        ArenaTaskset(ArenaConfig(id="sttgym-arena", domains=["Hotel"], levels=["trivial"])).instances()
+
+
+def test_load_environment_is_the_python_entry():
+    env = load_environment(domains=["Hotel"], levels=["easy"], training_seeds=1, user=False, max_turns=9)
+    assert isinstance(env, vf.SingleAgentEnv) and isinstance(env.taskset, ArenaTaskset)
+    assert isinstance(env._harnesses["agent"], ArenaChatHarness)  # verifiers' chat loop, not its bash default
+    data = next(iter(env.taskset)).data
+    assert (data.env_id, data.seed, data.user, data.max_turns) == ("STTArena/Hotel-T1-easy", TRAINING_SEED_START,
+                                                                  False, 9)
+    assert "chat_with_user" not in data.system_prompt
 
 
 def test_vf_eval_plays_two_tasks_against_a_scripted_model(tmp_path):
@@ -133,8 +153,8 @@ def test_vf_eval_plays_two_tasks_against_a_scripted_model(tmp_path):
 
     with FakeServer(oracle, lifetime=300) as server:
         result = subprocess.run(
-            [str(bin_dir / "vf-eval"), "sttgym-arena", "-n", "2", "--model", "scripted", "--client.base-url", server.url,
-             "--no-push", "--no-rich", "-o", str(tmp_path), "--run.name", "run",
+            [str(bin_dir / "vf-eval"), "sttgym-arena", "-n", "2", "--model", "scripted",
+             "--client.base-url", server.url, "--no-push", "--no-rich", "-o", str(tmp_path), "--run.name", "run",
              "--env.taskset.domains", '["ColdChain"]', "--env.taskset.levels", '["easy"]',
              "--env.agent.runtime.type", "subprocess"],
             capture_output=True, text=True, timeout=280,
