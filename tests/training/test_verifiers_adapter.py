@@ -141,10 +141,20 @@ def test_vf_eval_plays_two_tasks_against_a_scripted_model(tmp_path):
     if not (bin_dir / "vf-eval").exists() or not shutil.which("uv", path=f"{bin_dir}{os.pathsep}{os.environ['PATH']}"):
         pytest.skip("vf-eval's chat harness runs as a uv script: needs vf-eval and uv beside this interpreter")
     config = ArenaConfig(id="sttgym-arena", domains=["ColdChain"], levels=["easy"])
-    scripts = {}
-    for env_id, seed in ArenaTaskset(config).instances()[:2]:
-        reference = rollout(gym.make(env_id), OracleAgent(), seed=seed)
-        scripts[gym.make(env_id).reset(seed=seed)[0]] = [step["action"] for step in reference.steps]
+    instances = ArenaTaskset(config).instances()[:2]
+    # the first task: the oracle's episode; the second: a wrong call first, and the oracle's last call left out
+    wrong = {"name": "add_or_update_route_plan", "arguments": {"vehicle_id": 7}}
+    scripts, expected, tools = {}, {}, {}
+    for k, (env_id, seed) in enumerate(instances):
+        oracle_actions = [step["action"] for step in rollout(gym.make(env_id), OracleAgent(), seed=seed).steps]
+        actions = oracle_actions if k == 0 else [wrong, *oracle_actions[:-2], oracle_actions[-1]]
+        env = gym.make(env_id)
+        request, info = env.reset(seed=seed)
+        played = [env.step(action) for action in actions]
+        scripts[request], tools[request] = actions, info["tools"]
+        expected[f"{env_id}@{seed}"] = (played[-1][1], played[0][0])  # the reward; the first observation
+    full, partial = (reward for reward, _ in expected.values())
+    assert full == 1.0 and 0.0 < partial < 1.0  # a score the replay can only match by playing every call
 
     def oracle(messages: list[dict]) -> ChatResponse:
         request = next(m["content"] for m in messages if m["role"] == "user")
@@ -163,7 +173,12 @@ def test_vf_eval_plays_two_tasks_against_a_scripted_model(tmp_path):
                                                              os.environ.get("PYTHONPATH")]))})
     assert result.returncode == 0, result.stderr[-3000:]
     episodes = [json.loads(line) for line in (tmp_path / "run" / "traces.jsonl").read_text().splitlines()]
-    assert sorted(episode["task"]["data"]["id"] for episode in episodes) == sorted(
-        f"{env_id}@{seed}" for env_id, seed in ArenaTaskset(config).instances()[:2])
-    assert [episode["traces"][0]["rewards"]["checklist"]["score"] for episode in episodes] == [1.0, 1.0]
+    assert {episode["task"]["data"]["id"]: episode["traces"][0]["rewards"]["checklist"]["score"]
+            for episode in episodes} == {task: reward for task, (reward, _) in expected.items()}
     assert len(server.requests) == sum(len(actions) for actions in scripts.values())
+    for body in server.requests:  # the model sees the gym env's tools, and after a call the env's answer
+        request = next(m["content"] for m in body["messages"] if m["role"] == "user")
+        assert body["tools"] == tools[request]
+    second = [body["messages"] for body in server.requests if len(body["messages"]) == 4
+              and body["messages"][1]["content"] == list(scripts)[1]]
+    assert [messages[-1]["content"] for messages in second] == [list(expected.values())[1][1]]
