@@ -12,7 +12,8 @@ server advertises the world's own names, descriptions and JSON schemas, and hand
 to the env unvalidated, so a wrong call gets the env's error text (MCP drops arguments the schema
 does not name before the env sees them). Every call it plays is recorded in the rollout's state.
 
-The reward (``ArenaTask.checklist``) replays those calls on a fresh env with the same seed and
+The rollout stops when the env has played its turn cap (``ArenaTask.turn_cap``). The reward
+(``ArenaTask.checklist``) replays those calls on a fresh env with the same seed and
 ends the episode with the model's last reply: the env is deterministic given its seed and
 actions, so this is the score the episode has in gym, impossible tasks judged on the reply.
 
@@ -112,6 +113,11 @@ class ArenaTask(vf.Task[ArenaData, ArenaState]):
     @classmethod
     def toolsets(cls, config: vf.TaskConfig) -> list[vf.Toolset]:
         return [ArenaToolset(vf.ToolsetConfig())]
+
+    @vf.stop
+    async def turn_cap(self, trace: vf.Trace) -> bool:
+        """The env has played its last turn: nothing the model does next changes the episode."""
+        return len(trace.state.actions) >= self.data.max_turns
 
     @vf.reward(weight=1.0)
     async def checklist(self, trace: vf.Trace) -> float:

@@ -104,7 +104,10 @@ def test_a_wrong_call_gets_the_envs_error_text_and_counts_as_in_gym():
     text = _call(server, wrong["name"], wrong["arguments"])
     assert text == env.step(wrong)[0] and json.loads(text)["success"] is False
     assert "route_plan" in json.loads(text)["error"]
-    _call(server, wrong["name"], wrong["arguments"])  # the second call reaches the turn cap
+    task = ArenaTask(ArenaData(env_id=env_id, seed=seed, max_turns=2))
+    assert not asyncio.run(task.turn_cap(SimpleNamespace(state=SimpleNamespace(actions=[wrong]))))
+    _call(server, wrong["name"], wrong["arguments"])  # the second call reaches the turn cap: the rollout stops
+    assert asyncio.run(task.turn_cap(SimpleNamespace(state=SimpleNamespace(actions=[wrong] * 2))))
     assert _call(server, wrong["name"], wrong["arguments"]) == "The conversation has ended."
 
 
