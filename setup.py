@@ -2,7 +2,8 @@
 
 from setuptools import find_packages, setup
 
-MAPPED = {"sttgym": "sttgym", "sttgym.envs": "envs", "sttgym.training": "training"}
+# sttgym_arena: the package `vf-eval sttgym-arena` imports by name (the verifiers adapter's entry).
+MAPPED = {"sttgym": "sttgym", "sttgym.envs": "envs", "sttgym.training": "training", "sttgym_arena": "sttgym_arena"}
 
 packages = []
 for package, folder in MAPPED.items():

@@ -31,7 +31,8 @@ import gymnasium as gym
 
 from sttgym.registry import DOMAINS, parse_arena_id, registered_arena_id
 
-__all__ = ["ArenaToolEnv", "environment_class", "environment_factories", "episode_reward", "grpo_dataset"]
+__all__ = ["ArenaToolEnv", "environment_class", "environment_factories", "episode_reward", "grpo_dataset",
+           "system_prompt"]
 
 
 class ArenaToolEnv:
@@ -106,6 +107,15 @@ def environment_factories(domains: list[str] | None = None) -> dict[str, Callabl
     return {domain: environment_class(domain) for domain in (domains or sorted(DOMAINS))}
 
 
+def system_prompt(env: gym.Env, observation: str, info: dict, seed: int) -> str:
+    """The system turn the evaluation's LLM agent gets for the instance ``env`` was just reset to."""
+    from sttgym.agents.llm import LLMAgent
+
+    agent = LLMAgent(model=None)
+    agent.reset(observation, info, env=env, seed=seed)
+    return agent.begin(observation, info)[0]["content"]
+
+
 def grpo_dataset(instances: list[tuple[str, int]]) -> Any:
     """A ``datasets.Dataset`` of rows TRL can roll out: the prompt, the instance, and its domain's environment.
 
@@ -114,15 +124,11 @@ def grpo_dataset(instances: list[tuple[str, int]]) -> Any:
     """
     from datasets import Dataset
 
-    from sttgym.agents.llm import LLMAgent
-
     rows = []
     for env_id, seed in instances:
         env = gym.make(registered_arena_id(env_id))
         observation, info = env.reset(seed=int(seed))
-        agent = LLMAgent(model=None)
-        agent.reset(observation, info, env=env, seed=int(seed))
-        rows.append({"prompt": [{"role": "system", "content": agent.begin(observation, info)[0]["content"]},
+        rows.append({"prompt": [{"role": "system", "content": system_prompt(env, observation, info, int(seed))},
                                 {"role": "user", "content": ""}],
                      "env_id": registered_arena_id(env_id), "seed": int(seed), "environment": parse_arena_id(env_id)[0]})
         env.close()

@@ -1,8 +1,9 @@
 """A tiny OpenAI-compatible chat server on 127.0.0.1 for tests (stdlib only).
 
 ``POST /v1/chat/completions`` answers with ``policy(messages)`` (a ChatResponse rendered as
-a chat completion), unless a scripted fault is queued: an HTTP status, a body that is not
-a completion, or a delay longer than the client's timeout. The server answers at most
+a chat completion, as server-sent events when the request streams), unless a scripted fault
+is queued: an HTTP status, a body that is not a completion, or a delay longer than the
+client's timeout. The server answers at most
 ``max_requests`` requests and stops by itself after ``lifetime`` seconds.
 """
 
@@ -31,6 +32,19 @@ def completion(response: ChatResponse, raw_arguments: dict[int, str] | None = No
     return {"id": "cmpl-1", "object": "chat.completion", "created": 0, "model": "served",
             "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}],
             "usage": {"prompt_tokens": tokens[0], "completion_tokens": tokens[1], "total_tokens": sum(tokens)}}
+
+
+def stream_events(body: dict) -> bytes:
+    """A chat completion ``body`` as the server-sent events of a streamed one (``"stream": true`` requests)."""
+    (choice,) = body["choices"]
+    message = choice["message"]
+    delta = {"role": "assistant", "content": message["content"] or ""}
+    if "tool_calls" in message:
+        delta["tool_calls"] = [{"index": i, **call} for i, call in enumerate(message["tool_calls"])]
+    head = {key: body[key] for key in ("id", "created", "model")} | {"object": "chat.completion.chunk"}
+    chunks = [head | {"choices": [{"index": 0, "delta": delta, "finish_reason": choice["finish_reason"]}]},
+              head | {"choices": [], "usage": body["usage"]}]
+    return b"".join(f"data: {json.dumps(chunk)}\n\n".encode() for chunk in chunks) + b"data: [DONE]\n\n"
 
 
 class FakeServer:
@@ -90,10 +104,11 @@ class FakeServer:
                 length = int(self.headers.get("Content-Length", 0))
                 body = json.loads(self.rfile.read(length) or b"{}")
                 status, text, headers = server._next(body)
-                data = text.encode()
+                streamed = status == 200 and body.get("stream") and '"choices"' in text
+                data = stream_events(json.loads(text)) if streamed else text.encode()
                 try:
                     self.send_response(status)
-                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Type", "text/event-stream" if streamed else "application/json")
                     self.send_header("Content-Length", str(len(data)))
                     for key, value in headers.items():
                         self.send_header(key, value)
