@@ -10,11 +10,11 @@ import gymnasium as gym
 import pytest
 
 from tests.arena.harness import WorldHarness
-from tests.arena.withheld import assert_guessing_fails, assert_oracle_asks_first, question
+from tests.arena.withheld import assert_guessing_fails, assert_oracle_asks_first, assert_unpredictable, question
 from sttgym.agents import NominalAgent, OracleAgent, PlanAgent  # importing sttgym registers the ids
 from sttgym.agents.probes import BlindWriter
 from sttgym.checklist import evaluate
-from sttgym.envs.arena.carshare.world import CarShareWorld
+from sttgym.envs.arena.carshare.world import CarShareWorld, walk_minutes
 from sttgym.rollout import rollout
 from sttgym.task import resolve
 
@@ -359,3 +359,22 @@ def test_the_zone_the_member_can_go_to_is_theirs_to_say(env_id):
     for seed in (0, 1, 1000000):
         task = assert_oracle_asks_first(env_id, seed).unwrapped.task
         assert_guessing_fails(env_id, seed, other_zones(task))
+
+
+def zone_cues(task) -> dict[str, bool]:
+    """Whether the member's zone is the one a guess would take: listed first, or the nearest on foot from where the
+    plan would have had the car (the destination, or home)."""
+    offered = re.findall(r"ZN-[A-Z]+", question(task).arguments["message"])
+
+    def zone(plan) -> str:
+        last = next(c for c in reversed(plan) if c.name in ("end_trip", "start_trip")).arguments
+        return last.get("zone_id") or last["member_zone_id"]
+
+    mine, planned = zone(task.oracle), zone(task.nominal_plan)
+    near = min(offered, key=lambda z: (walk_minutes(task.initial_state, planned, z), z))
+    return {"listed first": mine == offered[0], "nearest": mine == near}
+
+
+@pytest.mark.parametrize("env_id", ["STTArena/CarShare-S3-medium", "STTArena/CarShare-T2-hard"])
+def test_nothing_the_tools_show_tells_which_zone_the_member_needs(env_id):
+    assert_unpredictable(env_id, zone_cues)

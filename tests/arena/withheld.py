@@ -4,6 +4,7 @@ recovers the same way without asking (taking any alternative, the right one incl
 from __future__ import annotations
 
 import json
+from typing import Callable
 
 import gymnasium as gym
 
@@ -60,3 +61,15 @@ def assert_guessing_fails(env_id: str, seed: int, others: list[dict[str, str]]) 
     lucky = without_asking(env_id, seed, {})
     missed = [c["name"] for c in lucky["checklist"] if not c["passed"]]
     assert lucky["score"] < 1.0 and missed == ["asked_user"], (env_id, seed, missed)
+
+
+def assert_unpredictable(env_id: str, cues: Callable[..., dict[str, bool]], seeds: range = range(16)) -> None:
+    """Every cue (a guess from what the tools show: listing order, distance, likeness to the planned choice;
+    ``cues(task)`` says whether each guess is the user's alternative) is right on some seeds and wrong on others."""
+    seen: dict[str, set[bool]] = {}
+    for seed in seeds:
+        env = gym.make(env_id)
+        env.reset(seed=seed)
+        for cue, right in cues(env.unwrapped.task).items():
+            seen.setdefault(cue, set()).add(right)
+    assert seen and all(v == {True, False} for v in seen.values()), (env_id, seen)
