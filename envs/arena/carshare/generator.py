@@ -251,7 +251,8 @@ class Ride:
     def spec(self) -> dict:
         return {"member": self.member, "home": self.home, "max_walk": self.max_walk, "category": self.city.focus,
                 "min_level": self.min_level, "destination": self.destination, "energy": self.energy,
-                "promo": self.promo, "by": self.by, **({"pickup_zones": self.pickup_zones} if self.pickup_zones else {})}
+                "promo": self.promo, "by": self.by,
+                **({"pickup_zones": self.pickup_zones} if self.pickup_zones else {})}
 
     def reach(self) -> list[str]:
         """Zones within walking reach of home (home first)."""

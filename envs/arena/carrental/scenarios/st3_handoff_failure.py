@@ -52,9 +52,10 @@ def build(author: Author, level: str) -> Task:
             ["vehicles", first, "depot"], dropoff,
             [city.set("roads", r, "minutes", value=city.state["roads"][r]["minutes"] + RUSH)
              for r in city.roads_of(dropoff)], ("plan_route", {"origin_id": dropoff, "destination_id": depot}))] * rush)
-        return [req.depots(), req.search(donor_depot), *[req.route(donor_depot)] * rush, req.tell(
-            f"The car on your booking will be back too late. {' and '.join(sorted((spare, theirs)))} at "
-            f"{donor_depot} could be driven over instead: do you have a requirement for the car?"), req.move(spare), *req.take_over(spare)]
+        ask = req.tell(f"The car on your booking will be back too late. {' and '.join(sorted((spare, theirs)))} at "
+                       f"{donor_depot} could be driven over instead: do you have a requirement for the car?")
+        return [req.depots(), req.search(donor_depot), *[req.route(donor_depot)] * rush, ask, req.move(spare),
+                *req.take_over(spare)]
 
     def impossible() -> list:
         city.add_vehicle(depot, city.focus, status="maintenance")
