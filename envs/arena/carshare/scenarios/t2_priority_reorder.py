@@ -22,7 +22,8 @@ from dataclasses import replace
 from sttgym.envs.arena.carshare.generator import (Author, Plan, Task, consulted, draw_ride, make_task, new_city, one,
                                                   withheld_zone)
 
-ASKED = ["zone", "zones", "where", "requirement", "requirements", "prefer", "preference", "another", "other"]
+ASKED = ["zone", "zones", "where", "car", "cars", "requirement", "requirements", "prefer", "preference", "another",
+         "other"]
 
 
 def build(author: Author, level: str) -> Task:
