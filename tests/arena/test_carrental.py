@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from datetime import datetime
 
 import gymnasium as gym
 import pytest
 
 from tests.arena.harness import WorldHarness
+from tests.arena.withheld import assert_guessing_fails, assert_oracle_asks_first, assert_unpredictable, question
 import sttgym  # noqa: F401  (registers the ids)
 from sttgym.agents import NominalAgent, OracleAgent, PlanAgent
 from sttgym.agents.probes import BlindWriter
@@ -434,3 +436,38 @@ def test_booking_another_car_without_noticing_the_change_earns_nothing(env_id):
     assert max(goals) == 1.0, goals
     # ... but the recovery milestones count only once the change was noticed.
     assert max(scores) <= 0.25, scores
+
+
+# ------------------------------------------------- facts only the user knows
+
+
+def other_cars(task) -> list[dict[str, str]]:
+    """The oracle's recovery with the other car its question offers in place of the one the user's answer picks."""
+    asked = question(task)
+    offered = re.findall(r"VH-\d+", asked.arguments["message"])
+    after = task.oracle[task.oracle.index(asked):]
+    wanted = next(c for c in after if c.name == "transfer_vehicle").arguments["vehicle_id"]
+    return [{wanted: other} for other in offered if other != wanted]
+
+
+@pytest.mark.parametrize("env_id", [f"STTArena/CarRental-{c}-{lvl}" for c in ("S2", "ST3")
+                                    for lvl in ("medium", "hard")])
+def test_the_users_requirement_for_another_car_is_theirs_to_say(env_id):
+    for seed in (0, 1, 2, 1000000):
+        task = assert_oracle_asks_first(env_id, seed).unwrapped.task
+        assert_guessing_fails(env_id, seed, other_cars(task))
+
+
+def car_cues(task) -> dict[str, bool]:
+    """Whether the user's car is the one a guess would take: listed first, like the planned car in energy, lower
+    mileage."""
+    (swap,) = other_cars(task)
+    (mine, other), cars = next(iter(swap.items())), task.initial_state["vehicles"]
+    planned = next(c for c in task.nominal_plan if c.name == "hold_vehicle").arguments["vehicle_id"]
+    return {"listed first": mine < other, "same energy": cars[mine]["energy"] == cars[planned]["energy"],
+            "lower mileage": cars[mine]["mileage_km"] < cars[other]["mileage_km"]}
+
+
+@pytest.mark.parametrize("env_id", ["STTArena/CarRental-S2-hard", "STTArena/CarRental-ST3-medium"])
+def test_nothing_the_tools_show_tells_which_car_the_user_needs(env_id):
+    assert_unpredictable(env_id, car_cues)

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 
 import gymnasium as gym
 import pytest
 
 from tests.arena.harness import WorldHarness
+from tests.arena.withheld import assert_guessing_fails, assert_oracle_asks_first, assert_unpredictable, question
 from sttgym.agents import NominalAgent, OracleAgent, PlanAgent  # importing sttgym registers the ids
 from sttgym.agents.probes import BlindWriter
 from sttgym.checklist import evaluate
-from sttgym.envs.arena.carshare.world import CarShareWorld
+from sttgym.envs.arena.carshare.world import CarShareWorld, walk_minutes
 from sttgym.rollout import rollout
 from sttgym.task import resolve
 
@@ -333,3 +335,46 @@ def test_reserving_any_other_car_of_the_category_without_noticing_earns_nothing(
         assert not arena.log.noticed(arena.task.triggers[0].name)
     assert max(goals) == 1.0, goals  # the dodge itself often works: a car of the category does get unlocked ...
     assert max(scores) <= 0.25, scores  # ... but recovery counts only once the change was noticed
+
+
+# ------------------------------------------------- facts only the user knows
+
+
+def other_zones(task) -> list[dict[str, str]]:
+    """For each zone the oracle's question offers besides the one the user names, the ids that take it instead:
+    the zone where the trip ends or starts, and (a car picked up there) that zone's car with the most charge."""
+    offered = re.findall(r"ZN-[A-Z]+", question(task).arguments["message"])
+    last = next(c for c in reversed(task.oracle) if c.name in ("end_trip", "start_trip")).arguments
+    if "zone_id" in last:  # the trip ends there
+        return [{last["zone_id"]: z} for z in offered if z != last["zone_id"]]
+    wanted = next(c for c in reversed(task.oracle) if c.name == "reserve_car").arguments["car_id"]
+    cars = task.initial_state["cars"]
+    best = {z: max((c for c in cars if cars[c]["zone"] == z and cars[c]["category"] == cars[wanted]["category"]),
+                   key=lambda c: cars[c]["level_pct"]) for z in offered}
+    return [{last["member_zone_id"]: z, wanted: best[z]} for z in offered if z != last["member_zone_id"]]
+
+
+@pytest.mark.parametrize("env_id", [f"STTArena/CarShare-{c}-{lvl}" for c in ("S3", "T2") for lvl in ("medium", "hard")])
+def test_the_zone_the_member_can_go_to_is_theirs_to_say(env_id):
+    for seed in (0, 1, 1000000):
+        task = assert_oracle_asks_first(env_id, seed).unwrapped.task
+        assert_guessing_fails(env_id, seed, other_zones(task))
+
+
+def zone_cues(task) -> dict[str, bool]:
+    """Whether the member's zone is the one a guess would take: listed first, or the nearest on foot from where the
+    plan would have had the car (the destination, or home)."""
+    offered = re.findall(r"ZN-[A-Z]+", question(task).arguments["message"])
+
+    def zone(plan) -> str:
+        last = next(c for c in reversed(plan) if c.name in ("end_trip", "start_trip")).arguments
+        return last.get("zone_id") or last["member_zone_id"]
+
+    mine, planned = zone(task.oracle), zone(task.nominal_plan)
+    near = min(offered, key=lambda z: (walk_minutes(task.initial_state, planned, z), z))
+    return {"listed first": mine == offered[0], "nearest": mine == near}
+
+
+@pytest.mark.parametrize("env_id", ["STTArena/CarShare-S3-medium", "STTArena/CarShare-T2-hard"])
+def test_nothing_the_tools_show_tells_which_zone_the_member_needs(env_id):
+    assert_unpredictable(env_id, zone_cues)

@@ -6,6 +6,7 @@ tests/core; these tests pin the rules of this world and the stories its scenario
 
 import copy
 import json
+import re
 
 import gymnasium as gym
 import numpy as np
@@ -21,6 +22,7 @@ from sttgym.envs.arena.coldchain.world import DWELL_MINUTES, ColdChainWorld
 from sttgym.geo import shortest_route
 from sttgym.task import Call, Ref
 from sttgym.validation import prefix_scores
+from tests.arena.withheld import assert_guessing_fails, assert_oracle_asks_first, assert_unpredictable, question
 
 
 @pytest.fixture
@@ -503,26 +505,33 @@ def stop_after(env_id, plan, seed=0):
 
 
 def test_t2_medium_credit_climbs_with_each_step_of_the_recovery():
-    """The paper's worked example: the van is recalled, its shipment cancelled, the city hub ships instead. Each
-    step of the recovery earns a milestone, stopping early breaks no gate, and the stale plan earns nothing."""
+    """The paper's worked example: the van is recalled, its shipment cancelled, the city hub ships instead (the lot
+    the user names when asked). Each step of the recovery earns a milestone, stopping early breaks no gate, and the
+    stale plan earns nothing."""
     env_id = "STTArena/ColdChain-T2-medium"
     env = gym.make(env_id)
     env.reset(seed=0)
     task = env.unwrapped.task
     oracle, names = task.oracle, [c.name for c in task.oracle]
     cancel = names.index("cancel_shipment") + 1
+    asked = oracle.index(question(task)) + 1
+    city_create = len(names) - names[::-1].index("create_new_shipment")
     city_assign = len(names) - names[::-1].index("assign_shipment_to_vehicle")
     go = len(names) - names[::-1].index("update_vehicle_status")
     # the stale run: dispatched, then the hours were cut under it; recalling it alone is no milestone yet
     assert stop_after(env_id, oracle[:cancel - 1]) == (0.0, [], [])
-    assert stop_after(env_id, oracle[:cancel]) == (0.25, ["stale_plan_unwound"], [])
-    assert stop_after(env_id, oracle[:city_assign]) == (0.5, ["stale_plan_unwound", "alternative_secured"], [])
-    assert stop_after(env_id, oracle[:go]) == (0.75, ["stale_plan_unwound", "alternative_secured",
-                                                      "dispatched_in_time"], [])
+    assert stop_after(env_id, oracle[:cancel]) == (0.2, ["stale_plan_unwound"], [])
+    # the question counts once the doses it was about are booked (a question after the booking would not)
+    assert stop_after(env_id, oracle[:asked]) == (0.2, ["stale_plan_unwound"], [])
+    assert stop_after(env_id, oracle[:city_create]) == (0.4, ["asked_user", "stale_plan_unwound"], [])
+    assert stop_after(env_id, oracle[:city_assign]) == (0.6, ["asked_user", "stale_plan_unwound",
+                                                              "alternative_secured"], [])
+    assert stop_after(env_id, oracle[:go]) == (0.8, ["asked_user", "stale_plan_unwound", "alternative_secured",
+                                                     "dispatched_in_time"], [])
     assert stop_after(env_id, oracle)[0] == 1.0
     profile = prefix_scores(env_id, 0)
     assert profile == sorted(profile) and profile[0] == 0.0 and profile[-1] == 1.0
-    assert {0.25, 0.5, 0.75} <= set(profile)
+    assert {0.2, 0.4, 0.6, 0.8} <= set(profile)
     # the stale plan, stopped anywhere (and with its reads made twice first), earns no milestone
     plan = task.nominal_plan
     assert all(stop_after(env_id, plan[:k])[1] == [] for k in range(len(plan) + 1))
@@ -643,3 +652,36 @@ def test_shipping_the_city_stock_without_looking_at_the_change_earns_at_most_the
             seen = [Call(name=t.observable.tool, arguments=t.observable.args) for t in task.triggers]
             looked, _ = play(env_id, lambda t: city_run(t, wait + seen), seed=seed)
             assert looked.reward == 1.0, (env_id, seed)
+
+
+# ------------------------------------------------- facts only the user knows
+
+
+def lots_offered(task) -> tuple[str, str]:
+    """The lot the oracle ships after its question (the programme's) and the other one the question offers."""
+    offered = re.findall(r"LOT-[A-Z0-9]+-\d+", question(task).arguments["message"])
+    ours = next(c for c in reversed(task.oracle) if c.name == "create_new_shipment").arguments["goods_id"]
+    (other,) = [lot for lot in offered if lot != ours]
+    return ours, other
+
+
+@pytest.mark.parametrize("env_id", [f"STTArena/ColdChain-{c}-{lvl}" for c in ("T2", "T3")
+                                    for lvl in ("medium", "hard")])
+def test_which_stock_the_programme_may_use_is_the_users_to_say(env_id):
+    for seed in (0, 1, 1000000):
+        task = assert_oracle_asks_first(env_id, seed).unwrapped.task
+        ours, other = lots_offered(task)
+        assert_guessing_fails(env_id, seed, [{ours: other}])
+
+
+def lot_cues(task) -> dict[str, bool]:
+    """Whether the programme's lot is the one a guess would take: listed first, more doses, a later use-by date."""
+    ours, other = lots_offered(task)
+    lots = task.initial_state["goods_inventory"]
+    return {"listed first": ours < other, "more doses": lots[ours]["quantity"] > lots[other]["quantity"],
+            "keeps longer": lots[ours]["use_by"] > lots[other]["use_by"]}
+
+
+@pytest.mark.parametrize("env_id", ["STTArena/ColdChain-T2-medium", "STTArena/ColdChain-T3-hard"])
+def test_nothing_the_tools_show_tells_which_lot_is_the_programmes(env_id):
+    assert_unpredictable(env_id, lot_cues)

@@ -51,6 +51,13 @@ _PEOPLE = ["Dana Whitfield", "Omar Haddad", "Lena Fischer", "Kenji Watanabe", "P
            "Hana Kobayashi", "Felix Moreau", "Ines Duarte", "Arjun Mehta"]
 CITIES = ["Lisbon", "Oslo", "Vienna", "Madrid", "Dublin", "Prague", "Athens", "Helsinki", "Riga", "Porto"]
 _AIRLINES = ["LX", "OS", "AF", "KL", "IB", "SK", "TP", "AY"]
+_OTHER_ENERGY = {"petrol": "electric", "electric": "petrol"}
+_NEEDS_ENERGY = {"petrol": "It has to run on petrol: I'm driving up into the mountains and there are no chargers "
+                           "on the way.",
+                 "electric": "It has to be electric: I'm driving into the city's zero-emission zone every day."}
+# What an agent asking about the user's requirement for another car would name.
+_REQUIREMENT = ["requirement", "requirements", "prefer", "preference", "car", "cars", "vehicle", "vehicles", "electric",
+                "petrol", "fuel", "energy", "mileage", "km"]
 _LABEL = {"economy": "economy car", "compact": "compact car", "suv": "SUV", "van": "van", "premium": "premium car"}
 
 
@@ -118,13 +125,36 @@ class City:
         return format_time(pickup), format_time(self.at(day + a.integer(1, 3), a.integer(9, 17)))
 
     def add_vehicle(self, depot: str, cls: str, energy: str = "petrol", fuel: int | None = None,
-                    available_from: str | None = None, status: str = "available") -> str:
+                    available_from: str | None = None, status: str = "available", mileage: int | None = None) -> str:
         a = self.author
         vid = f"VH-{a.serial()}"
         self.state["vehicles"][vid] = {
             "class": cls, "energy": energy, "fuel_pct": a.integer(70, 100) if fuel is None else fuel,
-            "mileage_km": a.integer(4000, 95000), "status": status, "depot": depot, "available_from": available_from}
+            "mileage_km": a.integer(4000, 95000) if mileage is None else mileage, "status": status, "depot": depot,
+            "available_from": available_from}
         return vid
+
+    def rivals(self, req: Request, booked: str, depot: str, before: str, **car) -> tuple[str, str]:
+        """Two cars of the focus class at ``depot`` that would each do after the change, each like ``booked`` (the
+        plan's car, whose energy and low mileage are drawn here) in one respect only: one runs on its energy with a
+        high mileage, the other on the other energy with a low one. Which respect the user needs is drawn and told
+        only when asked (``req``'s withheld fact, to be asked before the last ``before`` call), so neither likeness
+        to the booked car nor listing order tells the user's car. Returns the user's car and the other one."""
+        a, cars = self.author, self.state["vehicles"]
+        limit = 5000 * a.integer(6, 12)
+        energy = one(a, sorted(_OTHER_ENERGY))
+        cars[booked].update(energy=energy, mileage_km=a.integer(4000, limit - 5000))
+        same = self.add_vehicle(depot, self.focus, energy, mileage=a.integer(limit + 5000, 95000), **car)
+        other = self.add_vehicle(depot, self.focus, _OTHER_ENERGY[energy], mileage=a.integer(4000, limit - 5000),
+                                 **car)
+        self.state["depots"][depot]["charger"] = True  # either car can be fuelled or charged where it stands
+        if a.chance(0.5):
+            req.energy, mine, theirs, why = energy, same, other, _NEEDS_ENERGY[energy]
+        else:
+            req.max_mileage, mine, theirs = limit, other, same
+            why = f"My company only pays for rental cars with under {limit} km on the clock."
+        req.withheld, req.ask_before = Answer(keywords=_REQUIREMENT, text=why), before
+        return mine, theirs
 
     def add_customer(self, **fields) -> str:
         a = self.author
@@ -312,6 +342,9 @@ class Request:
     flight: str = ""  # pickup at this flight's tracked arrival (as it is at the end) instead of ``pickup``
     min_fuel: int = HANDOVER_MIN_FUEL
     energy: str = ""
+    max_mileage: int = 0  # 0: any
+    withheld: Answer | None = None  # a requirement the user tells only when asked (set by :meth:`City.rivals`)
+    ask_before: str = ""  # the write the question must come before
     impossible: Impossibility | None = None  # set by :meth:`refuse`
 
     @property
@@ -325,7 +358,7 @@ class Request:
     def spec(self) -> dict:
         spec = {"customer": self.customer, "vehicle_class": self.cls, "depot_id": self.depot,
                 "pickup_time": self.pickup, "return_time": self.ret, "count": self.count, "min_fuel": self.min_fuel,
-                "energy": self.energy}
+                "energy": self.energy, **({"max_mileage": self.max_mileage} if self.max_mileage else {})}
         return {**spec, "flight": self.flight} if self.flight else spec
 
     # plan steps
@@ -420,8 +453,12 @@ class Request:
         car without ever seeing the change (and so often never meeting it) earns nothing."""
         pred = self.city.author.pred
         saw = pred.noticed(trigger=trigger)
+        asked = [Check(name="asked_user", description=f"after noticing {trigger}, the agent asked the user about "
+                       f"their requirement before its last {self.ask_before}", holds=pred.all_of(preds=[
+                           saw, pred.asked_user(about=self.withheld.keywords, before=self.ask_before)]))
+                 ] if self.withheld else []
         return [Check(name="noticed_change", description=f"the agent read what {trigger} changed, after it did",
-                      holds=saw),
+                      holds=saw), *asked,
                 *[c if c.gate else c.model_copy(update={"description": f"{c.description}, after noticing {trigger}",
                                                         "holds": pred.all_of(preds=[saw, c.holds])})
                   for c in self.goal()]]
@@ -445,15 +482,15 @@ def make_task(req: Request, query: str, triggers: list[Trigger], nominal: Plan |
     nominal = nominal.calls if isinstance(nominal, Plan) else nominal
     checks = [req.profile(), req.bookings(), city.author.call.get_depot_info(depot_id=req.depot), req.search()]
     extra = [checks[int(i)] for i in city.author.rng.permutation(len(checks))[:city.author.integer(1, 3)]]
-    said = [c for c in oracle if c.name == "chat_with_user"]
-    oracle = [c for c in oracle if c.name != "chat_with_user"] + extra + said
-    if not any("car" in keys for keys in answers):  # asked about the car, a user takes any of the class
+    said = oracle[-1:] if impossible else []  # the apology (a question to the user stays where it is asked)
+    oracle = oracle[:len(oracle) - len(said)] + extra + said
+    if not req.withheld and not any("car" in keys for keys in answers):  # asked, a user takes any of the class
         answers = {**answers, ("car", "vehicle", "another", "other"): f"Any {req.cls} is fine."}
     profile = UserProfile(
         persona=f"{city.state['customers'][city.user]['name']}, {persona}",
         known_facts=[f"customer id {city.user}", f"class {req.cls}", f"pickup depot {req.depot}"],
         clarifications=[Answer(keywords=list(k), text=t) for k, t in answers.items()],
-        insist=(insist or None) if impossible else None,
+        withheld=[req.withheld] if req.withheld else [], insist=(insist or None) if impossible else None,
         fallback="Everything I know is in my request; please handle the booking as asked.")
     return Task(query=query, profile=profile, start_time=format_time(city.start), initial_state=city.state,
                 triggers=triggers, checklist=[] if impossible else req.checklist(triggers[0].name),

@@ -646,7 +646,7 @@ class CarRentalWorld(World):
     # ------------------------------------------------- predicates and operations
     # A request, as checks name it: {"customer", "vehicle_class", "depot_id", "pickup_time" (or "flight":
     # pickup within an hour of that flight's tracked arrival, as it is at the end), "return_time",
-    # "count", "min_fuel", "energy"}.
+    # "count", "min_fuel", "energy", "max_mileage" (optional)}.
 
     def _serves(self, res: dict, request: dict) -> bool:
         same = (res["customer"], res["class"], res["pickup_depot"], res["return_depot"], res["return_time"]) == \
@@ -667,13 +667,15 @@ class CarRentalWorld(World):
         return [r for r in self._live(request["customer"]) if r["status"] == "confirmed" and self._serves(r, request)]
 
     def _fit(self, res: dict, request: dict) -> bool:
-        """The car of ``res`` can be handed over as asked: on site and free by the pickup, fuelled, right energy."""
+        """The car of ``res`` can be handed over as asked: on site and free by the pickup, fuelled, of the energy
+        and within the mileage asked."""
         car = self.vehicles[res["vehicle"]]
         ready = local_time(car.get("available_from"))
         return (car["status"] == "available" and car["depot"] == request["depot_id"]
                 and (ready is None or ready <= local_time(res["pickup_time"]))
                 and car["fuel_pct"] >= request.get("min_fuel", HANDOVER_MIN_FUEL)
-                and request.get("energy") in (None, "", car["energy"]))
+                and request.get("energy") in (None, "", car["energy"])
+                and car["mileage_km"] <= request.get("max_mileage", car["mileage_km"]))
 
     @predicate
     def booked(self, request: dict) -> bool:

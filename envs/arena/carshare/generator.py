@@ -28,7 +28,7 @@ from sttgym.triggers import Observable, Trigger
 from sttgym.user import Answer, UserProfile
 
 __all__ = ["Author", "Plan", "Task", "City", "Ride", "new_city", "rid", "tid", "one", "make_task", "draw_ride",
-           "noticed_checks"]
+           "noticed_checks", "consulted", "withheld_zone"]
 
 CATEGORIES = {"city": (["Fiat 500", "Toyota Aygo", "Renault Twingo", "Smart ForFour", "Kia Picanto",
                         "Hyundai i10"], 4),
@@ -233,6 +233,7 @@ class Ride:
     energy: str = ""
     promo: bool = False
     by: str = ""
+    pickup_zones: list[str] = field(default_factory=list)  # the only zones the user will take a car in (withheld)
     impossible: Impossibility | None = None
 
     @property
@@ -250,7 +251,8 @@ class Ride:
     def spec(self) -> dict:
         return {"member": self.member, "home": self.home, "max_walk": self.max_walk, "category": self.city.focus,
                 "min_level": self.min_level, "destination": self.destination, "energy": self.energy,
-                "promo": self.promo, "by": self.by}
+                "promo": self.promo, "by": self.by,
+                **({"pickup_zones": self.pickup_zones} if self.pickup_zones else {})}
 
     def reach(self) -> list[str]:
         """Zones within walking reach of home (home first)."""
@@ -353,24 +355,41 @@ def noticed_checks(author: Author, trigger: str, goal: list[Check], unwound: lis
               for c in [*(unwound or []), *goal]]]
 
 
+def withheld_zone(city: City, zones: list[str], keywords: list[str], why: str) -> tuple[str, Answer]:
+    """The one of ``zones`` that a fact only the user knows picks, drawn apart from walk, id and listing order, and
+    the fact as the user tells it when asked about any of ``keywords`` (``why`` names the zone as ``{zone}``)."""
+    zone = one(city.author, sorted(zones))
+    return zone, Answer(keywords=keywords, text=why.format(zone=f"{city.state['zones'][zone]['name']} ({zone})"))
+
+
+def consulted(author: Author, trigger: str, answer: Answer, before: str) -> Check:
+    """The milestone of a fact only the user knows: after noticing ``trigger``, the agent asked the user about
+    ``answer`` ahead of its last successful ``before`` (the write that commits to an alternative)."""
+    pred = author.pred
+    return Check(name="asked_user", description=f"after noticing {trigger}, the agent asked the user about "
+                 f"{'/'.join(answer.keywords[:3])} before its last {before}", holds=pred.all_of(preds=[
+                     pred.noticed(trigger=trigger), pred.asked_user(about=answer.keywords, before=before)]))
+
+
 def make_task(city: City, ride, query: str, triggers: list[Trigger], nominal: Plan, oracle: list[Call],
               persona: str, checklist: list[Check], goal: list[Check], answers: dict | None = None,
-              insist: str = "", checks: list[Call] = ()) -> Task:
+              insist: str = "", checks: list[Call] = (), withheld: list[Answer] = ()) -> Task:
     """The task (impossible once the oracle went through :meth:`Ride.refuse`). The oracle double-checks two or
     three of ``checks`` (five reads), drawn in a drawn order, at the end (before its refusal), so its tool sequence
-    varies as real agents' do."""
+    varies as real agents' do; a question to the user (a ``withheld`` fact) stays where the oracle asks it. With
+    ``withheld``, the user has no blanket answer about other cars: the fact decides."""
     author, impossible = city.author, ride.impossible
     checks = list(checks) or [ride.profile(), ride.bookings(), author.call.list_member_trips(member_id=city.user),
                               ride.zones(), author.call.get_zone(zone_id=city.home)]
     extra = [checks[int(i)] for i in author.rng.permutation(len(checks))[:author.integer(2, 3)]]
-    said = [c for c in oracle if c.name == "chat_with_user"]
-    oracle = [c for c in oracle if c.name != "chat_with_user"] + extra + said
-    answers = {("car", "another", "other", "different"): f"Any {city.focus} car I can walk to is fine.",
-               **(answers or {})}
+    said = oracle[-1:] if impossible else []  # the apology
+    oracle = oracle[:len(oracle) - len(said)] + extra + said
+    answers = {**({} if withheld else {("car", "another", "other", "different"):
+                                       f"Any {city.focus} car I can walk to is fine."}), **(answers or {})}
     profile = UserProfile(
         persona=f"{city.state['members'][city.user]['name']}, {persona}",
         known_facts=[f"member id {city.user}", f"home zone {city.home}", f"category {city.focus}"],
-        clarifications=[Answer(keywords=list(k), text=t) for k, t in answers.items()],
+        clarifications=[Answer(keywords=list(k), text=t) for k, t in answers.items()], withheld=list(withheld),
         insist=(insist or None) if impossible else None,
         fallback="Everything I know is in my request; please sort out the car as asked.")
     return Task(query=query, profile=profile, start_time=city.start, initial_state=city.state, triggers=triggers,

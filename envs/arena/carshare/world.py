@@ -536,7 +536,8 @@ class CarShareWorld(World):
 
     # ------------------------------------------------- predicates and operations
     # A ride request, as checks name it: {"member", "home", "max_walk", "category", "min_level", "destination",
-    # "energy" (optional), "promo" (optional: the trip must carry some promotion), "by" (optional: started by then)}.
+    # "energy" (optional), "promo" (optional: the trip must carry some promotion), "by" (optional: started by then),
+    # "pickup_zones" (optional: the only zones the member will take a car in)}.
 
     def _trips_of(self, member: str) -> list[dict]:
         return [t for _, t in sorted(self.trips.items()) if t["member"] == member]
@@ -547,7 +548,8 @@ class CarShareWorld(World):
         return (car["category"] == ride["category"] and trip["level_at_start"] >= ride["min_level"]
                 and walk is not None and walk <= ride["max_walk"] and trip["destination"] == ride["destination"]
                 and ride.get("energy") in (None, "", car["energy"]) and (not ride.get("promo") or bool(trip["promo"]))
-                and (not ride.get("by") or trip["started_at"] <= ride["by"]))
+                and (not ride.get("by") or trip["started_at"] <= ride["by"])
+                and (not ride.get("pickup_zones") or trip["start_zone"] in ride["pickup_zones"]))
 
     @predicate
     def riding(self, ride: dict) -> bool:

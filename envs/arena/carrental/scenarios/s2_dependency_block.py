@@ -7,6 +7,10 @@ depot instead. Medium: it starts after the car has left and the car is recalled 
 which shows only when the booking is confirmed; another car must be driven over and put on
 the booking. Hard: the lockdown widens to the sister depot too, so a car comes, refuelled,
 from across town. Impossible: the hub holds the only free car of the class.
+
+At medium and hard two cars could come instead (from the sister depot, from across town), and the
+user has a requirement that only one of them meets (see ``City.rivals``): they asked to be
+consulted before another car is sent, and say what it is only when asked.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from __future__ import annotations
 from sttgym.envs.arena.carrental.generator import Author, Task, car, make_task, new_city
 
 NOTICE = "Safety inspection: no vehicle may leave or be handed out"
-SISTER = {"easy": "available", "medium": "available", "hard": "available", "impossible": "maintenance"}  # its car
+SISTER = {"easy": "available", "hard": "available", "impossible": "maintenance"}  # its car (medium: two rivals)
 
 
 def build(author: Author, level: str) -> Task:
@@ -28,7 +32,7 @@ def build(author: Author, level: str) -> Task:
     req = city.request(depot, pickup, ret)
     on_road = level == "medium"  # the lockdown catches the car on the road (and shows once it is booked)
     plan = req.delivery(hub, first, quote=on_road)
-    spare = city.add_vehicle(sister, city.focus, status=SISTER[level])
+    spare = city.add_vehicle(sister, city.focus, status=SISTER[level]) if level in SISTER else ""
 
     def lockdown(site: str) -> list:
         return city.sets("depots", site, status="locked_down", notice=NOTICE)
@@ -44,17 +48,28 @@ def build(author: Author, level: str) -> Task:
                                    first, hub, lockdown(hub), ("get_depot_info", hub))
     triggers = [trigger]
 
+    def ask(site: str, **fuel) -> tuple[str, list]:
+        """The car the user's requirement picks of two at ``site``, and the question that finds it out."""
+        mine, theirs = city.rivals(req, first, site, "transfer_vehicle", **fuel)
+        return mine, [req.tell(f"The hub {hub} is locked down, so its car can't come. "
+                               f"{' and '.join(sorted((mine, theirs)))} at {site} could be driven over instead: do "
+                               "you have a requirement for the car?")]
+
+    def medium() -> list:
+        mine, question = ask(sister)
+        return [*question, req.move(mine), *req.take_over(mine)]
+
     def hard() -> list:
-        far_car = city.add_vehicle(far, city.focus, fuel=author.integer(8, 20))
+        far_car, question = ask(far, fuel=author.integer(8, 20))
         triggers.append(city.cascade("lockdown_widens", f"the inspection widens to {sister}",
                                      ["depots", hub, "status"], "locked_down", lockdown(sister),
                                      ("get_depot_info", sister)))
-        return [call.get_depot_info(depot_id=sister), req.search(far), req.route(far),
+        return [call.get_depot_info(depot_id=sister), req.search(far), req.route(far), *question,
                 call.refuel_vehicle(vehicle_id=far_car), req.move(far_car), *req.book(far_car)]
 
     fixes = {
         "easy": lambda: [req.move(spare), *req.book(spare)],
-        "medium": lambda: [req.move(spare), *req.take_over(spare)],
+        "medium": medium,
         "hard": hard,
         "impossible": lambda: req.refuse(
             f"I can't get {car(city.focus)} to {depot} for you: the hub {hub}, which has the only free one, is now "
@@ -65,6 +80,8 @@ def build(author: Author, level: str) -> Task:
     query = (f"Hello, {req.who}. My local depot {city.name(depot)} ({depot}) has no {city.focus} on site, and they "
              f"told me one can be driven over from the {city.name(hub)} hub ({hub}). Please have {car(city.focus)} "
              f"brought over and book it for me, pickup at {depot} {pickup}, return there {ret}.")
+    if req.withheld:
+        query += " If it has to be another car than the hub's, ask me first: I have a requirement."
     return make_task(req, query, triggers, plan, oracle, "a customer of a suburban depot", {
         ("hub", "depot", "another", "other", "elsewhere", "different"): f"Any depot can send the car, as long as I "
         f"collect it at {depot}."}, insist=f"I can only collect at {depot} at {pickup}; please don't change that.")

@@ -8,6 +8,10 @@ from the drop-off depot right after the return still makes the pickup. Medium: i
 so a free car from another depot takes over the booking. Hard: the evening rush slows every
 road out of the drop-off depot, and a car from elsewhere must take over. Impossible: nothing
 else of the class can be there in time.
+
+At medium and hard the depot that sends a car has two, and the user has a requirement that only
+one of them meets (see ``City.rivals``): they asked to be consulted before another car is put on
+the booking, and say what it is only when asked.
 """
 
 from __future__ import annotations
@@ -42,13 +46,15 @@ def build(author: Author, level: str) -> Task:
                              ("get_vehicle_status", first), vehicle_id=first)]
 
     def donor(rush: bool) -> list:  # a free car from another depot takes over the booking
-        spare = city.add_vehicle(donor_depot, city.focus)
+        spare, theirs = city.rivals(req, first, donor_depot, "transfer_vehicle")
         triggers.extend([city.cascade(
             "evening_rush", f"the evening rush adds {RUSH} minutes to every road out of {dropoff}",
             ["vehicles", first, "depot"], dropoff,
             [city.set("roads", r, "minutes", value=city.state["roads"][r]["minutes"] + RUSH)
              for r in city.roads_of(dropoff)], ("plan_route", {"origin_id": dropoff, "destination_id": depot}))] * rush)
-        return [req.depots(), req.search(donor_depot), *[req.route(donor_depot)] * rush, req.move(spare),
+        ask = req.tell(f"The car on your booking will be back too late. {' and '.join(sorted((spare, theirs)))} at "
+                       f"{donor_depot} could be driven over instead: do you have a requirement for the car?")
+        return [req.depots(), req.search(donor_depot), *[req.route(donor_depot)] * rush, ask, req.move(spare),
                 *req.take_over(spare)]
 
     def impossible() -> list:
@@ -65,6 +71,8 @@ def build(author: Author, level: str) -> Task:
     query = (f"Hello, this is {req.who}. Please book me {car(city.focus)} at {city.name(depot)} ({depot}) for this "
              f"afternoon: pickup {req.pickup} sharp, return there {req.ret}. Hold a car, check the price and confirm "
              f"it.")
+    if req.withheld:
+        query += " If it has to be another car, ask me first: I have a requirement."
     return make_task(req, query, triggers, plan, oracle, "a customer with an afternoon appointment", {
         ("time", "later", "pickup", "wait"): f"I have to leave at {req.pickup}; I can't wait for a car."},
         insist=f"I must drive off from {depot} at {req.pickup}; a later car is no use.")

@@ -5,19 +5,25 @@ there, or anywhere within a few minutes' walk if parking there fails. The agent 
 the zone; as it ends the trip, the city's low-emission scheme switches on for the destination and
 petrol cars may no longer park in it (visible in ``get_zone`` and ``list_zones``). Easy: the nearest
 zone on foot takes petrol cars: end the trip there. Medium: that zone is closed to parking for
-street works (a standing rule), so the next one within the walk is the place. Hard: the scheme
-covers the nearest zone too and the next one is closed to parking: only the third zone within the
-walk works. Impossible: the scheme covers every zone within the member's walk.
+street works (a standing rule), and two zones further within the walk take petrol cars. Hard: the
+scheme spreads to the nearest zone too as the agent parks, and again two zones within the walk are
+left. Impossible: the scheme covers every zone within the member's walk.
+
+At medium and hard the member has an errand in one of the zones left (drawn apart from walk, id and
+listing order): they asked to be consulted before the car is left outside the destination, and name
+the zone only when asked.
 """
 
 from __future__ import annotations
 
 from sttgym.checklist import Check
 from sttgym.clock import hhmm, shift
-from sttgym.envs.arena.carshare.generator import Author, Plan, Ride, Task, make_task, new_city, noticed_checks, one
+from sttgym.envs.arena.carshare.generator import (Author, Plan, Ride, Task, consulted, make_task, new_city,
+                                                  noticed_checks, one, withheld_zone)
 from sttgym.judge import Impossibility
 
-REACH = {"easy": 1, "medium": 2, "hard": 3, "impossible": 2}  # the member walks as far as this nearest zone
+REACH = {"easy": 1, "medium": 3, "hard": 3, "impossible": 2}  # the member walks as far as this nearest zone
+ASKED = ["zone", "zones", "where", "park", "parking", "requirement", "requirements", "prefer", "preference"]
 
 
 def build(author: Author, level: str) -> Task:
@@ -41,8 +47,6 @@ def build(author: Author, level: str) -> Task:
     works = "street works: no parking"
     if level == "medium":
         s["zones"][near[0]].update(parking="no_parking", notice=works)
-    if level == "hard":
-        s["zones"][near[1]].update(parking="no_parking", notice=works)
     spread = {"easy": [], "medium": [], "hard": [near[0]], "impossible": within}[level]
     triggers = [city.trigger("low_emission_zone", f"{dest} becomes a low-emission zone as the member parks",
                              pred.call_argument(name="trip_id", value=trip),
@@ -64,11 +68,19 @@ def build(author: Author, level: str) -> Task:
         return [walk_from(zone), call.end_trip(trip_id=trip, zone_id=zone)]
 
     see = [call.get_zone(zone_id=dest), call.list_zones()]
+    asks = level in ("medium", "hard")  # the member's errand decides between the zones left
+    if asks:
+        left = [z for z in within if z != near[0]]
+        wanted, errand = withheld_zone(city, left, ASKED, "If it can't be in the destination, leave it in {zone}: "
+                                       "I'm collecting my daughter from school there afterwards.")
+        ask = ride.tell(f"Your destination no longer takes petrol cars. Within your walk, {' and '.join(left)} "
+                        "still do: in which zone should I park it?")
     fixes = {
         "easy": lambda: [*see, *park(near[0])],
-        "medium": lambda: [*see, call.get_zone(zone_id=near[0]), call.get_zone(zone_id=near[1]), *park(near[1])],
+        "medium": lambda: [*see, call.get_zone(zone_id=near[0]), call.get_zone(zone_id=near[1]),
+                           call.get_zone(zone_id=near[2]), ask, *park(wanted)],
         "hard": lambda: [*see, call.get_zone(zone_id=near[0]), call.get_zone(zone_id=near[1]), walk_from(near[1]),
-                         call.get_zone(zone_id=near[2]), walk_from(near[0]), *park(near[2])],
+                         call.get_zone(zone_id=near[2]), walk_from(near[0]), ask, *park(wanted)],
         "impossible": lambda: [*see, walk_from(near[0]), ride.tell(
             f"I'm sorry, I can't end your trip within {walk} minutes' walk of {dest}: low-emission zone {code} now "
             f"bans petrol cars like {car} from {dest} and every zone that close, so the car has to be parked further "
@@ -80,10 +92,18 @@ def build(author: Author, level: str) -> Task:
     oracle = plan.upto("park") + fixes[level]()
     goal = [Check(name="parked_near", description=f"{trip} ended within {walk} minutes' walk of {dest}",
                   holds=pred.parked_near(trip_id=trip, destination=dest, max_walk=walk))]
+    elsewhere = (f"ask me before you leave it elsewhere within {walk} minutes' walk: I have an errand to run" if asks
+                 else f"anywhere within {walk} minutes' walk of it will do")
     query = (f"Hello, {ride.who}. I'm pulling into {dest} now in car {car} on trip {trip}. Please end the trip "
-             f"there; if I can't park in {dest}, anywhere within {walk} minutes' walk of it will do.")
-    return make_task(city, ride, query, triggers, plan, oracle, "a member arriving by car",
-                     noticed_checks(author, "low_emission_zone", goal), goal,
+             f"there; if I can't park in {dest}, {elsewhere}.")
+    checklist, withheld = noticed_checks(author, "low_emission_zone", goal), []
+    if asks:
+        there = Check(name="parked_where_asked", description=f"{trip} ended in {wanted}, the zone the member "
+                      "named", holds=pred.field_equals(path=["trips", trip, "end_zone"], value=wanted))
+        checklist, withheld = noticed_checks(author, "low_emission_zone", [*goal, there]), [errand]
+        checklist.insert(1, consulted(author, "low_emission_zone", errand, "end_trip"))
+    return make_task(city, ride, query, triggers, plan, oracle, "a member arriving by car", checklist, goal,
+                     withheld=withheld,
                      checks=[call.get_trip(trip_id=trip), call.list_member_trips(member_id=city.user),
                              ride.profile(), call.list_zones(), call.get_zone(zone_id=dest)],
                      insist=f"I can't walk more than {walk} minutes from {dest}.")

@@ -9,6 +9,10 @@
 - hard: as medium, and the same emergency then requisitions the city hub's van; the doses leave
   the city hub in the van from the city depot.
 - impossible: the session is pulled so early that no stock anywhere can reach the clinic before it.
+
+At medium and hard the city hub holds two lots of the product, and only one is allocated to the user's
+programme (``Region.rival_lot``): the request asks to be consulted first, and the user names the lot only
+when asked.
 """
 
 from sttgym.clock import floor_to, hhmm, shift
@@ -60,10 +64,13 @@ def build(author: Author, level: str) -> Task:
                 r.vans_at(r.hub2), r.set(["vehicles", r.vehicle2], status="reserved", note="requisitioned by "
                                          "emergency order"),
                 when=pred.field_equals(path=["clinics", r.clinic, "hours", "close"], value=close)))
-        oracle = r.respond(hours, phase="go", recall=True, then=maybe(r, r.travel(r.hub)) + r.source(van, *find))
+        ours, ask = r.rival_lot()
+        oracle = r.respond(hours, phase="go", recall=True,
+                           then=maybe(r, r.travel(r.hub)) + r.source(van, *find, ask, lot=ours))
         assert hhmm(r.arrival(oracle, triggers)) <= close, "the city run must beat the new closing"
-        milestones = r.ladder("receiving_hours_cut", goods_id=r.lot2, vehicle_id=van,
-                              after="city_van_requisitioned" if level == "hard" else None)
+        milestones = [*r.asked("receiving_hours_cut"), *r.ladder(
+            "receiving_hours_cut", goods_id=ours, vehicle_id=van,
+            after="city_van_requisitioned" if level == "hard" else None)]
     return r.task(
         triggers, oracle, milestones=milestones, blocking=blocking,
         insist=f"The session cannot move: all {r.qty} doses must be at {r.clinic} before it starts. Please don't send "

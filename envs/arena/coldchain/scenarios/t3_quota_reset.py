@@ -13,6 +13,10 @@ shift change has no slot.
   the user's van cannot reach the city dock in time either, so the van from the city depot loads there.
 - impossible: the regional hub's shift change comes at once and the city hub has no slot left in
   this shift or the next.
+
+At medium and hard the city hub holds two lots of the product, and only one is allocated to the user's
+programme (``Region.rival_lot``): the request asks to be consulted first, and the user names the lot only
+when asked.
 """
 
 from sttgym.clock import hhmm, shift
@@ -39,7 +43,13 @@ def build(author: Author, level: str) -> Task:
         **r.cause(**r.on_write("create_new_shipment", origin_site_id=r.hub)))]
     city_hours = maybe(r, call.list_operational_hours(site_id=r.hub2))
     van = r.add_vehicle(r.depot2) if level == "hard" else r.vehicle2  # hard: the city depot's van loads at the hub
-    fix = {"hard": lambda: r.source(van, *city_hours, call.list_sites(), r.vans_at(r.depot2)),
+    alternative, ask = {"origin_site_id": r.hub2, "vehicle_id": van}, []
+    if not r.early:  # two lots at the city hub: the user says which one the programme may use
+        alternative["goods_id"], question = r.rival_lot()
+        ask = [question]
+    fix = {"medium": lambda: r.source(None, *city_hours, *ask, lot=alternative["goods_id"]),
+           "hard": lambda: r.source(van, *city_hours, call.list_sites(), r.vans_at(r.depot2), *ask,
+                                    lot=alternative["goods_id"]),
            "impossible": lambda: [r.lots(), call.list_operational_hours(site_id=r.hub2)]
            }.get(level, lambda: r.source(None, *city_hours))()
     oracle = r.respond(hours, then=fix)
@@ -53,8 +63,9 @@ def build(author: Author, level: str) -> Task:
     start = r.settle_after(oracle, triggers)
     return r.task(
         triggers, oracle, blocking=[hhmm(new_end)],
-        milestones=r.ladder("shift_change_forward", f"the doses were booked out of {r.hub2}, which still has a slot",
-                            stale={"origin_site_id": r.hub}, origin_site_id=r.hub2, vehicle_id=van),
+        milestones=r.asked("shift_change_forward") + r.ladder(
+            "shift_change_forward", f"the doses were booked out of {r.hub2}, which still has a slot",
+            stale={"origin_site_id": r.hub}, **alternative),
         insist=f"It has to be today's session: {r.qty} doses at {r.clinic} before {hhmm(start)}, nothing else.",
         refusal=f"I can't dispatch the doses today: {r.hub} brought its shift change forward to {hhmm(new_end)} and "
                 f"its next shift has no cold-dispatch slot, and {r.hub2} has no slot left this shift or the next.")
