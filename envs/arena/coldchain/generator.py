@@ -567,8 +567,8 @@ def dispatched(r: Region, trigger: str, sites: list[str] | None = None, team: bo
 
 def profile(r: Region, vehicle_note: str, facts: list[str] = (), insist: str | None = None,
             withheld: Answer | None = None) -> UserProfile:
-    """The programme coordinator behind every ColdChain request; ``withheld``: a fact the story turns on, in place of
-    the coordinator's usual "any usable stock will do"."""
+    """The programme coordinator behind every ColdChain request; ``withheld``: a fact the story turns on, told only
+    when asked (which outranks the coordinator's usual "any usable stock will do")."""
     return UserProfile(
         persona=f"I coordinate cold-chain deliveries for the {r.district} immunization programme.",
         known_facts=[f"{r.qty} doses of {r.product} are needed at {r.clinic}.", *facts],
@@ -578,9 +578,10 @@ def profile(r: Region, vehicle_note: str, facts: list[str] = (), insist: str | N
                    text=f"The doses must be at the clinic before session {r.session} starts."),
             Answer(keywords=["temperature", "cold", "cooling", "fridge"],
                    text=f"Keep them between {r.band[0]} and {r.band[1]} degrees C the whole way."),
-            Answer(keywords=["quantity", "doses", "how", "many"], text=f"{r.qty} doses, no fewer.")],
-        withheld=[withheld or Answer(keywords=["other", "alternative", "elsewhere", "stock"],
-                                     text=f"Any released, usable stock of {r.product} in the region will do.")],
+            Answer(keywords=["quantity", "doses", "how", "many"], text=f"{r.qty} doses, no fewer."),
+            Answer(keywords=["other", "alternative", "elsewhere", "stock"],
+                   text=f"Any released, usable stock of {r.product} in the region will do.")],
+        withheld=[withheld] if withheld else [],
         insist=insist, fallback="I'm not sure what you mean. The details are in my request.")
 
 
