@@ -8,13 +8,12 @@ import json
 import gymnasium as gym
 import pytest
 
-from tests.arena.harness import WorldHarness
+from tests.arena.harness import WorldHarness, assert_told_only_when_asked
 from sttgym.agents import NominalAgent, OracleAgent, PlanAgent
 from sttgym.agents.probes import BlindWriter
 from sttgym.envs.arena.irrigation.world import IrrigationWorld
 from sttgym.rollout import rollout
 from sttgym.task import resolve
-from sttgym.user import words
 
 START = "2025-06-03T06:00"
 WINDOWS = [{"start": "2025-06-03T05:00", "end": "2025-06-03T10:00"},
@@ -293,21 +292,7 @@ def recover_without_asking(env, seed: int, pump: str = "") -> tuple[dict, list[d
 
 @pytest.mark.parametrize("env_id", CONSULTED)
 def test_the_oracle_learns_the_pump_house_only_by_asking_and_no_tool_shows_it(env_id):
-    env = gym.make(env_id)
-    for seed in SEEDS:
-        env.reset(seed=seed)
-        task, saved, shown = env.unwrapped.task, {}, []
-        (fact,) = task.profile.withheld
-        assert fact.text not in task.query and fact.text not in json.dumps(task.initial_state)
-        for c in task.oracle:
-            saved[c.save_as or ""] = result = call(env, c.name, **resolve(c.arguments, saved))
-            shown.append((c, json.dumps(result)))
-        *_, info = env.step({"content": "Task Completed"})
-        assert info["score"] == 1.0
-        told = [i for i, (_, text) in enumerate(shown) if fact.text in text]
-        (question, _), = [shown[i] for i in told]  # told once, in answer to the question and nowhere else
-        assert question.name == "chat_with_user" and fact.hits(words(question.arguments["message"]))
-        assert told[0] < max(i for i, (c, _) in enumerate(shown) if c.name == "schedule_run")
+    assert_told_only_when_asked(gym.make(env_id), SEEDS, commit="schedule_run")
 
 
 @pytest.mark.parametrize("env_id", CONSULTED)
