@@ -33,10 +33,11 @@ class WorldHarness:
         return self.world.holds({"name": name, "args": args}, log=EpisodeLog())
 
 
-def assert_told_only_when_asked(env, seeds, commit: str) -> None:
-    """Play the task's oracle at each of ``seeds``: it must score 1.0, and the profile's one withheld fact must
-    show in nothing but the user's reply to a question naming it, asked before the oracle's last ``commit`` call
-    (not in the query, the initial state or any other tool result)."""
+def assert_told_only_when_asked(env, seeds, commit: str, consult: str) -> None:
+    """Play the task's oracle at each of ``seeds``: the query must carry the user's wish to be consulted
+    (``consult``), the oracle must score 1.0, and the profile's one withheld fact must show in nothing but the
+    user's reply to a question naming it, asked before the oracle's last ``commit`` call (not in the query, the
+    initial state or any other tool result)."""
     import json
 
     from sttgym.task import resolve
@@ -46,7 +47,7 @@ def assert_told_only_when_asked(env, seeds, commit: str) -> None:
         env.reset(seed=seed)
         task, saved, shown = env.unwrapped.task, {}, []
         (fact,) = task.profile.withheld
-        assert fact.text not in task.query and fact.text not in json.dumps(task.initial_state)
+        assert consult in task.query and fact.text not in task.query and fact.text not in json.dumps(task.initial_state)
         for c in task.oracle:
             observation, *_ = env.step({"name": c.name, "arguments": resolve(c.arguments, saved)})
             saved[c.save_as or ""] = json.loads(observation)

@@ -11,6 +11,7 @@ import pytest
 from tests.arena.harness import WorldHarness, assert_told_only_when_asked
 from sttgym.agents import NominalAgent, OracleAgent, PlanAgent
 from sttgym.agents.probes import BlindWriter
+from sttgym.envs.arena.clinicallab.generator import CONSULT
 from sttgym.envs.arena.clinicallab.world import ClinicalLabWorld
 from sttgym.rollout import rollout
 from sttgym.task import resolve
@@ -306,7 +307,7 @@ SEEDS = range(3)
 
 @pytest.mark.parametrize("env_id", CONSULTED)
 def test_the_oracle_learns_the_lab_only_by_asking_and_no_tool_shows_it(env_id):
-    assert_told_only_when_asked(gym.make(env_id), SEEDS, commit="book_pickup")
+    assert_told_only_when_asked(gym.make(env_id), SEEDS, commit="book_pickup", consult=CONSULT)
 
 
 def focus(task) -> str:

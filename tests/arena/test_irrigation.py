@@ -11,6 +11,7 @@ import pytest
 from tests.arena.harness import WorldHarness, assert_told_only_when_asked
 from sttgym.agents import NominalAgent, OracleAgent, PlanAgent
 from sttgym.agents.probes import BlindWriter
+from sttgym.envs.arena.irrigation.generator import CONSULT
 from sttgym.envs.arena.irrigation.world import IrrigationWorld
 from sttgym.rollout import rollout
 from sttgym.task import resolve
@@ -292,7 +293,7 @@ def recover_without_asking(env, seed: int, pump: str = "") -> tuple[dict, list[d
 
 @pytest.mark.parametrize("env_id", CONSULTED)
 def test_the_oracle_learns_the_pump_house_only_by_asking_and_no_tool_shows_it(env_id):
-    assert_told_only_when_asked(gym.make(env_id), SEEDS, commit="schedule_run")
+    assert_told_only_when_asked(gym.make(env_id), SEEDS, commit="schedule_run", consult=CONSULT)
 
 
 @pytest.mark.parametrize("env_id", CONSULTED)

@@ -55,6 +55,8 @@ _TESTS = {
     "LACT": ("lactate", "blood", "refrigerated", (150, 240)),
 }
 _VEHICLES = {"ambient": "bicycle courier box", "refrigerated": "chilled van", "frozen": "dry-ice van"}
+# The ward's wish to be consulted, in the query of a story that lets it choose the lab.
+CONSULT = " If it has to go to another lab, check with me first: the team has a reason to prefer one."
 
 
 def acc(step: str) -> Ref:
@@ -576,4 +578,4 @@ def finish(case: Case, level: str, triggers: list[Trigger], plan: Plan, seen: li
             raise ValueError(f"the stale run ({stale_at[0]}) is no later than the recovery ({fits})")
     case.spec["stable_minutes"] = int((until - datetime.fromisoformat(case.spec["collected_at"])).total_seconds() // 60)
     case.must_work(oracle, triggers)
-    return make_task(case, query, triggers, plan, oracle, persona, answers)
+    return make_task(case, query + (CONSULT if case.withheld else ""), triggers, plan, oracle, persona, answers)
