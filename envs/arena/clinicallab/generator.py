@@ -561,6 +561,7 @@ def finish(case: Case, level: str, triggers: list[Trigger], plan: Plan, seen: li
             others = [x for x in case.labs if x != case.home]
             look += [case.lab(x) for x in others] + [case.travel(case.spec_site(), x) for x in others] + \
                 [case.courier_info(c) for c in dict.fromkeys([case.courier, pick[2]])]
+
     def recovery(route: tuple[str, str, str]) -> list[Call]:
         _, lab, courier = route
         fix = [case.pickup(courier, "a0", "r1")] if lab == case.home and keep_lab else case.redirect(lab, courier)

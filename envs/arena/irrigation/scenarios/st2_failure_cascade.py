@@ -8,7 +8,8 @@ through both bypass mains, which are opened. Both work; the manager, who asked t
 that only one of them has water that suits the crop (drawn, told only when asked). Hard: as medium, for two
 blocks at once; the bypasses carry one run at a time, so both blocks run from the chosen pump house one after
 the other. Impossible: the drop trips every station on the farm: the oracle cancels the stale run and tells
-the manager that the pumps have failed."""
+the manager that the pumps have failed.
+"""
 
 from __future__ import annotations
 
