@@ -8,9 +8,10 @@ import json
 import gymnasium as gym
 import pytest
 
-from tests.arena.harness import WorldHarness
+from tests.arena.harness import WorldHarness, assert_told_only_when_asked
 from sttgym.agents import NominalAgent, OracleAgent, PlanAgent
 from sttgym.agents.probes import BlindWriter
+from sttgym.envs.arena.clinicallab.generator import CONSULT
 from sttgym.envs.arena.clinicallab.world import ClinicalLabWorld
 from sttgym.rollout import rollout
 from sttgym.task import resolve
@@ -296,3 +297,83 @@ def test_instances_differ_and_a_stored_task_replays():
     assert rollout(again, OracleAgent(), seed=5).reward == 1.0
     _, other = start("STTArena/ClinicalLab-ST2-hard", seed=6)
     assert other.task.initial_state != first.task.initial_state
+
+
+# ------------------------------------------------------- the lab only the ward can name
+
+CONSULTED = [f"STTArena/ClinicalLab-{c}-{level}" for c in ("T3", "S2") for level in ("medium", "hard")]
+SEEDS = range(3)
+
+
+@pytest.mark.parametrize("env_id", CONSULTED)
+def test_the_oracle_learns_the_lab_only_by_asking_and_no_tool_shows_it(env_id):
+    assert_told_only_when_asked(gym.make(env_id), SEEDS, commit="book_pickup", consult=CONSULT)
+
+
+def focus(task) -> str:
+    """The order the ward asks about."""
+    return next(c.arguments["order_id"] for c in task.nominal_plan if c.name == "get_order")
+
+
+def choice(task) -> tuple[str, list[str]]:
+    """The lab the oracle sends the specimen to after asking, and the other labs that run the test (but home)."""
+    labs = [c.arguments["lab_id"] for c in task.oracle if c.name == "accession_specimen"]
+    test = task.initial_state["orders"][focus(task)]["test"]
+    others = [x for x, lab in task.initial_state["labs"].items() if test in lab["tests"] and x not in labs]
+    return labs[-1], others
+
+
+def redirect_without_asking(env, seed: int, lab: str = "", courier: str = "") -> tuple[dict, list[dict]]:
+    """The oracle's recovery without its question, to ``lab`` with ``courier`` (by default the very lab the ward
+    would have named, and the oracle's courier). The final info and the results of its writes."""
+    env.reset(seed=seed)
+    task, saved, writes = env.unwrapped.task, {}, []
+    chosen, _ = choice(task)
+    redirected = False
+    for c in task.oracle:
+        if c.name == "chat_with_user":
+            continue
+        args = resolve(c.arguments, saved)
+        if c.name == "accession_specimen" and args["lab_id"] == chosen:
+            args["lab_id"], redirected = lab or chosen, True
+        if c.name == "book_pickup" and redirected:
+            args["courier_id"] = courier or args["courier_id"]
+        saved[c.save_as or ""] = result = call(env, c.name, **args)
+        if env.unwrapped.tools[c.name].mutates:
+            writes.append(result)
+    *_, info = env.step({"content": "Task Completed"})
+    return info, writes
+
+
+@pytest.mark.parametrize("env_id", CONSULTED)
+def test_another_workable_lab_without_asking_does_not_pass(env_id):
+    for seed in SEEDS:
+        env, arena = start(env_id, seed)
+        _, others = choice(arena.task)
+        order = focus(arena.task)
+        state = arena.task.initial_state
+        storage = state["specimens"][state["orders"][order]["specimen"]]["storage"]
+        couriers = [""] + [c for c, x in sorted(state["couriers"].items())
+                           if x["status"] == "available" and storage in x["storage"]]
+        workable = 0
+        for lab in others:
+            for courier in couriers:  # the oracle's courier first, then any other that keeps the specimen
+                info, writes = redirect_without_asking(env, seed, lab, courier)
+                assert info["score"] < 1.0
+                if all(w["success"] for w in writes) and arena.world.holds({"name": "routed", "args": {
+                        "order_id": order}}):
+                    workable += 1  # the other lab does take the specimen in time ...
+                    failed = {c["name"] for c in info["checklist"] if not c["passed"]}
+                    assert failed >= {"asked_lab", "rerouted"} and info["score"] <= 0.75  # ... not at the ward's lab
+                    break
+        assert workable, "the change leaves the ward no other lab"
+
+
+@pytest.mark.parametrize("env_id", CONSULTED)
+def test_the_right_lab_by_luck_without_asking_does_not_pass(env_id):
+    for seed in SEEDS:
+        env, _ = start(env_id, seed)
+        info, writes = redirect_without_asking(env, seed)
+        assert all(w["success"] for w in writes)
+        assert [c["name"] for c in info["checklist"] if not c["passed"]] == ["asked_lab"]
+        assert info["score"] < 1.0

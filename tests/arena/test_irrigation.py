@@ -8,9 +8,10 @@ import json
 import gymnasium as gym
 import pytest
 
-from tests.arena.harness import WorldHarness
+from tests.arena.harness import WorldHarness, assert_told_only_when_asked
 from sttgym.agents import NominalAgent, OracleAgent, PlanAgent
 from sttgym.agents.probes import BlindWriter
+from sttgym.envs.arena.irrigation.generator import CONSULT
 from sttgym.envs.arena.irrigation.world import IrrigationWorld
 from sttgym.rollout import rollout
 from sttgym.task import resolve
@@ -249,3 +250,74 @@ def test_instances_differ_and_a_stored_task_replays():
     assert rollout(again, OracleAgent(), seed=5).reward == 1.0
     env.reset(seed=6)
     assert env.unwrapped.task.initial_state != first.initial_state
+
+
+# ------------------------------------------------------- the pump house only the manager can name
+
+CONSULTED = [f"STTArena/Irrigation-{c}-{level}" for c in ("T2", "ST2") for level in ("medium", "hard")]
+SEEDS = range(3)
+
+
+def feeding(task) -> tuple[str, list[str]]:
+    """The pump the oracle feeds the blocks from after asking, and the other pump houses' pumps."""
+    source = [c.arguments["pump_id"] for c in task.oracle if c.name == "schedule_run"][-1]
+    own = task.initial_state["pumps"][next(c.arguments["pump_id"] for c in task.nominal_plan
+                                           if c.name == "schedule_run")]["house"]
+    others = [p for p, x in task.initial_state["pumps"].items() if x["house"] != own and p != source]
+    return source, others
+
+
+def recover_without_asking(env, seed: int, pump: str = "") -> tuple[dict, list[dict]]:
+    """The oracle's recovery without its question, feeding the blocks from ``pump`` (by default the very pump the
+    manager would have named): it opens the bypass mains that pump's path needs. The final info and the results
+    of its writes."""
+    env.reset(seed=seed)
+    task, saved, writes = env.unwrapped.task, {}, []
+    source, _ = feeding(task)
+    for c in task.oracle:
+        if c.name in ("chat_with_user", "open_valve"):
+            continue
+        args = resolve(c.arguments, saved)
+        args.update({"pump_id": pump or source} if args.get("pump_id") == source else {})
+        if c.name == "schedule_run" and args["pump_id"] == (pump or source):
+            path = call(env, "get_network_path", pump_id=args["pump_id"], segment_id=args["segment_id"],
+                        flow_m3h=args["flow_m3h"])["data"]
+            writes += [call(env, "open_valve", valve_id=v["valve_id"]) for v in path["valves"]
+                       if v["kind"] != "field" and v["status"] == "closed"]
+        saved[c.save_as or ""] = result = call(env, c.name, **args)
+        if c.name in ("schedule_run", "cancel_run"):
+            writes.append(result)
+    *_, info = env.step({"content": "Task Completed"})
+    return info, writes
+
+
+@pytest.mark.parametrize("env_id", CONSULTED)
+def test_the_oracle_learns_the_pump_house_only_by_asking_and_no_tool_shows_it(env_id):
+    assert_told_only_when_asked(gym.make(env_id), SEEDS, commit="schedule_run", consult=CONSULT)
+
+
+@pytest.mark.parametrize("env_id", CONSULTED)
+def test_another_workable_pump_house_without_asking_does_not_pass(env_id):
+    env = gym.make(env_id)
+    for seed in SEEDS:
+        env.reset(seed=seed)
+        _, others = feeding(env.unwrapped.task)
+        assert others
+        segments = {c.arguments["segment_id"] for c in env.unwrapped.task.oracle if c.name == "schedule_run"}
+        for pump in others:
+            info, writes = recover_without_asking(env, seed, pump)
+            assert all(w["success"] for w in writes), writes  # the other pump house does water the blocks ...
+            assert all(env.unwrapped.world.holds({"name": "watered", "args": {"segment_id": s}}) for s in segments)
+            failed = {c["name"] for c in info["checklist"] if not c["passed"]}
+            assert failed >= {"asked_source"} | {f"watered_{s}" for s in segments}  # ... from a source not accepted
+            assert info["score"] <= 0.75
+
+
+@pytest.mark.parametrize("env_id", CONSULTED)
+def test_the_right_pump_house_by_luck_without_asking_does_not_pass(env_id):
+    env = gym.make(env_id)
+    for seed in SEEDS:
+        info, writes = recover_without_asking(env, seed)
+        assert all(w["success"] for w in writes)
+        assert [c["name"] for c in info["checklist"] if not c["passed"]] == ["asked_source"]
+        assert info["score"] < 1.0

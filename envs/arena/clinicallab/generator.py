@@ -55,6 +55,8 @@ _TESTS = {
     "LACT": ("lactate", "blood", "refrigerated", (150, 240)),
 }
 _VEHICLES = {"ambient": "bicycle courier box", "refrigerated": "chilled van", "frozen": "dry-ice van"}
+# The ward's wish to be consulted, in the query of a story that lets it choose the lab.
+CONSULT = " If it has to go to another lab, check with me first: the team has a reason to prefer one."
 
 
 def acc(step: str) -> Ref:
@@ -88,6 +90,8 @@ class Case:
     labs: list[str] = field(default_factory=list)  # home first
     wards: list[str] = field(default_factory=list)
     impossible: Impossibility | None = None
+    choice: str = ""  # the lab the ward wants when the home lab fails, told only when asked (see choose_lab)
+    withheld: Answer | None = None
 
     # ------------------------------------------------------------------ the world
     @property
@@ -277,6 +281,20 @@ class Case:
     def tell(self, message: str) -> Call:
         return self.call.chat_with_user(message=message)
 
+    def choose_lab(self, labs: list[str]) -> str:
+        """Draw the lab, among ``labs`` (each able to take the specimen in time), that the ward wants it sent to
+        if not the home lab: a fact no tool shows, told only to a question about the lab."""
+        self.choice = draw(self.author, labs)
+        self.withheld = Answer(keywords=["lab", "labs", "laboratory", "baseline"], text=(
+            f"If it can't be {self.name(self.home)}, send it to {self.name(self.choice)} ({self.choice}): the "
+            f"patient's earlier {self.test} results were run there and the team reads the trend against that "
+            "lab's baseline."))
+        return self.choice
+
+    def ask_lab(self) -> Call:
+        return self.tell(f"Specimen {self.sid} cannot be accessioned at {self.home} as planned. Which lab should "
+                         "it go to instead?")
+
     def blind_arrival(self, plan: Plan) -> datetime:
         """When the nominal plan's run, booked without its reads (the earliest anyone books it), arrives."""
         return datetime.fromisoformat(self.result_of(plan.without("look").calls)["data"]["arrives"])
@@ -313,13 +331,20 @@ class Case:
     def checklist(self, trigger: str) -> list[Check]:
         pred = self.author.pred
         saw = pred.noticed(trigger=trigger)
+        asked = [Check(name="asked_lab", description="after noticing the change, the agent asked the ward which "
+                       "lab to use before booking the new run", holds=pred.all_of(preds=[
+                           saw, pred.asked_user(about=self.withheld.keywords, before="book_pickup")]))
+                 ] if self.withheld else []
+        lab = {"lab_id": self.choice} if self.choice else {}  # other stories' checks stay as they were
         return [
             Check(name="noticed_change", description=f"the agent read what {trigger} changed, after it did",
                   holds=saw),
             Check(name="stale_unwound", description=f"after noticing {trigger}, no halted or off-track run of "
                   f"{self.sid} is left standing", holds=pred.all_of(preds=[saw, pred.no_stale_run(order_id=self.oid)])),
-            Check(name="rerouted", description=f"a run booked after {trigger} gets {self.sid} accessioned in time",
-                  holds=pred.all_of(preds=[saw, pred.routed_since(order_id=self.oid, trigger=trigger)])),
+            *asked,
+            Check(name="rerouted", description=f"a run booked after {trigger} gets {self.sid} accessioned in time"
+                  + (f" at {self.choice}" if self.choice else ""),
+                  holds=pred.all_of(preds=[saw, pred.routed_since(order_id=self.oid, trigger=trigger, **lab)])),
             Check(name="no_spoiled_run", gate=True, description=f"no booked run of {self.sid} would deliver it "
                   "spoiled or to a lab that cannot take it", holds=pred.nothing_stale(order_id=self.oid)),
         ]
@@ -400,12 +425,14 @@ def make_task(case: Case, query: str, triggers: list[Trigger], nominal: Plan | l
     closing = [case.read(), case.specimen(), case.custody(), a.call.list_orders(ward_id=case.ward),
                a.call.list_sites(kind="lab")]
     picked = a.rng.permutation(len(closing))[:a.integer(1, 3)]
-    words = [c for c in oracle if c.name == "chat_with_user"]
-    steps = [c for c in oracle if c.name != "chat_with_user"] + [closing[int(k)] for k in picked] + words
+    said = len(oracle)
+    while said and oracle[said - 1].name == "chat_with_user":  # the last word stays last
+        said -= 1
+    steps = oracle[:said] + [closing[int(k)] for k in picked] + oracle[said:]
     replies = {
         ("lab", "another", "other", "courier", "redirect", "relay", "handoff"):
-            "Any lab that runs the test and any courier will do, as long as the specimen is accessioned before "
-            "it goes off.",
+            f"Any {'' if case.withheld else 'lab that runs the test and any '}courier will do, as long as the "
+            "specimen is accessioned before it goes off.",
         ("recollect", "redraw", "new sample", "spoil"):
             "Only ask us to recollect if there is truly no way to get this specimen tested in time.",
         **(answers or {})}
@@ -414,6 +441,7 @@ def make_task(case: Case, query: str, triggers: list[Trigger], nominal: Plan | l
         known_facts=[f"order {case.oid}", f"specimen {case.sid}", f"test {order['test']}",
                      f"patient {order['patient']}"],
         clarifications=[Answer(keywords=list(k), text=t) for k, t in replies.items()],
+        withheld=[case.withheld] if case.withheld else [],
         insist=insist or None if case.impossible else None,
         fallback="That is all I know; please get the specimen to the lab as I asked.")
     solvable = case.impossible is None
@@ -463,7 +491,7 @@ def options(case: Case, before: list[Call], triggers: list[Trigger], keep: bool 
 
 def finish(case: Case, level: str, triggers: list[Trigger], plan: Plan, seen: list[Call], unwind: list[Call],
            refusal: str, facts: list[str], query: str, persona: str, answers: dict | None = None,
-           keep_lab: bool = False, reason: str = "") -> Task:
+           keep_lab: bool = False, reason: str = "", consult: bool = False) -> Task:
     """The recovery every story shares, sized by level, with timings measured on the world.
 
     After the stale plan and the reads that show the change (``seen``) and the unwinding (``unwind``), the oracle
@@ -472,7 +500,9 @@ def finish(case: Case, level: str, triggers: list[Trigger], plan: Plan, seen: li
     today, shown by ``get_lab``) and checks the courier it picks. The specimen's stability limit is then drawn so
     the nominal plan (without the change) and the recovery fit while the stale plan does not. Impossible: no lab
     but the home lab runs the test and no route the change leaves fits the stability limit; the oracle reads
-    the evidence, unwinds, asks for recollection and says why."""
+    the evidence, unwinds, asks for recollection and says why. With ``consult`` (medium and hard), the change
+    leaves several labs and the ward, asked before the booking, names the one it wants (drawn, see
+    :meth:`Case.choose_lab`); every one of them is made to fit the stability limit."""
     a = case.author
     stale = plan.calls
     before = stale + seen + unwind
@@ -513,26 +543,34 @@ def finish(case: Case, level: str, triggers: list[Trigger], plan: Plan, seen: li
                          insist=f"The team needs the {case.test} result from specimen {case.sid} today.")
     if not found:
         raise ValueError("no route survives the change")
+    earliest = {}  # lab: the earliest route to it
+    for route in found:
+        earliest.setdefault(route[1], route)
+    consult = consult and level in ("medium", "hard")
+    if consult and len(earliest) < 2:
+        raise ValueError("the change leaves the ward no choice of lab")
     if level == "easy":
         pick = found[0]
         look = [case.find_labs()] if pick[1] != case.home else []
     else:
         look = [case.find_labs(), case.couriers()]
-        pick = found[0]
+        pick = earliest[case.choose_lab(sorted(earliest))] if consult else found[0]
         if level == "medium":
             look += [case.lab(pick[1]), case.courier_info(pick[2])]
         else:
             others = [x for x in case.labs if x != case.home]
             look += [case.lab(x) for x in others] + [case.travel(case.spec_site(), x) for x in others] + \
                 [case.courier_info(c) for c in dict.fromkeys([case.courier, pick[2]])]
-    _, lab, courier = pick
-    if lab == case.home and keep_lab:
-        fix = [case.pickup(courier, "a0", "r1")]
-    else:
-        fix = case.redirect(lab, courier)
-    oracle = stale + seen + look + unwind + fix
-    ok_at = case.accessioned_at(oracle, triggers)
-    fits = max(base_at[-1], ok_at[-1])
+
+    def recovery(route: tuple[str, str, str]) -> list[Call]:
+        _, lab, courier = route
+        fix = [case.pickup(courier, "a0", "r1")] if lab == case.home and keep_lab else case.redirect(lab, courier)
+        return stale + seen + look + ([case.ask_lab()] if consult else []) + unwind + fix
+
+    oracle = recovery(pick)
+    # every lab the ward could have named must take the specimen in time, so only asking tells them apart
+    fits = max([base_at[-1]] + [case.accessioned_at(recovery(route), triggers)[-1]
+                                for route in (earliest.values() if consult else [pick])])
     until = datetime.fromisoformat(fits) + timedelta(minutes=a.integer(15, 30))
     until -= timedelta(minutes=until.minute % 5)
     if stale_at and format_time(until) >= stale_at[0]:
@@ -541,4 +579,4 @@ def finish(case: Case, level: str, triggers: list[Trigger], plan: Plan, seen: li
             raise ValueError(f"the stale run ({stale_at[0]}) is no later than the recovery ({fits})")
     case.spec["stable_minutes"] = int((until - datetime.fromisoformat(case.spec["collected_at"])).total_seconds() // 60)
     case.must_work(oracle, triggers)
-    return make_task(case, query, triggers, plan, oracle, persona, answers)
+    return make_task(case, query + (CONSULT if case.withheld else ""), triggers, plan, oracle, persona, answers)

@@ -522,12 +522,13 @@ class ClinicalLabWorld(World):
         return any(x["specimen"] == sid and self._run_valid(r) for r, x in self.runs.items())
 
     @predicate
-    def routed_since(self, order_id: str, trigger: str, log) -> bool:
-        """Like ``routed``, by a run booked once ``trigger`` had fired: the recovery's own."""
+    def routed_since(self, order_id: str, trigger: str, log, lab_id: str = "") -> bool:
+        """Like ``routed``, by a run booked once ``trigger`` had fired: the recovery's own; with ``lab_id``, to
+        that lab."""
         fired = next((e["at"] for e in log.events if e["trigger"] == trigger), None)
         sid = self._spec_of(order_id)
         return fired is not None and any(x["specimen"] == sid and x["booked_at"] >= fired and self._run_valid(r)
-                                         for r, x in self.runs.items())
+                                         and lab_id in ("", x["lab"]) for r, x in self.runs.items())
 
     @predicate
     def nothing_stale(self, order_id: str) -> bool:

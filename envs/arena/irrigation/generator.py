@@ -129,6 +129,15 @@ class Farm:
     def time_after(self, calls: list[Call], triggers: list[Trigger] = ()) -> datetime:
         return datetime.fromisoformat(self.run(calls, triggers).end)
 
+    def far_feed(self, flow: int) -> None:
+        """Let the far pump house feed the first field at ``flow`` through both bypass mains, next to its own
+        background run."""
+        valves, pump = self.state["valves"], self.state["pumps"][self.pumps[2]]
+        for v in self.bypass:
+            valves[v]["max_flow"] = max(valves[v]["max_flow"], flow)
+        pump["capacity"] = max(pump["capacity"], flow + 80)
+        valves[self.mains[2]]["max_flow"] = max(valves[self.mains[2]]["max_flow"], flow + 80)
+
     def background(self, seg: str, pump: str, start: str, flow: int) -> None:
         """A run already scheduled for another segment (made with the real tool)."""
         call = self.author.call.schedule_run(segment_id=seg, pump_id=pump, start=start, flow_m3h=flow)
@@ -205,6 +214,8 @@ class Job:
     flow: int
     start: str
     impossible: Impossibility | None = None
+    source: str = ""  # the pump the manager wants the block fed from, told only when asked (see choose_source)
+    withheld: Answer | None = None
 
     @property
     def record(self) -> dict:
@@ -239,7 +250,27 @@ class Job:
     def tell(self, message: str) -> Call:
         return self.call.chat_with_user(message=message)
 
+    def choose_source(self, pumps: list[str]) -> str:
+        """Draw the pump, among ``pumps`` (each able to feed the block), whose water the manager accepts for the
+        crop: a fact no tool shows, told only to a question about the pump house."""
+        st = self.farm.state
+        self.source = draw(self.farm.author, pumps)
+        house = st["pumphouses"][st["pumps"][self.source]["house"]]["name"]
+        self.withheld = Answer(keywords=["pump", "pumps", "house", "station", "source"], text=(
+            f"If it has to be another pump house, take {house} (pump {self.source}): the water of the other one "
+            f"is too hard for {self.record['crop']} on drip lines."))
+        return self.source
+
+    def ask_source(self) -> Call:
+        return self.tell(f"Pump {self.pump} cannot water {self.seg} as planned. Which pump house should feed it "
+                         "instead?")
+
     # writes
+    def feed_from(self, pump: str) -> list[Call]:
+        """Open the bypass mains that join ``pump``'s field to the first one, from the far end inwards."""
+        reach = self.farm.bypass[:self.farm.pumps.index(pump)]
+        return [self.call.open_valve(valve_id=v) for v in reversed(reach)]
+
     def schedule(self, start: str = "", pump: str = "", flow: int = 0, seg: str = "", volume: int = 0,
                  step: str | None = None) -> Call:
         extra = {"volume_m3": volume} if volume else {}
@@ -288,15 +319,22 @@ class Job:
             out.append(Check(name=f"no_blocked_run_{s}", description=f"no stale, blocked run is left for {s}, "
                              f"after noticing {trigger}", holds=pred.all_of(preds=[saw, pred.no_blocked_run(
                                  segment_id=s)])))
+        if self.withheld:
+            out.append(Check(name="asked_source", description="after noticing the change, the agent asked the "
+                             "manager which pump house may feed the block before scheduling it elsewhere",
+                             holds=pred.all_of(preds=[saw, pred.asked_user(about=self.withheld.keywords,
+                                                                           before="schedule_run")])))
+        source = {"pump_id": self.source} if self.source else {}  # other stories' checks stay as they were
         for c in self.goal(segs):
             if c.gate:
                 out.append(c)
             else:
                 s = c.name.split("_", 1)[1]
                 out.append(c.model_copy(update={
-                    "description": f"{c.description}, with a run scheduled after {trigger}",
+                    "description": f"{c.description}, with a run scheduled after {trigger}"
+                                   + (f" from {self.source}" if self.source else ""),
                     "holds": pred.all_of(preds=[saw, pred.watered(segment_id=s) if s in kept else
-                                                pred.watered_since(segment_id=s, trigger=trigger)])}))
+                                                pred.watered_since(segment_id=s, trigger=trigger, **source)])}))
         return out
 
 
@@ -312,15 +350,19 @@ def make_task(job: Job, query: str, triggers: list[Trigger], nominal: Plan | lis
               a.call.read_sensors(segment_id=job.seg), a.call.list_valves(node_id=job.seg), job.pump_read(),
               a.call.list_segments(field_id=farm.state["segments"][job.seg]["field"]), a.call.list_runs()]
     extra = [checks[int(i)] for i in a.rng.permutation(len(checks))[:2]]
-    said = [c for c in oracle if c.name == "chat_with_user"]
-    oracle = [c for c in oracle if c.name != "chat_with_user"] + extra + said
+    said = len(oracle)
+    while said and oracle[said - 1].name == "chat_with_user":  # the last word stays last
+        said -= 1
+    oracle = oracle[:said] + extra + oracle[said:]
     answers.setdefault(("pump", "flow", "valve", "path", "later", "split", "other"),
-                       "Any pump, path, flow or start is fine, split into several runs if need be, as long as the "
-                       "block gets its full volume inside an allowed watering window today.")
+                       f"Any {'' if job.withheld else 'pump, '}path, flow or start is fine, split into several "
+                       "runs if need be, as long as the block gets its full volume inside an allowed watering "
+                       "window today.")
     profile = UserProfile(
         persona=f"farm manager, {persona}",
         known_facts=[f"segment {job.seg}", f"{job.need} m3", f"pump {job.pump}", f"start {job.start}"],
         clarifications=[Answer(keywords=list(k), text=t) for k, t in answers.items()],
+        withheld=[job.withheld] if job.withheld else [],
         insist=(insist or None) if impossible else None,
         fallback="Everything I know is in my request; please get the block watered as asked.")
     return Task(query=query, profile=profile, start_time=iso(farm.start), initial_state=farm.state,
@@ -345,4 +387,8 @@ def describe(job: Job) -> str:
             f"{job.flow} m3/h starting {job.start}")
 
 
-__all__ += ["new_job", "describe", "draw", "iso", "_SEEDLINGS"]
+# The manager's wish to be consulted, in the query of a story that lets them choose the pump house.
+CONSULT = (" If my pump can't do it, check with me before you feed it from another pump house: not every source "
+           "suits this crop.")
+
+__all__ += ["new_job", "describe", "draw", "iso", "_SEEDLINGS", "CONSULT"]

@@ -482,10 +482,13 @@ class IrrigationWorld(World):
         return self._valid_volume(segment_id) >= self.segments[segment_id]["need_m3"]
 
     @predicate
-    def watered_since(self, segment_id: str, trigger: str, log) -> bool:
-        """Like ``watered``, with at least one of the valid runs scheduled once ``trigger`` had fired."""
+    def watered_since(self, segment_id: str, trigger: str, log, pump_id: str = "") -> bool:
+        """Like ``watered``, with at least one of the valid runs scheduled once ``trigger`` had fired; with
+        ``pump_id``, every valid run of the segment comes from that pump."""
         fired = next((e["at"] for e in log.events if e["trigger"] == trigger), None)
-        return fired is not None and self.watered(segment_id) and self._valid_volume(segment_id, fired) > 0
+        pumps = {x["pump"] for r, x in self._live(segment_id) if not self._problem(r)}
+        return (fired is not None and self.watered(segment_id) and self._valid_volume(segment_id, fired) > 0
+                and (not pump_id or pumps == {pump_id}))
 
     @predicate
     def no_blocked_run(self, segment_id: str) -> bool:

@@ -4,7 +4,9 @@ The ward's specimen is accessioned at the home lab and a courier booked. As the 
 analyser for the test goes into fault after a reagent lot recall (``get_lab`` shows the analyser in fault):
 the lab can take no specimen for that test, so the booked run would deliver to a lab that cannot test it.
 Easy: redirect at once to the earliest lab whose analyser runs the test. Medium: read the labs and couriers
-first. Hard: the lab nearest the ward is full today (a trap). Impossible: no other lab runs the test, so the
+first; two labs can take the specimen in time and the ward, who asked to be consulted, wants the one that
+holds the patient's baseline (drawn, told only when asked). Hard: as medium, and the lab nearest the ward is
+full today (a trap). Impossible: no other lab runs the test, so the
 specimen cannot be tested before it goes off.
 """
 
@@ -14,7 +16,7 @@ from sttgym.envs.arena.clinicallab.generator import Author, Task, finish, new_ca
 
 
 def _build(author: Author, level: str) -> Task:
-    case = new_case(author)
+    case = new_case(author, n_labs=4 if level == "hard" else 3)  # hard: a choice beside the trap
     plan = case.nominal()
     lot = f"RL-{author.serial(1000, 9999)}"
     note = f"fault: reagent lot {lot} recalled, analyser stopped"
@@ -28,7 +30,7 @@ def _build(author: Author, level: str) -> Task:
     return finish(case, level, [trigger], plan, [case.lab(case.home)], [case.unbook("r0"), case.unaccession("a0")],
                   f"the {case.test} analyser at {case.home} is in fault after reagent lot {lot} was recalled and no "
                   f"other lab runs {case.test}, so specimen {case.sid} cannot be tested within its stability limit.",
-                  [lot, "fault"], query, "sending a specimen for a routine test", reason=note)
+                  [lot, "fault"], query, "sending a specimen for a routine test", reason=note, consult=True)
 
 
 build = retrying(_build)

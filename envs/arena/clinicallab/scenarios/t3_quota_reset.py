@@ -5,8 +5,10 @@ courier booked. As the pickup is booked, the lab registers a screening batch tha
 bumps every accession beyond the limit, the ward's among them (``get_lab`` shows no capacity left today and
 the batch; ``get_order`` the bumped accession). The quota resets only at midnight, long after the specimen
 goes off, so the specimen must be accessioned elsewhere today. Easy: the earliest lab with capacity, at once.
-Medium: read the labs and couriers first. Hard: the lab nearest the ward is full as well (a trap for the
-nearest lab). Impossible: no other lab runs the test; tomorrow's reset comes too late for the specimen.
+Medium: read the labs and couriers first; two labs can take the specimen in time and the ward, who asked to
+be consulted, wants the one that holds the patient's baseline (drawn, told only when asked). Hard: as medium,
+and the lab nearest the ward is full as well (a trap for the nearest lab). Impossible: no other lab runs the
+test; tomorrow's reset comes too late for the specimen.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from sttgym.envs.arena.clinicallab.generator import Author, Task, finish, new_ca
 
 
 def _build(author: Author, level: str) -> Task:
-    case = new_case(author)
+    case = new_case(author, n_labs=4 if level == "hard" else 3)  # hard: a choice beside the trap
     plan = case.nominal()
     day = format_time(case.start)[:10]
     batch = f"BATCH-{author.serial(1000, 9999)}"
@@ -33,7 +35,7 @@ def _build(author: Author, level: str) -> Task:
     return finish(case, level, [trigger], plan, [case.lab(case.home)], [case.unbook("r0")],
                   f"{case.home} has no capacity left today after screening batch {batch}, its quota resets only "
                   f"at midnight, and no other lab runs {case.test}; specimen {case.sid} would spoil first.",
-                  [batch], query, "sending a specimen to a busy lab", reason=note)
+                  [batch], query, "sending a specimen to a busy lab", reason=note, consult=True)
 
 
 build = retrying(_build)

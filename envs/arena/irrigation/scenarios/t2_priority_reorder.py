@@ -4,9 +4,11 @@ The agent schedules the block's run. As it does, the farm office inserts a prior
 seedlings on the same pump; priority runs go first, so the block's run is now over the pump's capacity (visible
 in ``get_pump``: the priority run, and the block's run reads blocked). Easy: the block is rescheduled to start
 when the seedlings' run ends, still inside the morning window. Medium: the window ends too soon for that, so
-the block is fed at the same time from the neighbouring pump house over the bypass main, which is opened.
-Hard: the manager asked for two blocks side by side on that pump; both are blocked, so both move to the
-neighbouring pump over the bypass, one after the other. Impossible: the seedlings' run fills the pump until
+the block is fed at the same time from another pump house: the neighbouring one over the bypass main, or
+the far one through both bypass mains, which are opened. Both work; the manager, who asked to be consulted
+first, knows that only one of them has water that suits the crop (drawn, told only when asked). Hard: the
+manager asked for two blocks side by side on that pump; both are blocked, so both move to the chosen pump
+house over the bypasses, one after the other. Impossible: the seedlings' run fills the pump until
 the window closes and the bypass main is under repair: the oracle cancels the stale run and says so.
 """
 
@@ -14,8 +16,8 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from sttgym.envs.arena.irrigation.generator import (_SEEDLINGS, Author, Task, describe, iso, make_task, new_farm,
-                                                    new_job)
+from sttgym.envs.arena.irrigation.generator import (_SEEDLINGS, CONSULT, Author, Task, describe, iso, make_task,
+                                                    new_farm, new_job)
 from sttgym.task import Ref
 
 
@@ -39,7 +41,7 @@ def build(author: Author, level: str) -> Task:
     pstart = job.start
     pend = iso(datetime.fromisoformat(pstart) + timedelta(minutes=job.minutes(pflow, st["segments"][nursery]
                                                                               ["need_m3"])))
-    bypass, pump1 = farm.bypass[0], farm.pumps[1]
+    bypass, (pump1, pump2) = farm.bypass[0], farm.pumps[1:]
     if level == "hard":
         st["valves"][bypass]["max_flow"] = job.flow + 10 * a.integer(0, 2)
         st["segments"][other]["need_m3"] = job.need
@@ -52,6 +54,9 @@ def build(author: Author, level: str) -> Task:
             end = iso(datetime.fromisoformat(pend) + timedelta(minutes=5))
             st["valves"][bypass].update(status="repair", note=f"work order WO-{a.serial(1000, 9999)}: relining")
     end = max(end, job.end(), pend)
+    if level in ("medium", "hard"):
+        farm.far_feed(job.flow)
+        source = job.choose_source([pump1, pump2])
     for s in [seg, other, nursery] if two else [seg, nursery]:
         st["segments"][s]["windows"] = [{"start": farm.at(4), "end": end}]
     plan = job.nominal()
@@ -68,13 +73,13 @@ def build(author: Author, level: str) -> Task:
     if level == "easy":
         oracle = stale + seen + [job.cancel(), job.schedule(pend, step="run2")]
     elif level == "medium":
-        oracle = stale + seen + [job.cancel(), job.path(pump1, flow=0), a.call.open_valve(valve_id=bypass),
-                                 job.schedule(pump=pump1, step="run2")]
+        oracle = stale + seen + [job.ask_source(), job.cancel(), job.path(source, flow=0), *job.feed_from(source),
+                                 job.schedule(pump=source, step="run2")]
     elif level == "hard":
-        oracle = plan.calls + seen + [job.read(other), job.cancel(), job.cancel("run1"), job.path(pump1, flow=0),
-                                      a.call.get_pump(pump_id=pump1), a.call.open_valve(valve_id=bypass),
-                                      job.schedule(pump=pump1, step="run2"),
-                                      job.schedule(Ref(step="run2", path=("data", "end")), pump=pump1, seg=other,
+        oracle = plan.calls + seen + [job.read(other), job.ask_source(), job.cancel(), job.cancel("run1"),
+                                      job.path(source, flow=0), a.call.get_pump(pump_id=source),
+                                      *job.feed_from(source), job.schedule(pump=source, step="run2"),
+                                      job.schedule(Ref(step="run2", path=("data", "end")), pump=source, seg=other,
                                                    step="run3")]
     else:
         oracle = stale + seen + [job.path(pump1, flow=0), job.cancel()] + job.refuse(
@@ -85,7 +90,7 @@ def build(author: Author, level: str) -> Task:
     what = describe(job)
     if two:
         what += f", and segment {other} ({job.need} m3) from the same pump at {job.flow} m3/h at the same time"
-    query = f"Hi, farm manager here. Please schedule {what}."
+    query = f"Hi, farm manager here. Please schedule {what}." + (CONSULT if job.withheld else "")
     return make_task(job, query, triggers, plan, oracle, "keeping the blocks on their watering plan", {
         ("seedlings", "priority", "first"): "The seedlings go first, of course; find another way for my block."},
         insist=f"{seg} needs its {job.need} m3 this morning.", segs=segs)
