@@ -1,0 +1,72 @@
+"""What every story with a fact the user withholds must show: the oracle asks for it and only then learns it, and a
+recovery that skips the question does not pass, whichever workable alternative it takes."""
+
+from __future__ import annotations
+
+import json
+
+from sttgym.agents import OracleAgent, PlanAgent
+from sttgym.checklist import evaluate
+from sttgym.rollout import rollout
+from sttgym.task import Call
+from sttgym.user import USER_TOOL, words
+
+
+def _asks(call: Call, keywords: list[str]) -> bool:
+    return call.name == USER_TOOL and bool({k.lower() for k in keywords} & words(call.arguments.get("message", "")))
+
+
+def oracle_learns_it_by_asking(env, seed: int) -> None:
+    """The oracle scores 1.0; the withheld text shows nowhere (request, initial world, any tool result) but in the
+    user's answer to a question naming one of its keywords."""
+    traj = rollout(env, OracleAgent(), seed=seed)
+    assert traj.reward == 1.0, (seed, traj.info["checklist"])
+    task = env.unwrapped.task
+    (answer,) = task.profile.withheld
+    assert answer.text not in task.query and answer.text not in json.dumps(task.initial_state)
+    told = [s for s in traj.steps if answer.text in str(s["observation"])]
+    assert told, "the oracle never learnt the withheld fact"
+    for step in told:
+        action = Call(name=step["action"]["name"], arguments=step["action"]["arguments"])
+        assert _asks(action, answer.keywords), action
+
+
+def skipping_the_question(env, seed: int, swap: dict[str, str], asked: str) -> tuple[float, list[dict]]:
+    """The oracle's calls without its question, every id in ``swap`` replaced by its value (another alternative);
+    the score and the checklist. Checks on the way that the alternative taken serves the request as the tools show
+    it (the static checklist holds), so it is genuinely workable, and that the question's milestone ``asked`` fails."""
+    env.reset(seed=seed)
+    task = env.unwrapped.task
+    keywords = task.profile.withheld[0].keywords
+
+    def swapped(value):
+        if isinstance(value, str):
+            return swap.get(value, value)
+        if isinstance(value, list):
+            return [swapped(v) for v in value]
+        if isinstance(value, dict):
+            return {k: swapped(v) for k, v in value.items()}
+        return value
+
+    plan = [Call(name=c.name, arguments=swapped(c.arguments), save_as=c.save_as) for c in task.oracle
+            if not _asks(c, keywords)]
+    traj = rollout(env, PlanAgent(plan), seed=seed)
+    base = env.unwrapped
+    static, _ = evaluate(task.static_checklist, base.world, base.log)
+    assert static == 1.0, (seed, swap, "the alternative taken does not serve the request")
+    checks = {c["name"]: c["passed"] for c in traj.info["checklist"]}
+    assert checks[asked] is False, (seed, swap)
+    return traj.reward, traj.info["checklist"]
+
+
+def assert_asking_is_needed(env, seed: int, right: list[str], others: list[list[str]], asked: str) -> None:
+    """``right``: the ids of the user's alternative as the oracle commits them; ``others``: each other workable
+    alternative's ids in the same order. Taking another alternative without asking scores at most 0.75; taking the
+    right one by luck without asking fails only the question."""
+    assert others, "the change leaves the user no choice"
+    for other in others:
+        score, _ = skipping_the_question(env, seed, dict(zip(right, other)), asked)
+        assert score <= 0.75, (seed, other, score)
+    score, checklist = skipping_the_question(env, seed, {}, asked)
+    assert 0 < score < 1.0, (seed, checklist)
+    assert [c["name"] for c in checklist if not c["passed"]] == [asked], (seed, checklist)
