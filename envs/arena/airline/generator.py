@@ -449,8 +449,10 @@ class Trip:
             chosen = {**spec, "carrier": self.net.f(self.wanted[0])["carrier"]}
             on = f" on {chosen['carrier']}, the traveller's airline"
             asked = [Check(name="asked_airline", description="the agent asked the traveller which airline they need "
-                           "before ticketing an alternative", holds=pred.asked_user(about=self.withheld.keywords,
-                                                                                   before="confirm_booking"))]
+                           "before ticketing an alternative, and ticketed it (a question alone is no recovery)",
+                           holds=pred.all_of(preds=[pred.asked_user(about=self.withheld.keywords,
+                                                                    before="confirm_booking"),
+                                                    pred.trip_ticketed(request=chosen)]))]
         return [Check(name="noticed_change", description=f"the agent read what {trigger} changed, after it did",
                       holds=saw),
                 Check(name="stale_unwound", description="after noticing, no hold or ticket of the traveller is left "
