@@ -59,6 +59,7 @@ def build(author: Author, level: str) -> Task:
                               ("list_guest_reservations", city.user),
                               when=author.pred.has_confirmed(guest=city.user, hotel=hotel))]
     unwind = [req.cancel(h) for h in steps] + [req.hotels(), req.travel(first), req.search(first)]
+
     def rebook() -> list:  # every hotel further on read, the user asked, the one with their need booked
         return [c for h in further for c in (req.travel(h), req.search(h))] + [req.ask_amenity(
             f"{city.name(hotel)} was overbooked and moved your stay to {city.name(sister)}, which is too far."),
