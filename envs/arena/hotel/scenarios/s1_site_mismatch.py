@@ -24,7 +24,7 @@ def build(author: Author, level: str) -> Task:
     city = new_city(author, 4 if choice else None)
     op = author.op
     count = 2 if level == "hard" else 1
-    near, far, cut = city.split({"easy": 3, "medium": 4, "hard": 5}.get(level, 3))
+    near, far, cut = city.split({"medium": 4, "hard": 5}.get(level, 3))  # the hotel, the traps, the choice
     if not far:  # the sister property lies beyond reach: a city whose every hotel is near gets a far annex
         near, far, cut = city.split(len(near) - 1)
     hotel = near[0]
