@@ -59,7 +59,8 @@ AMENITIES = {"parking": "I'm driving in, so the hotel needs its own car park.",
              "pets": "My dog travels with me, so the hotel has to accept pets.",
              "spa": "I'm recovering from a back injury and need the hotel's spa for my treatments."}
 # The words that bring out a withheld amenity: how a guest asked about their needs naturally puts it.
-AMENITY_WORDS = ("requirement", "require", "amenity", "amenities", "facility", "facilities", "prefer", "preference")
+AMENITY_WORDS = ("requirement", "require", "need", "needs", "amenity", "amenities", "facility", "facilities", "prefer",
+                 "preference")
 CONSULT = " If you have to move me to another hotel, ask me first: I have a requirement about its facilities."
 
 
@@ -521,7 +522,7 @@ def make_task(req: Request, query: str, triggers: list[Trigger], nominal: Plan |
     work = oracle[:len(oracle) - len(replies)]
     where = (f"It has to be {req.hotel}." if req.fixed_hotel else
              f"Any hotel {req.where} is fine, as long as it is {req.city.a_room} for the same nights"
-             + (" and has what I need: ask me about it." if req.withheld else "."))
+             + (" and has what I need: ask me about my requirement." if req.withheld else "."))
     replies_by_topic = {("hotel", "another", "other", "elsewhere", "different", "alternative"): where,
                         **(answers or {})}
     guest = city.state["guests"][city.user]

@@ -48,7 +48,8 @@ FEATURES = {"covered": "Rain is forecast and my friend is just over a cold, so t
             "standing": "We want to dance, so the section has to allow standing.",
             "legroom": "My partner is very tall and needs a section with extra legroom."}
 # The words that bring out a withheld feature: how a customer asked about their needs naturally puts it.
-FEATURE_WORDS = ("requirement", "require", "prefer", "preference", "feature", "features", "facilities")
+FEATURE_WORDS = ("requirement", "require", "need", "needs", "prefer", "preference", "feature", "features",
+                 "facilities")
 CONSULT = " If the seats have to move to another section, ask me first: I have a requirement about the section."
 
 
@@ -452,7 +453,7 @@ def make_task(req: Request, query: str, triggers: list[Trigger], nominal: Plan |
     said = oracle[-1:] if impossible else []  # the refusal ends the oracle; a question stays where it was asked
     oracle = oracle[:len(oracle) - len(said)] + extra + said
     answers = {("seat", "seats", "section", "another", "other"): "Any seats side by side are fine, as long as the "
-               "total stays within my budget" + (" and the section has what we need: ask me about it."
+               "total stays within my budget" + (" and the section has what we need: ask me about our requirement."
                                                  if req.withheld else "."), **answers}
     profile = UserProfile(
         persona=f"{city.state['customers'][city.user]['name']}, {persona}",
