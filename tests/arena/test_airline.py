@@ -17,7 +17,7 @@ from sttgym.envs.arena.airline.world import AirlineWorld
 from sttgym.rollout import rollout
 from sttgym.task import resolve
 from sttgym.tools import collect_tools
-from tests.arena.withheld import assert_asking_is_needed, oracle_learns_it_by_asking
+from tests.arena.withheld import assert_asking_is_needed, oracle_learns_it_by_asking, the_user_points_to_the_question
 
 START = "2024-05-06T09:00"
 DAY = "2024-05-07"
@@ -483,6 +483,7 @@ def test_a_rebooking_needs_the_airline_the_traveller_tells_only_when_asked(confl
     env = gym.make(f"STTArena/Airline-{conflict}-{level}")
     for seed in range(3):
         oracle_learns_it_by_asking(env, seed)
+        the_user_points_to_the_question(env.unwrapped.task, "Shall I book you on another routing via a different hub?")
         right, others = airline_alternatives(env.unwrapped.task)
         assert_asking_is_needed(env, seed, right, others, "asked_airline")
 

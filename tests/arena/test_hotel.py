@@ -10,7 +10,7 @@ import gymnasium as gym
 import pytest
 
 from tests.arena.harness import WorldHarness
-from tests.arena.withheld import assert_asking_is_needed, oracle_learns_it_by_asking
+from tests.arena.withheld import assert_asking_is_needed, oracle_learns_it_by_asking, the_user_points_to_the_question
 import sttgym
 from sttgym.agents import NominalAgent, OracleAgent, PlanAgent
 from sttgym.agents.probes import BlindWriter
@@ -429,6 +429,7 @@ def test_a_move_needs_the_amenity_the_guest_tells_only_when_asked(conflict, leve
     env = gym.make(env_id)
     for seed in range(3):
         oracle_learns_it_by_asking(env, seed)
+        the_user_points_to_the_question(env.unwrapped.task, "Shall I book another hotel within reach instead?")
         right = [c for c in env.unwrapped.task.oracle if c.name == "hold_room"][-1].arguments["room_type_id"]
         others = [rt for rt in every_alternative(env_id, seed) if rt != right]
         assert 1 <= len(others) <= 2, others

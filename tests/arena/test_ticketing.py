@@ -9,7 +9,8 @@ import gymnasium as gym
 import pytest
 
 from tests.arena.harness import WorldHarness
-from tests.arena.withheld import assert_asking_is_needed, oracle_learns_it_by_asking, skipping_the_question
+from tests.arena.withheld import (assert_asking_is_needed, oracle_learns_it_by_asking, skipping_the_question,
+                                  the_user_points_to_the_question)
 from sttgym.agents import NominalAgent, OracleAgent, PlanAgent
 from sttgym.agents.probes import AlwaysRefuse, BlindWriter
 from sttgym.checklist import evaluate
@@ -339,6 +340,7 @@ def test_a_move_needs_the_section_feature_the_customer_tells_only_when_asked(con
     env = gym.make(f"STTArena/Ticketing-{conflict}-{level}")
     for seed in range(3):
         oracle_learns_it_by_asking(env, seed)
+        the_user_points_to_the_question(env.unwrapped.task, "Shall I get you seats in another section instead?")
         task = env.unwrapped.task
         right = [c for c in task.oracle if c.name == "hold_seats"][-1].arguments["section_id"]
         others = [[sid] for sid, x in sorted(task.initial_state["sections"].items())

@@ -9,7 +9,7 @@ from sttgym.agents import OracleAgent, PlanAgent
 from sttgym.checklist import evaluate
 from sttgym.rollout import rollout
 from sttgym.task import Call
-from sttgym.user import USER_TOOL, words
+from sttgym.user import USER_TOOL, RuleUser, words
 
 
 def _asks(call: Call, keywords: list[str]) -> bool:
@@ -29,6 +29,16 @@ def oracle_learns_it_by_asking(env, seed: int) -> None:
     for step in told:
         action = Call(name=step["action"]["name"], arguments=step["action"]["arguments"])
         assert _asks(action, answer.keywords), action
+
+
+def the_user_points_to_the_question(task, offer: str) -> None:
+    """Offered an alternative in words that do not name the fact, the user keeps it back but names a word to ask
+    about; asked with that word, they tell it."""
+    user, (answer,) = RuleUser(task.profile), task.profile.withheld
+    hint = user.reply(offer)
+    named = sorted(words(hint) & {k.lower() for k in answer.keywords})
+    assert answer.text not in hint and named, hint
+    assert user.reply(f"Before I book it, what is the {named[0]}?") == answer.text
 
 
 def skipping_the_question(env, seed: int, swap: dict[str, str]) -> tuple[float, dict[str, bool], bool]:
