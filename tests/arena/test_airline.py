@@ -17,7 +17,7 @@ from sttgym.envs.arena.airline.world import AirlineWorld
 from sttgym.rollout import rollout
 from sttgym.task import resolve
 from sttgym.tools import collect_tools
-from tests.arena.withheld import assert_asking_is_needed, oracle_learns_it_by_asking, the_user_points_to_the_question
+from tests.arena.withheld import assert_withheld_story
 
 START = "2024-05-06T09:00"
 DAY = "2024-05-07"
@@ -480,12 +480,8 @@ def airline_alternatives(task) -> tuple[list[str], list[list[str]]]:
 
 @pytest.mark.parametrize("conflict, level", product(["ST2", "S3"], ["medium", "hard"]))
 def test_a_rebooking_needs_the_airline_the_traveller_tells_only_when_asked(conflict, level):
-    env = gym.make(f"STTArena/Airline-{conflict}-{level}")
-    for seed in range(3):
-        oracle_learns_it_by_asking(env, seed)
-        the_user_points_to_the_question(env.unwrapped.task, "Shall I book you on another routing via a different hub?")
-        right, others = airline_alternatives(env.unwrapped.task)
-        assert_asking_is_needed(env, seed, right, others, "asked_airline")
+    assert_withheld_story(f"STTArena/Airline-{conflict}-{level}", "Shall I book you on another routing via a "
+                          "different hub?", "asked_airline", lambda env, seed: airline_alternatives(env.unwrapped.task))
 
 
 def test_the_traveller_s_airline_is_not_the_first_routing_listed():

@@ -10,7 +10,7 @@ import gymnasium as gym
 import pytest
 
 from tests.arena.harness import WorldHarness
-from tests.arena.withheld import assert_asking_is_needed, oracle_learns_it_by_asking, the_user_points_to_the_question
+from tests.arena.withheld import assert_withheld_story
 import sttgym
 from sttgym.agents import NominalAgent, OracleAgent, PlanAgent
 from sttgym.agents.probes import BlindWriter
@@ -425,15 +425,12 @@ def test_an_impossible_task_leaves_no_way_round_and_its_medium_twin_one(conflict
 
 @pytest.mark.parametrize("conflict, level", product(["S1", "ST1"], ["medium", "hard"]))
 def test_a_move_needs_the_amenity_the_guest_tells_only_when_asked(conflict, level):
-    env_id = f"STTArena/Hotel-{conflict}-{level}"
-    env = gym.make(env_id)
-    for seed in range(3):
-        oracle_learns_it_by_asking(env, seed)
-        the_user_points_to_the_question(env.unwrapped.task, "Shall I book another hotel within reach instead?")
+    def alternatives(env, seed):  # the room type the oracle books, and every other one that meets the request
         right = [c for c in env.unwrapped.task.oracle if c.name == "hold_room"][-1].arguments["room_type_id"]
-        others = [rt for rt in every_alternative(env_id, seed) if rt != right]
-        assert 1 <= len(others) <= 2, others
-        assert_asking_is_needed(env, seed, [right], [[rt] for rt in others], "asked_amenity")
+        return [right], [[rt] for rt in every_alternative(env.spec.id, seed) if rt != right]
+
+    assert_withheld_story(f"STTArena/Hotel-{conflict}-{level}", "Shall I book another hotel within reach instead?",
+                          "asked_amenity", alternatives)
 
 
 def test_the_guest_s_hotel_is_not_the_nearest_alternative():

@@ -9,8 +9,7 @@ import gymnasium as gym
 import pytest
 
 from tests.arena.harness import WorldHarness
-from tests.arena.withheld import (assert_asking_is_needed, oracle_learns_it_by_asking, skipping_the_question,
-                                  the_user_points_to_the_question)
+from tests.arena.withheld import assert_withheld_story, skipping_the_question
 from sttgym.agents import NominalAgent, OracleAgent, PlanAgent
 from sttgym.agents.probes import AlwaysRefuse, BlindWriter
 from sttgym.checklist import evaluate
@@ -337,17 +336,15 @@ def test_spraying_promo_codes_past_midnight_earns_nothing():
 
 @pytest.mark.parametrize("conflict, level", product(["T1", "S2"], ["medium", "hard"]))
 def test_a_move_needs_the_section_feature_the_customer_tells_only_when_asked(conflict, level):
-    env = gym.make(f"STTArena/Ticketing-{conflict}-{level}")
-    for seed in range(3):
-        oracle_learns_it_by_asking(env, seed)
-        the_user_points_to_the_question(env.unwrapped.task, "Shall I get you seats in another section instead?")
+    def alternatives(env, seed):  # the section the oracle buys in, and every other one of the show that would do
         task = env.unwrapped.task
         right = [c for c in task.oracle if c.name == "hold_seats"][-1].arguments["section_id"]
-        others = [[sid] for sid, x in sorted(task.initial_state["sections"].items())
-                  if x["event"] == task.initial_state["sections"][right]["event"] and sid != right
-                  and skipping_the_question(env, seed, {right: sid})[2]]  # every other section that would do
-        assert 1 <= len(others) <= 2, others
-        assert_asking_is_needed(env, seed, [right], others, "asked_feature")
+        event = task.initial_state["sections"][right]["event"]
+        return [right], [[sid] for sid, x in sorted(task.initial_state["sections"].items())
+                         if x["event"] == event and sid != right and skipping_the_question(env, seed, {right: sid})[2]]
+
+    assert_withheld_story(f"STTArena/Ticketing-{conflict}-{level}", "Shall I get you seats in another section "
+                          "instead?", "asked_feature", alternatives)
 
 
 def test_the_customer_s_section_is_not_the_cheapest_option():

@@ -4,6 +4,9 @@ recovery that skips the question does not pass, whichever workable alternative i
 from __future__ import annotations
 
 import json
+from typing import Callable
+
+import gymnasium as gym
 
 from sttgym.agents import OracleAgent, PlanAgent
 from sttgym.checklist import evaluate
@@ -70,7 +73,6 @@ def assert_asking_is_needed(env, seed: int, right: list[str], others: list[list[
     """``right``: the ids of the user's alternative as the oracle commits them; ``others``: each other alternative's
     ids in the same order. Each other one is workable, and taking it without asking scores at most 0.75; taking the
     right one by luck without asking fails the question's milestone ``asked`` and nothing else."""
-    assert others, "the change leaves the user no choice"
     for other in others:
         score, checks, workable = skipping_the_question(env, seed, dict(zip(right, other)))
         assert workable, (seed, other, "the alternative does not serve the request")
@@ -78,3 +80,17 @@ def assert_asking_is_needed(env, seed: int, right: list[str], others: list[list[
     score, checks, workable = skipping_the_question(env, seed, {})
     assert workable and 0 < score < 1.0, (seed, checks)
     assert [name for name, passed in checks.items() if not passed] == [asked], (seed, checks)
+
+
+def assert_withheld_story(env_id: str, offer: str, asked: str,
+                          alternatives: Callable[..., tuple[list[str], list[list[str]]]], seeds=range(3)) -> None:
+    """Every check above on ``env_id`` over ``seeds``. ``offer``: an alternative offered without naming the fact;
+    ``asked``: the question's milestone; ``alternatives(env, seed)``, after the oracle's run: the ids of the user's
+    alternative and of the one or two others."""
+    env = gym.make(env_id)
+    for seed in seeds:
+        oracle_learns_it_by_asking(env, seed)
+        the_user_points_to_the_question(env.unwrapped.task, offer)
+        right, others = alternatives(env, seed)
+        assert 1 <= len(others) <= 2, (seed, others)
+        assert_asking_is_needed(env, seed, right, others, asked)
