@@ -53,7 +53,7 @@ _LABEL = {"standard": "standard room", "deluxe": "deluxe room", "family": "famil
           "accessible": "accessible room"}
 HORIZON = 9  # days of inventory the books hold from the start date
 # What a guest may need a hotel to have, and how they say so when asked.
-AMENITIES = {"parking": "I'm driving in, so the hotel needs its own car park.",
+AMENITIES = {"parking": "I'm driving in, so the hotel needs parking for my car.",
              "gym": "I train every morning before the sessions, so the hotel needs a gym.",
              "pool": "I swim every morning; the hotel needs a pool.",
              "pets": "My dog travels with me, so the hotel has to accept pets.",
