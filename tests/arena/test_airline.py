@@ -17,6 +17,7 @@ from sttgym.envs.arena.airline.world import AirlineWorld
 from sttgym.rollout import rollout
 from sttgym.task import resolve
 from sttgym.tools import collect_tools
+from tests.arena.withheld import assert_withheld_story
 
 START = "2024-05-06T09:00"
 DAY = "2024-05-07"
@@ -457,3 +458,37 @@ def test_ticketing_the_original_routing_again_earns_nothing(conflict):
     env = gym.make(f"STTArena/Airline-{conflict}-easy")
     scores = [rebook_same_policy(env, seed) for seed in range(3)]
     assert max(scores) <= 0.25, scores
+
+
+# ----------------------------------------------------------------- the traveller's airline, told only when asked
+
+
+def airline_alternatives(task) -> tuple[list[str], list[list[str]]]:
+    """The routing the oracle tickets, and every other carrier's routing through the same hub that connects and
+    lands in time."""
+    flights, spec = task.initial_state["flights"], request_of(task)
+    world = AirlineWorld(copy.deepcopy(task.initial_state), Clock(task.start_time))
+    right = [c for c in task.oracle if c.name == "hold_itinerary"][-1].arguments["flight_ids"]
+    hub, carrier = flights[right[0]]["destination"], flights[right[0]]["carrier"]
+    legs = [(x, y) for (x, fx), (y, fy) in product(sorted(flights.items()), repeat=2)
+            if (fx["origin"], fx["destination"], fy["origin"], fy["destination"]) == (spec["origin"], hub, hub,
+                                                                                      spec["destination"])
+            and fx["carrier"] == fy["carrier"] != carrier and fy["arrives"] <= spec["arrive_by"]
+            and not world.problems(spec["passenger"], [x, y], "economy")]
+    return right, [list(pair) for pair in legs]
+
+
+@pytest.mark.parametrize("conflict, level", product(["ST2", "S3"], ["medium", "hard"]))
+def test_a_rebooking_needs_the_airline_the_traveller_tells_only_when_asked(conflict, level):
+    assert_withheld_story(f"STTArena/Airline-{conflict}-{level}", "Shall I book you on another routing via a "
+                          "different hub?", "asked_airline", lambda env, seed: airline_alternatives(env.unwrapped.task))
+
+
+def test_the_traveller_s_airline_is_not_the_first_routing_listed():
+    env, firsts = gym.make("STTArena/Airline-ST2-hard"), set()
+    for seed in range(8):
+        env.reset(seed=seed)
+        right, others = airline_alternatives(env.unwrapped.task)
+        flights = env.unwrapped.task.initial_state["flights"]
+        firsts.add(min([right, *others], key=lambda r: flights[r[0]]["departs"]) == right)
+    assert firsts == {True, False}

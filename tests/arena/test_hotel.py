@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import copy
 import json
+from itertools import product
 
 import gymnasium as gym
 import pytest
 
 from tests.arena.harness import WorldHarness
+from tests.arena.withheld import assert_withheld_story
 import sttgym
 from sttgym.agents import NominalAgent, OracleAgent, PlanAgent
 from sttgym.agents.probes import BlindWriter
-from sttgym.envs.arena.hotel.world import HotelWorld
+from sttgym.envs.arena.hotel.world import HotelWorld, travel
 from sttgym.rollout import rollout
 from sttgym.task import resolve
 from sttgym.tools import collect_tools
@@ -419,3 +421,26 @@ def every_alternative(env_id: str, seed: int) -> list[str]:
 def test_an_impossible_task_leaves_no_way_round_and_its_medium_twin_one(conflict):
     assert every_alternative(f"STTArena/Hotel-{conflict}-impossible", seed=1) == []
     assert every_alternative(f"STTArena/Hotel-{conflict}-medium", seed=1)  # the search does find a way when one exists
+
+
+@pytest.mark.parametrize("conflict, level", product(["S1", "ST1"], ["medium", "hard"]))
+def test_a_move_needs_the_amenity_the_guest_tells_only_when_asked(conflict, level):
+    def alternatives(env, seed):  # the room type the oracle books, and every other one that meets the request
+        right = [c for c in env.unwrapped.task.oracle if c.name == "hold_room"][-1].arguments["room_type_id"]
+        return [right], [[rt] for rt in every_alternative(env.spec.id, seed) if rt != right]
+
+    assert_withheld_story(f"STTArena/Hotel-{conflict}-{level}", "Shall I book another hotel within reach instead?",
+                          "asked_amenity", alternatives)
+
+
+def test_the_guest_s_hotel_is_not_the_nearest_alternative():
+    env_id, nearest = "STTArena/Hotel-ST1-medium", set()
+    for seed in range(8):
+        env, arena = start(env_id, seed)
+        state, task = arena.world.state, arena.task
+        right = [c for c in task.oracle if c.name == "hold_room"][-1].arguments["room_type_id"]
+        venue = task.static_checklist[0].holds.args["request"]["venue"]
+        ranked = sorted(every_alternative(env_id, seed), key=lambda rt: travel(state, state["room_types"][rt]["hotel"],
+                                                                              venue))
+        nearest.add(ranked[0] == right)
+    assert nearest == {True, False}

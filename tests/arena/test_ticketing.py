@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import copy
+from itertools import product
 
 import gymnasium as gym
 import pytest
 
 from tests.arena.harness import WorldHarness
+from tests.arena.withheld import assert_withheld_story, skipping_the_question
 from sttgym.agents import NominalAgent, OracleAgent, PlanAgent
 from sttgym.agents.probes import AlwaysRefuse, BlindWriter
 from sttgym.checklist import evaluate
@@ -330,3 +332,28 @@ def test_spraying_promo_codes_past_midnight_earns_nothing():
         goals.append(evaluate(env.unwrapped.task.static_checklist, env.unwrapped.world, env.unwrapped.log)[0])
     assert max(goals) == 1.0, goals  # the spray finds the reset day code ...
     assert max(scores) == 0.0, scores  # ... but never read the reset, so no milestone counts
+
+
+@pytest.mark.parametrize("conflict, level", product(["T1", "S2"], ["medium", "hard"]))
+def test_a_move_needs_the_section_feature_the_customer_tells_only_when_asked(conflict, level):
+    def alternatives(env, seed):  # the section the oracle buys in, and every other one of the show that would do
+        task = env.unwrapped.task
+        right = [c for c in task.oracle if c.name == "hold_seats"][-1].arguments["section_id"]
+        event = task.initial_state["sections"][right]["event"]
+        return [right], [[sid] for sid, x in sorted(task.initial_state["sections"].items())
+                         if x["event"] == event and sid != right and skipping_the_question(env, seed, {right: sid})[2]]
+
+    assert_withheld_story(f"STTArena/Ticketing-{conflict}-{level}", "Shall I get you seats in another section "
+                          "instead?", "asked_feature", alternatives)
+
+
+def test_the_customer_s_section_is_not_the_cheapest_option():
+    cheapest = set()
+    for seed in range(8):
+        env, arena = start("STTArena/Ticketing-S2-hard", seed)
+        sections, task = arena.task.initial_state["sections"], arena.task
+        right = [c for c in task.oracle if c.name == "hold_seats"][-1].arguments["section_id"]
+        options = [sid for sid, x in sections.items() if len(x.get("features", [])) == 1 and x["accessible"]
+                   and x["gate"] == sections[right]["gate"]]
+        cheapest.add(min(options, key=lambda sid: (sections[sid]["price"], sid)) == right)
+    assert cheapest == {True, False}

@@ -9,9 +9,10 @@ from typing import Callable
 import gymnasium as gym
 
 from sttgym.agents import OracleAgent, PlanAgent
+from sttgym.checklist import evaluate
 from sttgym.rollout import rollout
 from sttgym.task import Call
-from sttgym.user import USER_TOOL, words
+from sttgym.user import USER_TOOL, RuleUser, words
 
 
 def question(task) -> Call:
@@ -73,3 +74,84 @@ def assert_unpredictable(env_id: str, cues: Callable[..., dict[str, bool]], seed
         for cue, right in cues(env.unwrapped.task).items():
             seen.setdefault(cue, set()).add(right)
     assert seen and all(v == {True, False} for v in seen.values()), (env_id, seen)
+
+
+def _asks(call: Call, keywords: list[str]) -> bool:
+    return call.name == USER_TOOL and bool({k.lower() for k in keywords} & words(call.arguments.get("message", "")))
+
+
+def oracle_learns_it_by_asking(env, seed: int) -> None:
+    """The oracle scores 1.0; the withheld text shows nowhere (request, initial world, any tool result) but in the
+    user's answer to a question naming one of its keywords."""
+    traj = rollout(env, OracleAgent(), seed=seed)
+    assert traj.reward == 1.0, (seed, traj.info["checklist"])
+    task = env.unwrapped.task
+    (answer,) = task.profile.withheld
+    assert answer.text not in task.query and answer.text not in json.dumps(task.initial_state)
+    told = [s for s in traj.steps if answer.text in str(s["observation"])]
+    assert told, "the oracle never learnt the withheld fact"
+    for step in told:
+        action = Call(name=step["action"]["name"], arguments=step["action"]["arguments"])
+        assert _asks(action, answer.keywords), action
+
+
+def the_user_points_to_the_question(task, offer: str) -> None:
+    """Offered an alternative in words that do not name the fact, the user keeps it back but names a word to ask
+    about; asked with that word, they tell it."""
+    user, (answer,) = RuleUser(task.profile), task.profile.withheld
+    hint = user.reply(offer)
+    named = sorted(words(hint) & {k.lower() for k in answer.keywords})
+    assert answer.text not in hint and named, hint
+    assert user.reply(f"Before I book it, what is the {named[0]}?") == answer.text
+
+
+def skipping_the_question(env, seed: int, swap: dict[str, str]) -> tuple[float, dict[str, bool], bool]:
+    """The oracle's calls without its question, every id in ``swap`` replaced by its value (another alternative):
+    the score, each check's outcome, and whether what it took serves the request as the tools show it (the static
+    checklist holds: the alternative is genuinely workable)."""
+    env.reset(seed=seed)
+    task = env.unwrapped.task
+    keywords = task.profile.withheld[0].keywords
+
+    def swapped(value):
+        if isinstance(value, str):
+            return swap.get(value, value)
+        if isinstance(value, list):
+            return [swapped(v) for v in value]
+        if isinstance(value, dict):
+            return {k: swapped(v) for k, v in value.items()}
+        return value
+
+    plan = [Call(name=c.name, arguments=swapped(c.arguments), save_as=c.save_as) for c in task.oracle
+            if not _asks(c, keywords)]
+    traj = rollout(env, PlanAgent(plan), seed=seed)
+    base = env.unwrapped
+    static, _ = evaluate(task.static_checklist, base.world, base.log)
+    return traj.reward, {c["name"]: c["passed"] for c in traj.info["checklist"]}, static == 1.0
+
+
+def assert_asking_is_needed(env, seed: int, right: list[str], others: list[list[str]], asked: str) -> None:
+    """``right``: the ids of the user's alternative as the oracle commits them; ``others``: each other alternative's
+    ids in the same order. Each other one is workable, and taking it without asking scores at most 0.75; taking the
+    right one by luck without asking fails the question's milestone ``asked`` and nothing else."""
+    for other in others:
+        score, checks, workable = skipping_the_question(env, seed, dict(zip(right, other)))
+        assert workable, (seed, other, "the alternative does not serve the request")
+        assert score <= 0.75 and checks[asked] is False, (seed, other, score, checks)
+    score, checks, workable = skipping_the_question(env, seed, {})
+    assert workable and 0 < score < 1.0, (seed, checks)
+    assert [name for name, passed in checks.items() if not passed] == [asked], (seed, checks)
+
+
+def assert_withheld_story(env_id: str, offer: str, asked: str,
+                          alternatives: Callable[..., tuple[list[str], list[list[str]]]], seeds=range(3)) -> None:
+    """Every check above on ``env_id`` over ``seeds``. ``offer``: an alternative offered without naming the fact;
+    ``asked``: the question's milestone; ``alternatives(env, seed)``, after the oracle's run: the ids of the user's
+    alternative and of the one or two others."""
+    env = gym.make(env_id)
+    for seed in seeds:
+        oracle_learns_it_by_asking(env, seed)
+        the_user_points_to_the_question(env.unwrapped.task, offer)
+        right, others = alternatives(env, seed)
+        assert 1 <= len(others) <= 2, (seed, others)
+        assert_asking_is_needed(env, seed, right, others, asked)

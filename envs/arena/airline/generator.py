@@ -26,9 +26,8 @@ from sttgym.task import Call, Ref, Task
 from sttgym.triggers import Observable, Trigger
 from sttgym.user import Answer, UserProfile
 
-__all__ = ["Author", "Plan", "Task", "Net", "Trip", "new_network", "bid", "one", "make_task", "standard_query", "hhmm",
-           "shift",
-           "minutes_between", "floor_to"]
+__all__ = ["CONSULT", "Author", "Plan", "Task", "Net", "Trip", "new_network", "bid", "one", "make_task",
+           "standard_query", "hhmm", "shift", "minutes_between", "floor_to"]
 
 # A fictional world, so that no model's idea of real distances or visa rules gets in the way.
 # (code, city, country): airports of one-airport cities; two-airport cities are (city, country, [codes]).
@@ -54,6 +53,9 @@ _PEOPLE = ["Dana Whitfield", "Omar Haddad", "Lena Fischer", "Kenji Watanabe", "P
 _NATIONS = ["Arvenian", "Belmoran", "Cestrian", "Dovaric", "Elurian", "Fenwari", "Galtese", "Hollish", "Istrani",
             "Jorvic", "Kavelan", "Lutherian"]
 _PROMO_WORDS = ["SKYSAVER", "CITYHOP", "REDEYE", "WEEKENDER", "FLYMORE", "JETSET", "BIZLITE", "ONWARD"]
+# How a traveller asked about their airline naturally puts it; the words that bring out a withheld airline.
+AIRLINE_WORDS = ("airline", "airlines", "carrier", "carriers", "requirement", "prefer", "preference", "loyalty")
+CONSULT = " If you have to rebook me, ask me first: I have a requirement about the airline."
 AIRCRAFT = ["A320", "A321", "B737", "B738", "E190", "A220"]
 
 
@@ -298,6 +300,8 @@ class Trip:
     arrive_by: str
     planned: list[str]  # the itinerary the request names
     impossible: Impossibility | None = None
+    wanted: list[str] = field(default_factory=list)  # the alternative the traveller's withheld airline picks
+    withheld: Answer | None = None
 
     @property
     def passenger(self) -> str:
@@ -401,6 +405,26 @@ class Trip:
         extra = max(c["change_fee"] for c in s["carriers"].values()) if fee else 0
         s["passengers"][self.passenger]["budget"] = most + extra + 10 * self.net.author.integer(2, 8)
 
+    def carrier_choice(self, hub: str) -> list[list[str]]:
+        """Two or three routings through ``hub``, each on its own carrier and landing in time. Which one the
+        traveller wants is their airline, which they tell only when asked: drawn apart from anything a tool
+        shows (departure order, fares, flight numbers), so no heuristic beats a guess."""
+        net, a = self.net, self.net.author
+        carriers = [net.roles[r] for r in "ABC"]
+        routings = [net.via(hub, shift(self.arrive_by, -5 * a.integer(1, 5)), carrier=carriers[int(i)])
+                    for i in a.rng.permutation(3)[:a.integer(2, 3)]]
+        self.wanted = routings[a.integer(0, len(routings) - 1)]
+        carrier = net.f(self.wanted[0])["carrier"]
+        name = net.state["carriers"][carrier]["name"]
+        self.withheld = Answer(keywords=list(AIRLINE_WORDS), text=f"If you rebook me, it has to be on {name} "
+                               f"({carrier}): I'm two flights short of their gold status and need those miles.")
+        return routings
+
+    def ask_airline(self, why: str) -> Call:
+        """The oracle's question for the withheld airline, before it books an alternative."""
+        return self.tell(f"{why} I can rebook you on another routing; you said you have a requirement: which "
+                         "airline do you need?")
+
     # checks
     def goal(self) -> list[Check]:
         pred, spec = self.net.author.pred, self.spec()
@@ -420,14 +444,24 @@ class Trip:
         def after(p):
             return pred.all_of(preds=[saw, p])
 
+        asked, chosen, on = [], spec, ""
+        if self.wanted:  # the goal is the traveller's airline, asked for before the ticket
+            chosen = {**spec, "carrier": self.net.f(self.wanted[0])["carrier"]}
+            on = f" on {chosen['carrier']}, the traveller's airline"
+            asked = [Check(name="asked_airline", description="the agent asked the traveller which airline they need "
+                           "before ticketing an alternative, and ticketed it (a question alone is no recovery)",
+                           holds=pred.all_of(preds=[pred.asked_user(about=self.withheld.keywords,
+                                                                    before="confirm_booking"),
+                                                    pred.trip_ticketed(request=chosen)]))]
         return [Check(name="noticed_change", description=f"the agent read what {trigger} changed, after it did",
                       holds=saw),
                 Check(name="stale_unwound", description="after noticing, no hold or ticket of the traveller is left "
                       "that cannot be flown as asked", holds=after(pred.bookings_sound(request=spec))),
-                Check(name="alternative_secured", description="after noticing, a hold or ticket flies the request "
-                      "as it stands", holds=after(pred.trip_secured(request=spec))),
+                *asked,
+                Check(name="alternative_secured", description=f"after noticing, a hold or ticket flies the request "
+                      f"as it stands{on}", holds=after(pred.trip_secured(request=chosen))),
                 Check(name="ticketed", description=f"after noticing, a ticket lands at {self.net.D} by "
-                      f"{self.arrive_by} and can be flown", holds=after(pred.trip_ticketed(request=spec))),
+                      f"{self.arrive_by} and can be flown{on}", holds=after(pred.trip_ticketed(request=chosen))),
                 Check(name="one_ticket", gate=True, description="at most one ticket, within the budget with fees",
                       holds=pred.one_ticket(request=spec))]
 
@@ -441,16 +475,17 @@ def make_task(trip: Trip, query: str, triggers: list[Trigger], nominal: Plan | l
     checks = [trip.profile(), trip.bookings(), trip.airport(net.D), trip.carriers(), trip.airport(net.O),
               trip.promos()]
     extra = [checks[int(i)] for i in net.author.rng.permutation(len(checks))[:net.author.integer(1, 3)]]
-    said = [c for c in oracle if c.name == "chat_with_user"]
-    oracle = [c for c in oracle if c.name != "chat_with_user"] + extra + said
+    said = oracle[-1:] if impossible else []  # the refusal ends the oracle; a question stays where it was asked
+    oracle = oracle[:len(oracle) - len(said)] + extra + said
     answers.setdefault(("flight", "routing", "route", "another", "other", "connection", "via"),
                        f"Any routing is fine as long as I land at {net.D} by {hhmm(trip.arrive_by)} in economy "
-                       "within my budget.")
+                       "within my budget" + (", on the airline I need: ask me which." if trip.withheld else "."))
     answers.setdefault(("budget", "price", "fare", "cost"), "My budget per booking is on my passenger profile.")
     profile = UserProfile(
         persona=f"{net.state['passengers'][net.user]['name']}, {persona}",
         known_facts=[f"passenger id {net.user}", f"from {net.O} to {net.D}", f"land by {trip.arrive_by}"],
         clarifications=[Answer(keywords=list(k), text=t) for k, t in answers.items()],
+        withheld=[trip.withheld] if trip.withheld else [],
         insist=(insist or None) if impossible else None,
         fallback="Everything I know is in my request; please handle the booking as asked.")
     return Task(query=query, profile=profile, start_time=format_time(net.start), initial_state=net.state,

@@ -472,7 +472,8 @@ class AirlineWorld(World):
         return ok({"booking_id": booking_id, "voucher": voucher}, message=f"{booking_id} cancelled")
 
     # ------------------------------------------------- predicates and operations
-    # A request, as checks name it: {"passenger", "origin", "destination", "arrive_by", "cabin"}.
+    # A request, as checks name it: {"passenger", "origin", "destination", "arrive_by", "cabin"}, and "carrier"
+    # when only that airline's flights will do.
 
     def _serves(self, bid: str, request: dict) -> bool:
         """Booking ``bid`` flies the request as asked and can be flown as it stands."""
@@ -482,6 +483,8 @@ class AirlineWorld(World):
             return False
         first, last = self.flights[b["segments"][0]], self.flights[b["segments"][-1]]
         if first["origin"] != request["origin"] or last["destination"] != request["destination"]:
+            return False
+        if request.get("carrier") and any(self.flights[f]["carrier"] != request["carrier"] for f in b["segments"]):
             return False
         if local_time(last["arrives"]) > local_time(request["arrive_by"]):
             return False

@@ -27,7 +27,7 @@ from sttgym.task import Call, Ref, Task
 from sttgym.triggers import Observable, Trigger
 from sttgym.user import Answer, UserProfile
 
-__all__ = ["Author", "Plan", "Task", "City", "Request", "new_city", "rid", "one", "make_task"]
+__all__ = ["CONSULT", "Author", "Plan", "Task", "City", "Request", "new_city", "rid", "one", "make_task"]
 
 _DISTRICTS = ["Old Town", "Riverside", "Harbour", "University", "Castle Hill", "Market", "Docklands", "Parkside",
               "Station Quarter", "Cathedral", "Canal Side", "Uptown"]
@@ -52,6 +52,16 @@ _PROMO_WORDS = ["CONGRESS", "EARLYBIRD", "CITYBREAK", "STAYLONGER", "MEMBERS", "
 _LABEL = {"standard": "standard room", "deluxe": "deluxe room", "family": "family room", "suite": "suite",
           "accessible": "accessible room"}
 HORIZON = 9  # days of inventory the books hold from the start date
+# What a guest may need a hotel to have, and how they say so when asked.
+AMENITIES = {"parking": "I'm driving in, so the hotel needs parking for my car.",
+             "gym": "I train every morning before the sessions, so the hotel needs a gym.",
+             "pool": "I swim every morning; the hotel needs a pool.",
+             "pets": "My dog travels with me, so the hotel has to accept pets.",
+             "spa": "I'm recovering from a back injury and need the hotel's spa for my treatments."}
+# The words that bring out a withheld amenity: how a guest asked about their needs naturally puts it.
+AMENITY_WORDS = ("requirement", "require", "need", "needs", "amenity", "amenities", "facility", "facilities", "prefer",
+                 "preference")
+CONSULT = " If you have to move me to another hotel, ask me first: I have a requirement about its facilities."
 
 
 def rid(step: str) -> Ref:
@@ -316,6 +326,8 @@ class Request:
     progress: str = "booked"  # with extras: the milestone before the goal (booked, arrival or seat)
     kept: str = ""  # impossible: the hotel where the plan's own booking, made before the change, may stay
     impossible: Impossibility | None = None
+    wanted: str = ""  # the alternative hotel the guest's withheld need picks
+    withheld: Answer | None = None
 
     @property
     def guest(self) -> str:
@@ -419,10 +431,36 @@ class Request:
     def stay_text(self) -> str:
         return f"{rooms(self.kind, self.count)} for {self.nights} nights from {self.check_in}"
 
+    def amenity_choice(self, options: list[str]) -> str:
+        """The guest needs an amenity that, of ``options`` (hotels each workable per the tools), only one has; the
+        hotel the request names has them all. Which one is drawn apart from anything a tool shows (distance,
+        price, id order), and the guest says it only when asked; the chosen hotel."""
+        a, hotels = self.city.author, self.city.state["hotels"]
+        names = sorted(AMENITIES)
+        for h in sorted(hotels):  # the rest get drawn ones, so that no hotel stands out for having the field
+            hotels[h]["amenities"] = sorted(names[int(i)] for i in a.rng.permutation(len(names))[:a.integer(0, 3)])
+        hotels[self.hotel]["amenities"] = names
+        drawn = [names[int(i)] for i in a.rng.permutation(len(names))[:len(options)]]
+        for h, amenity in zip(options, drawn):
+            hotels[h]["amenities"] = [amenity]
+        pick = a.integer(0, len(options) - 1)
+        self.wanted = options[pick]
+        self.withheld = Answer(keywords=list(AMENITY_WORDS), text=AMENITIES[drawn[pick]])
+        return self.wanted
+
+    def ask_amenity(self, why: str) -> Call:
+        """The oracle's question for the withheld need, before it books another hotel."""
+        return self.tell(f"{why} A few other hotels within reach have the room; you said you have a requirement "
+                         "about the facilities: what do you need the hotel to have?")
+
     # checks
-    def goal(self) -> list[Check]:
-        pred, spec = self.city.author.pred, self.spec()
-        what = f"{self.count} {self.kind} room(s) {self.where}"
+    def goal(self, wanted: str = "") -> list[Check]:
+        """The request met (at ``wanted``, when given: the hotel the guest's withheld need picks; the gate reads
+        the request as the tools show it)."""
+        pred, plain = self.city.author.pred, self.spec()
+        spec = {**plain, "hotel": wanted} if wanted else plain
+        what = f"{self.count} {self.kind} room(s) {self.where}" + (f" at {wanted}, which has what the guest needs"
+                                                                   if wanted else "")
         booked = Check(name="booked", description=f"{self.guest} holds {what}, all at one open hotel",
                        holds=pred.booked(request=spec))
         if not (self.arrival or self.shuttle_by or self.meeting):
@@ -438,7 +476,7 @@ class Request:
                                   "out with the booked hotel", holds=pred.arranged(request=spec))]
         checks.append(Check(name="only_as_asked", gate=True, description="every confirmed reservation of the guest "
                             "serves the request within the card limit, and there is no extra one",
-                            holds=pred.only_as_asked(request=spec)))
+                            holds=pred.only_as_asked(request=plain)))
         return checks
 
     def checklist(self, trigger: str) -> list[Check]:
@@ -448,7 +486,14 @@ class Request:
         seen = pred.noticed(trigger=trigger)
         out = [Check(name="noticed_change", description=f"after {trigger} fired, the agent read what it changed",
                      holds=seen)]
-        for check in self.goal():
+        goal = self.goal(self.wanted)
+        if self.wanted:  # asking earns nothing until the answer is acted on: a question is no recovery
+            out.append(Check(name="asked_amenity", description="the agent asked the guest what the hotel must have "
+                             "before confirming another one, and booked the hotel that has it",
+                             holds=pred.all_of(preds=[pred.asked_user(about=self.withheld.keywords,
+                                                                      before="confirm_reservation"),
+                                                      [c for c in goal if not c.gate][-1].holds])))
+        for check in goal:
             if not check.gate:
                 check = Check(name=check.name, description=f"{check.description} (once {trigger} was read)",
                               holds=pred.all_of(preds=[seen, check.holds]))
@@ -473,10 +518,11 @@ def make_task(req: Request, query: str, triggers: list[Trigger], nominal: Plan |
     # hotel asked for and its availability. Real agents differ in this; every timing the story measured comes first.
     spot = [int(i) for i in author.rng.permutation(4)[:author.integer(1, 3)]]
     closing = [(req.bookings, req.profile, req.hotel_info, req.search)[i]() for i in spot]
-    replies = [c for c in oracle if c.name == "chat_with_user"]
-    work = [c for c in oracle if c.name != "chat_with_user"]
+    replies = oracle[-1:] if req.impossible else []  # the refusal ends the oracle; a question stays where asked
+    work = oracle[:len(oracle) - len(replies)]
     where = (f"It has to be {req.hotel}." if req.fixed_hotel else
-             f"Any hotel {req.where} is fine, as long as it is {req.city.a_room} for the same nights.")
+             f"Any hotel {req.where} is fine, as long as it is {req.city.a_room} for the same nights"
+             + (" and has what I need: ask me about my requirement." if req.withheld else "."))
     replies_by_topic = {("hotel", "another", "other", "elsewhere", "different", "alternative"): where,
                         **(answers or {})}
     guest = city.state["guests"][city.user]
@@ -485,6 +531,7 @@ def make_task(req: Request, query: str, triggers: list[Trigger], nominal: Plan |
         known_facts=[f"guest id {city.user}", f"room kind {req.kind}", f"check-in {req.check_in}",
                      f"{req.nights} nights", f"venue {req.venue}"],
         clarifications=[Answer(keywords=list(words), text=text) for words, text in replies_by_topic.items()],
+        withheld=[req.withheld] if req.withheld else [],
         insist=insist or None if req.impossible else None,
         fallback="Everything I know is in my request; please handle the booking as asked.")
     plan = nominal.calls if isinstance(nominal, Plan) else list(nominal)

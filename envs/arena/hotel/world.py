@@ -5,7 +5,8 @@ State containers (JSON-like dicts keyed by id):
 - ``hotels``: ``{name, district, status: open|closed|outage, notice, check_in_from, late_cutoff (HH:MM),
   night_desk, key_lockers, hold_minutes, closed_floors: [int], closed_wings: [str], rush_cleans}``. A guest
   arriving after ``late_cutoff`` gets a key only from a night desk or a reserved key locker; ``rush_cleans``
-  is how many rooms housekeeping can still turn round early on any day.
+  is how many rooms housekeeping can still turn round early on any day. Some stories add ``amenities``
+  (``[parking|gym|pool|pets|spa]``), which ``get_hotel`` shows.
 - ``places``: ``{name, kind: venue|station, district}``: where guests go besides hotels.
 - ``links``: ``{a, b, minutes, mode: walk|tram|metro|road, name, open}`` between hotels and places;
   travel takes the fastest open way.

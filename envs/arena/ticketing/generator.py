@@ -23,8 +23,8 @@ from sttgym.task import Call, Ref, Task
 from sttgym.triggers import Observable, Trigger
 from sttgym.user import Answer, UserProfile
 
-__all__ = ["Author", "Plan", "Task", "City", "Request", "new_city", "leave_by", "hold_id", "order_id", "one", "intro",
-           "make_task"]
+__all__ = ["CONSULT", "Author", "Plan", "Task", "City", "Request", "new_city", "leave_by", "hold_id", "order_id", "one",
+           "intro", "make_task"]
 
 _PERFORMERS = ["Velvet Harbour", "The Lantern Choir", "Mira Solano", "Northbound Static", "Ada Quartet",
                "Juniper Kite", "Sable & Finch", "Orla Byrne", "The Copper Tides", "Kasimir Trio", "Luna Verde",
@@ -41,6 +41,16 @@ _PEOPLE = ["Dana Whitfield", "Omar Haddad", "Lena Fischer", "Kenji Watanabe", "P
            "Hana Kobayashi", "Felix Moreau", "Ines Duarte", "Arjun Mehta"]
 _SECTIONS = ["Stalls", "Circle", "Balcony", "Floor", "Tier", "Terrace", "Gallery", "Box"]
 _ROWS = "ABCDEFGH"
+# What a group may need its section to have, and how the customer says so when asked.
+FEATURES = {"covered": "Rain is forecast and my friend is just over a cold, so the section has to be covered.",
+            "hearing_loop": "My mother wears hearing aids, so the section needs a hearing loop.",
+            "near_exit": "One of us panics in crowds, so we need a section near an exit.",
+            "standing": "We want to dance, so the section has to allow standing.",
+            "legroom": "My partner is very tall and needs a section with extra legroom."}
+# The words that bring out a withheld feature: how a customer asked about their needs naturally puts it.
+FEATURE_WORDS = ("requirement", "require", "need", "needs", "prefer", "preference", "feature", "features",
+                 "facilities")
+CONSULT = " If the seats have to move to another section, ask me first: I have a requirement about the section."
 
 
 def hold_id(step: str) -> Ref:
@@ -283,6 +293,8 @@ class Request:
     accessible: bool = False
     entry: bool = False
     impossible: Impossibility | None = None
+    feature: str = ""  # what the section must have, told only when asked (the alternative it picks)
+    withheld: Answer | None = None
 
     def __post_init__(self):
         self.events = self.events or [self.city.event]
@@ -367,10 +379,37 @@ class Request:
     def who(self) -> str:
         return f"{self.city.state['customers'][self.customer]['name']}, customer {self.customer}"
 
+    def feature_choice(self, asked: str, options: list[str]) -> str:
+        """The group needs a feature that, of ``options`` (sections each workable per the tools), only one has;
+        the section ``asked`` for has them all. Which one is drawn apart from anything a tool shows (price, gate,
+        id order), and the customer says it only when asked; the chosen section."""
+        a, sections = self.city.author, self.city.state["sections"]
+        names = sorted(FEATURES)
+        drawn = [names[int(i)] for i in a.rng.permutation(len(names))[:len(options)]]
+        rest = [n for n in names if n not in drawn]
+        for sid in self.city.sections:  # the show's other sections get none of the options' features
+            sections[sid]["features"] = sorted(rest[int(i)] for i in a.rng.permutation(len(rest))[:a.integer(0, 2)])
+        sections[asked]["features"] = names
+        for sid, feature in zip(options, drawn):
+            sections[sid]["features"] = [feature]
+        pick = a.integer(0, len(options) - 1)
+        self.feature = drawn[pick]
+        self.withheld = Answer(keywords=list(FEATURE_WORDS), text=FEATURES[self.feature])
+        return options[pick]
+
+    def ask_feature(self, why: str) -> Call:
+        """The oracle's question for the withheld feature, before it buys seats elsewhere."""
+        return self.tell(f"{why} Other sections have seats together; you said you have a requirement about the "
+                         "section: what does it need to have?")
+
     # checks
-    def goal(self) -> list[Check]:
-        pred, spec = self.city.author.pred, self.spec()
-        what = f"{self.count} adjacent seats" + (" (accessible)" if self.accessible else "")
+    def goal(self, feature: str = "") -> list[Check]:
+        """The request met (in a section with ``feature``, when given; the gate reads the request as the tools
+        show it)."""
+        pred, plain = self.city.author.pred, self.spec()
+        spec = {**plain, "feature": feature} if feature else plain
+        what = f"{self.count} adjacent seats" + (" (accessible)" if self.accessible else "") + (
+            f" in a section with {feature.replace('_', ' ')}" if feature else "")
         checks = [
             Check(name="ticketed", description=f"{self.customer} holds a paid order of {what} for the show",
                   holds=pred.ticketed(request=spec)),
@@ -380,7 +419,7 @@ class Request:
             checks.append(Check(name="entry_booked", description="an entry slot at the section's gate that the "
                                 "customer reaches in time is booked", holds=pred.entry_booked(request=spec)))
         checks.append(Check(name="only_as_asked", gate=True, description="one paid order at most, for the show, "
-                            "of the seats asked, within the budget", holds=pred.only_as_asked(request=spec)))
+                            "of the seats asked, within the budget", holds=pred.only_as_asked(request=plain)))
         return checks
 
     def checklist(self, trigger: str, notice_milestone: bool = True) -> list[Check]:
@@ -388,11 +427,17 @@ class Request:
         own, unless the stale plan itself reads what changed, so that looking without reacting earns nothing)."""
         pred = self.city.author.pred
         saw = pred.noticed(trigger=trigger)
+        goal = self.goal(self.feature)
+        asked = [Check(name="asked_feature", description="the agent asked the customer what the section needs before "
+                       "buying elsewhere, and bought seats in a section that has it (a question alone is no "
+                       "recovery)", holds=pred.all_of(preds=[
+                           pred.asked_user(about=self.withheld.keywords, before="purchase"), goal[0].holds]))
+                 ] if self.feature else []
         return [*[Check(name="noticed_change", description=f"the agent read what {trigger} changed, after it did",
-                        holds=saw)] * notice_milestone,
+                        holds=saw)] * notice_milestone, *asked,
                 *[c if c.gate else c.model_copy(update={"description": f"{c.description}, after noticing {trigger}",
                                                         "holds": pred.all_of(preds=[saw, c.holds])})
-                  for c in self.goal()]]
+                  for c in goal]]
 
 
 def make_task(req: Request, query: str, triggers: list[Trigger], nominal: Plan | list[Call], oracle: list[Call],
@@ -405,14 +450,16 @@ def make_task(req: Request, query: str, triggers: list[Trigger], nominal: Plan |
     nominal = nominal.calls if isinstance(nominal, Plan) else nominal
     checks = [req.profile(), req.orders(), req.event(), req.venue()]
     extra = [checks[int(i)] for i in city.author.rng.permutation(len(checks))[:city.author.integer(1, 3)]]
-    said = [c for c in oracle if c.name == "chat_with_user"]
-    oracle = [c for c in oracle if c.name != "chat_with_user"] + extra + said
+    said = oracle[-1:] if impossible else []  # the refusal ends the oracle; a question stays where it was asked
+    oracle = oracle[:len(oracle) - len(said)] + extra + said
     answers = {("seat", "seats", "section", "another", "other"): "Any seats side by side are fine, as long as the "
-               "total stays within my budget.", **answers}
+               "total stays within my budget" + (" and the section has what we need: ask me about our requirement."
+                                                 if req.withheld else "."), **answers}
     profile = UserProfile(
         persona=f"{city.state['customers'][city.user]['name']}, {persona}",
         known_facts=[f"customer id {city.user}", f"show {city.event}", f"{req.count} seats together"],
         clarifications=[Answer(keywords=list(k), text=t) for k, t in answers.items()],
+        withheld=[req.withheld] if req.withheld else [],
         insist=(insist or None) if impossible else None,
         fallback="Everything I know is in my request; please sort out the tickets as asked.")
     return Task(query=query, profile=profile, start_time=format_time(city.start), initial_state=city.state,

@@ -10,7 +10,8 @@ State containers (JSON-like dicts keyed by id):
 - ``events``: ``{title, performer, venue, doors, starts, status: on_sale|postponed|cancelled, cart_minutes,
   notice}``.
 - ``sections``: ``{event, name, price, accessible, gate, status: open|closed, notice, rows: {row: [free seat
-  numbers]}}``. A group sits in one row of one section, on consecutive seat numbers.
+  numbers]}}``. A group sits in one row of one section, on consecutive seat numbers. Some stories add
+  ``features`` (``[covered|hearing_loop|near_exit|standing|legroom]``), which ``get_section`` shows.
 - ``customers``: ``{name, home, budget, smartphone, departs}``: ``budget`` caps one order's total, ``departs``
   is when the customer can leave home (for the entry slot and a courier's handoff).
 - ``carts``: ``{customer, event, section, seats, held_at, expires, status: held|purchased|released|void,
@@ -634,7 +635,8 @@ class TicketingWorld(World):
 
     # ------------------------------------------------- predicates and operations
     # A request, as checks name it: {"customer", "events": [event ids that would do], "count",
-    # "accessible": seats must be accessible, "entry": an entry slot must be booked}.
+    # "accessible": seats must be accessible, "entry": an entry slot must be booked}, and "feature" when the
+    # section must have it.
 
     def _paid(self, customer: str) -> list[dict]:
         return [o for _, o in sorted(self.orders.items()) if o["customer"] == customer and o["status"] == "paid"]
@@ -648,6 +650,7 @@ class TicketingWorld(World):
                     and self.gates.get(section["gate"], {}).get("status") == "open"
                     and self._in_time(order, section)
                     and len(order["seats"]) == request["count"]
+                    and request.get("feature", "") in ["", *section.get("features", [])]
                     and (not request.get("accessible")
                          or (section["accessible"] and self.gates.get(section["gate"], {}).get("step_free")))
                     and all(self.tickets[t]["status"] == "issued" for t in order["tickets"])):

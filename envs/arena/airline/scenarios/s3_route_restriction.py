@@ -7,14 +7,16 @@ or ``check_itinerary``). Every routing through that hub, the next flight include
 refused. Easy: a direct flight still lands in time; rebook onto it. Medium: the rule comes
 after ticketing and the direct flight is full, so the trip is re-routed through the second hub.
 Hard: the rule is extended to the second hub as well, so only the third hub (whose country's
-visa the traveller holds) still works. Impossible: the direct flight is full and the other
-routing lands after the deadline.
+visa the traveller holds) still works. At medium and hard two or three carriers fly the last
+open hub in time, and the traveller, who asked to be consulted before a rebooking, needs one
+airline they name only when asked. Impossible: the direct flight is full and the other routing
+lands after the deadline.
 """
 
 from __future__ import annotations
 
-from sttgym.envs.arena.airline.generator import (Author, Task, Trip, floor_to, hhmm, make_task, new_network, shift,
-                                                 standard_query)
+from sttgym.envs.arena.airline.generator import (CONSULT, Author, Task, Trip, floor_to, hhmm, make_task, new_network,
+                                                 shift, standard_query)
 
 DEFERRED = {"medium"}
 
@@ -39,15 +41,17 @@ def build(author: Author, level: str) -> Task:
         "transit_rule", f"{net.H1} publishes rule {rule}: {nation} nationals need a transit visa to connect",
         restrict(net.H1, rule), [("get_airport_info", {"airport_id": net.H1}), net.checked()],
         ticketed=level in DEFERRED)]
-    second = net.via(net.H2, shift(arrive_by, -5 * a.integer(1, 4) if level != "impossible" else
-                                   5 * a.integer(3, 10)))
-    itineraries = [[f1, f2], [direct], second]
-    third = []
+    if level == "medium":
+        seconds = trip.carrier_choice(net.H2)
+    else:
+        seconds = [net.via(net.H2, shift(arrive_by, -5 * a.integer(1, 4) if level != "impossible" else
+                                         5 * a.integer(3, 10)))]
+    itineraries = [[f1, f2], [direct], *seconds]
+    second = seconds[0]  # hard: the routing the extended rule closes
     if level != "easy":
         net.full(direct)
     if level == "hard":
-        third = net.via(net.H3, shift(arrive_by, -5 * a.integer(1, 5)), carrier=net.B)
-        itineraries.append(third)
+        itineraries += trip.carrier_choice(net.H3)
         extended = f"TR-{a.serial(1000, 9999)}"
         triggers.append(net.cascade(
             "rule_extended", f"{net.H2} adopts the same transit rule ({extended})",
@@ -57,18 +61,19 @@ def build(author: Author, level: str) -> Task:
     net.distractors(arrive_by)
     plan = trip.nominal()
     look = [trip.airport(net.H1), trip.profile(), trip.search(net.O, net.D)]
+    rebook, ask = trip.wanted, trip.ask_airline(f"A new transit rule ({rule}) closes {net.H1} to you.")
     hubs = [trip.airports(), trip.search(net.O, net.H2), trip.search(net.H2, net.D)]
     fixes = {
         "easy": lambda: plan.upto("price") + look + [trip.cancel(), *trip.book([direct])],
-        "medium": lambda: plan.calls + look + hubs + trip.reroute(second),
+        "medium": lambda: plan.calls + look + hubs + [ask] + trip.reroute(rebook),
         "hard": lambda: plan.upto("price") + look + hubs + [trip.check(second), trip.airport(net.H2),
-                                                           trip.search(net.O, net.H3), trip.search(net.H3, net.D)]
-        + trip.reroute(third),
+                                                           trip.search(net.O, net.H3), trip.search(net.H3, net.D),
+                                                           ask] + trip.reroute(rebook),
         "impossible": lambda: plan.upto("price") + look + hubs + trip.refuse(
             f"I can't route you to {net.D} by {hhmm(arrive_by)}: under the new transit rule {rule} you would need "
             f"a transit visa to connect at {net.H1}, the direct flight {direct} is full and the routing via "
             f"{net.H2} lands at {hhmm(net.arr(second[1]))}.", ["transit_rule"], [rule]),
     }
-    return make_task(trip, standard_query(trip), triggers, plan, fixes[level](), "a researcher travelling to a "
-                     "conference", insist=f"I can't get a visa in time and must land at {net.D} by "
-                     f"{hhmm(arrive_by)}.")
+    return make_task(trip, standard_query(trip, CONSULT if rebook else ""), triggers, plan, fixes[level](),
+                     "a researcher travelling to a conference",
+                     insist=f"I can't get a visa in time and must land at {net.D} by {hhmm(arrive_by)}.")

@@ -7,14 +7,16 @@ flight in or out of the hub in that window (visible in ``get_airport_info``,
 lands in time; rebook onto it. Medium: the closure hits after ticketing and the second hub's
 inbound flight is full, so the trip goes through the third hub. Hard: the diverted traffic
 overloads the second hub, which stops its own departures and arrivals too, so only the third
-hub is left; the agent has to look past the first alternative. Impossible: the only other
-routing lands after the deadline.
+hub is left; the agent has to look past the first alternative. At medium and hard two or three
+carriers fly the third hub in time, and the traveller, who asked to be consulted before a
+rebooking, needs one airline they name only when asked. Impossible: the only other routing
+lands after the deadline.
 """
 
 from __future__ import annotations
 
-from sttgym.envs.arena.airline.generator import (Author, Task, Trip, floor_to, hhmm, make_task, new_network, shift,
-                                                 standard_query)
+from sttgym.envs.arena.airline.generator import (CONSULT, Author, Task, Trip, floor_to, hhmm, make_task, new_network,
+                                                 shift, standard_query)
 
 DEFERRED = {"medium"}
 THIRD = {"medium", "hard"}  # the third hub's routing exists
@@ -29,12 +31,12 @@ def build(author: Author, level: str) -> Task:
     net.fly(net.H1, net.D, shift(net.dep(f2), 5 * a.integer(4, 9)))  # the next one: inside the closure
     second = net.via(net.H2, shift(arrive_by, -5 * a.integer(1, 4) if level != "impossible" else
                                    5 * a.integer(3, 10)))
-    third = net.via(net.H3, shift(arrive_by, -5 * a.integer(1, 5)), carrier=net.B) if level in THIRD else []
+    trip = Trip(net, arrive_by, [f1, f2])
+    thirds = trip.carrier_choice(net.H3) if level in THIRD else []
     if level == "medium":
         net.full(second[0])
     start, end = shift(net.arr(f1), -30), shift(net.dep(f2), 5 * a.integer(30, 40))
     stop = f"WX-{a.serial(1000, 9999)}"
-    trip = Trip(net, arrive_by, [f1, f2])
     triggers = [net.on_write(
         "hub_closed", f"ground stop {stop}: thunderstorms close {net.H1} from {hhmm(start)} to {hhmm(end)}",
         [op.close_airport(airport_id=net.H1, start=start, end=end,
@@ -50,21 +52,23 @@ def build(author: Author, level: str) -> Task:
             [op.close_airport(airport_id=net.H2, start=lo, end=hi,
                               notice=f"Ground stop {jam}: diversions from {net.H1}, closed {hhmm(lo)}-{hhmm(hi)}")],
             [("get_airport_info", {"airport_id": net.H2}), net.status_of(second[0]), net.checked()]))
-    trip.afford([f1, f2], second, *([third] if third else []))
+    trip.afford([f1, f2], second, *thirds)
     net.distractors(arrive_by)
     plan = trip.nominal()
     look = [trip.airport(net.H1), trip.airports(), trip.search(net.O, net.H2), trip.search(net.H2, net.D)]
+    third, ask = trip.wanted, trip.ask_airline(f"A ground stop has closed {net.H1} and cancelled your flights.")
     fixes = {
         "easy": lambda: plan.upto("price") + look + trip.reroute(second),
-        "medium": lambda: plan.calls + look + [trip.search(net.O, net.H3), trip.search(net.H3, net.D)]
+        "medium": lambda: plan.calls + look + [trip.search(net.O, net.H3), trip.search(net.H3, net.D), ask]
         + trip.reroute(third),
         "hard": lambda: plan.upto("price") + look + [trip.check(second), trip.status(second[0]), trip.airport(net.H2),
                                                      trip.search(net.O, net.H3), trip.search(net.H3, net.D),
-                                                     trip.quote(third)] + trip.reroute(third),
+                                                     ask, trip.quote(third)] + trip.reroute(third),
         "impossible": lambda: plan.upto("price") + look + trip.refuse(
             f"I can't get you to {net.D} by {hhmm(arrive_by)}: ground stop {stop} has closed {net.H1} until "
             f"{hhmm(end)}, cancelling {f1} and {f2}, and the only other routing, via {net.H2}, lands at "
             f"{hhmm(net.arr(second[1]))}.", ["hub_closed"], [stop]),
     }
-    return make_task(trip, standard_query(trip), triggers, plan, fixes[level](), "a surgeon due at a hospital "
-                     "abroad", insist=f"I must land at {net.D} by {hhmm(arrive_by)}; patients are waiting.")
+    return make_task(trip, standard_query(trip, CONSULT if thirds else ""), triggers, plan, fixes[level](),
+                     "a surgeon due at a hospital abroad",
+                     insist=f"I must land at {net.D} by {hhmm(arrive_by)}; patients are waiting.")

@@ -7,21 +7,24 @@ and a notice naming where they went), so the hold fails. Easy: the headquarters 
 book there. Medium: the headquarters is across town, out of reach, and the nearest alternative is
 sold out of the kind, so a further hotel within reach is needed. Hard: a party of two; a second
 wave moves rooms out of the obvious alternative too, which keeps one, and the group must stay
-together, so a third hotel is needed. Impossible: the rooms went out of reach and no other hotel
-within reach has one.
+together, so a third hotel is needed. At medium and hard two or three hotels further on have the
+rooms, and the user, who asked to be consulted before a move, needs an amenity (parking, a gym,
+...) that only one of them has and that they name only when asked. Impossible: the rooms went
+out of reach and no other hotel within reach has one.
 """
 
 from __future__ import annotations
 
-from sttgym.envs.arena.hotel.generator import Author, Plan, Request, Task, make_task, new_city, one
+from sttgym.envs.arena.hotel.generator import CONSULT, Author, Plan, Request, Task, make_task, new_city, one
 from sttgym.envs.arena.hotel.world import nights_of
 
 
 def build(author: Author, level: str) -> Task:
-    city = new_city(author)
+    choice = level in ("medium", "hard")  # two or three hotels further on, told apart by the user's need
+    city = new_city(author, 4 if choice else None)
     op = author.op
     count = 2 if level == "hard" else 1
-    near, far, cut = city.split(3)
+    near, far, cut = city.split(5 if choice else 3)
     if not far:
         near, far, cut = city.split(len(near) - 1)
     hotel = one(author, near)
@@ -32,15 +35,16 @@ def build(author: Author, level: str) -> Task:
     room = city.add_room(hotel, free=free, nights=stay)
     hq = others[0] if level == "easy" else far[0]
     hq_room = city.add_room(hq, free=0, nights=stay)
-    spare, trap = others[-1], others[0]
-    if level in ("medium", "hard"):
-        spare_room = city.add_room(spare, free=2, nights=stay)
+    trap, spares = others[0], others[1:4]
+    if choice:
+        spare_rooms = {h: city.add_room(h, free=2, nights=stay) for h in spares}
     if level == "medium":  # the nearest alternative is sold out of the kind already
         city.add_room(trap, free=0, nights=stay)
     if level == "hard":
         trap_room = city.add_room(trap, free=2 + author.integer(0, 2), nights=stay)
     city.afford_all(nights)
     req = Request(city, hotel, check_in, nights, cut, count)
+    spare = req.amenity_choice(spares) if choice else ""
     steps = [f"hold{i}" for i in range(count)]
     plan = Plan(look=[req.search(), req.profile()], hold=[req.hold(room, h) for h in steps],
                 confirm=[req.confirm(h) for h in steps])
@@ -55,12 +59,17 @@ def build(author: Author, level: str) -> Task:
             ["hotels", hotel, "notice"], notice, [op.take_rooms(room_type=trap_room, nights=stay, keep=1)],
             ("search_availability", trap)))
     look = [req.search(), req.hotels()]
+
+    def rebook() -> list:  # past the trap, every spare hotel read, the user asked, the one with their need booked
+        return look + [req.travel(hq), req.travel(trap), req.search(trap)] + [
+            c for h in spares for c in (req.travel(h), req.search(h))] + [req.ask_amenity(
+                f"The congress peak moved {city.name(hotel)}'s free rooms to {city.name(hq)}, which is too far."),
+            req.hotel_info(spare)] + [c for i in range(count) for c in req.book(spare_rooms[spare], f"new{i}")]
+
     fixes = {
         "easy": lambda: [req.search(), req.travel(hq), req.search(hq), *req.book(hq_room, "new0")],
-        "medium": lambda: look + [req.travel(hq), req.travel(trap), req.search(trap), req.travel(spare),
-                                  req.search(spare), *req.book(spare_room, "new0")],
-        "hard": lambda: look + [req.travel(hq), req.travel(trap), req.search(trap), req.travel(spare),
-                                req.search(spare), *req.book(spare_room, "new0"), *req.book(spare_room, "new1")],
+        "medium": rebook,
+        "hard": rebook,
         "impossible": lambda: look + [req.travel(hq)] + [req.search(h) for h in others] + req.refuse(
             f"I can't book {city.a_room} within {cut} minutes of the venue: the congress peak moved "
             f"{hotel}'s unsold {city.focus} rooms to {hq}, which is {city.minutes(hq, city.venue)} minutes away, "
@@ -68,6 +77,7 @@ def build(author: Author, level: str) -> Task:
     oracle = plan.upto("hold") + fixes[level]()
     party = " for two of us (two rooms, same hotel)" if count > 1 else ""
     query = (f"Good morning, {req.who}. I'd like {req.stay_text()}{party} at {city.name(hotel)} ({hotel}); any "
-             f"hotel {req.where} works for me. Please check my profile, then hold and confirm.")
+             f"hotel {req.where} works for me. Please check my profile, then hold and confirm."
+             + (CONSULT if choice else ""))
     return make_task(req, query, triggers, plan, oracle, "a delegate arriving for the congress",
                      insist=f"It must be {city.a_room} {req.where}.")

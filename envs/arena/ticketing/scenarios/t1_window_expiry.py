@@ -8,13 +8,16 @@ placed, so the cart has lapsed before the purchase. Easy: hold again and buy at 
 given in the purchase itself. Medium: once the cart lapses the queue sells the section out, so
 the seats come from another section of the same price. Hard: the queue also uses up the fan
 code, so only a cheaper section fits the budget at full price, and its gate needs an entry
-slot the customer can reach. Impossible: the section sells out and no other section has the
-seats together within the budget.
+slot the customer can reach. At medium and hard two or three sections would do, and the customer,
+who asked to be consulted before a move, needs a feature (a hearing loop, a roof, ...) that only
+one of them has and that they name only when asked. Impossible: the section sells out and no
+other section has the seats together within the budget.
 """
 
 from __future__ import annotations
 
-from sttgym.envs.arena.ticketing.generator import Author, Plan, Request, Task, intro, leave_by, make_task, new_city
+from sttgym.envs.arena.ticketing.generator import (CONSULT, Author, Plan, Request, Task, intro, leave_by, make_task,
+                                                   new_city)
 
 CART = 3  # minutes a cart lasts in the queue: one hold, not a hold plus a separate promo step
 
@@ -31,11 +34,18 @@ def build(author: Author, level: str) -> Task:
     # The same price elsewhere (medium): only the fan code brings it within the budget; impossible: no seats together.
     other = city.add_section(south, price, run=(author.integer(0, count - 1) if level == "impossible" else None))
     city.add_section(one_of(author, north, south), price + 10 * author.integer(3, 6))  # beyond the budget either way
-    cheap = city.add_section(south, 5 * ((budget - 5) // count // 5)) if level == "hard" else ""
+    options = []  # the sections the customer's need chooses from
+    if level == "medium":
+        options = [other] + [city.add_section(one_of(author, north, south), price)
+                             for _ in range(author.integer(1, 2))]
+    if level == "hard":  # all behind one gate, so that the entry slot tells none apart
+        options = [city.add_section(south, 5 * ((budget - 5) // count // 5) - 5 * author.integer(0, 2))
+                   for _ in range(author.integer(2, 3))]
     fan = city.promo(["FANCLUB", "INNER", "FIRSTROW", "SUPERFAN"], pct, 5 * author.integer(40, 80),
                      author.integer(20, 150), "fan-club presale code")
-    leave_by(city, city.gate(cheap or wanted))
+    leave_by(city, south if level == "hard" else city.gate(wanted))
     req = Request(city, count, entry=level == "hard")
+    chosen = req.feature_choice(wanted, options) if options else ""
     plan = Plan(look=[req.search(), req.event()], hold=[req.hold(wanted)], promo=[req.apply(fan)],
                 check=[req.quote()], buy=[req.buy("mobile")], entry=req.entry_calls(wanted) if req.entry else [])
     notice = f"Virtual queue open: carts last {CART} minutes"
@@ -56,11 +66,15 @@ def build(author: Author, level: str) -> Task:
             f"Sold out to queue batch {buyer}",
             [city.set("promotions", fan, "used", value=s["promotions"][fan]["quota"])],
             ("list_promotions", {"event_id": city.event})))
+
+    def consult() -> list:  # every option read, then the customer asked, before the three-minute cart starts
+        return [req.section(x) for x in options] + [req.ask_feature(f"The virtual queue sold section {wanted} out.")]
+
     fixes = {
         "easy": lambda: [req.hold(wanted, "again"), req.buy("mobile", "again", fan)],
-        "medium": lambda: [req.event(), req.hold(other, "again"), req.buy("mobile", "again", fan)],
-        "hard": lambda: [req.event(), req.promos(), req.hold(cheap, "again"), req.buy("mobile", "again"),
-                         *req.entry_calls(cheap)],
+        "medium": lambda: [req.event(), *consult(), req.hold(chosen, "again"), req.buy("mobile", "again", fan)],
+        "hard": lambda: [req.event(), req.promos(), *consult(), req.hold(chosen, "again"), req.buy("mobile", "again"),
+                         *req.entry_calls(chosen)],
         "impossible": lambda: [req.section(wanted), req.event(), *req.refuse(
             f"I can't get you {count} seats together within your budget of {budget}: while the queue's "
             f"{CART}-minute cart ran out, {wanted} was sold out to queue batch {buyer}, and no other section has "
@@ -69,7 +83,7 @@ def build(author: Author, level: str) -> Task:
     entry = " and book our entry slot at the gate" if req.entry else ""
     query = (f"Hi, {req.who} here. Please get me {count} seats together in section {wanted} for {intro(req)}, "
              f"with my fan-club code {fan} so the total stays within my budget of {budget}, as mobile "
-             f"tickets{entry}. Hold them, apply the code, check the price, then buy.")
+             f"tickets{entry}. Hold them, apply the code, check the price, then buy.{CONSULT if options else ''}")
     return make_task(req, query, triggers, plan, oracle, "a fan buying presale tickets", {
         ("code", "promo", "discount", "budget"): f"My budget is {budget} in total; use any valid discount."},
         insist=f"We have to sit together at this show, within {budget}; nothing else works for us.")
