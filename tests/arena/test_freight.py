@@ -379,3 +379,14 @@ def test_recovering_without_asking_fails_whichever_alternative_it_takes(conflict
         lucky = rollout(gym.make(env_id), PlanAgent(unasked(task, {})), seed=seed)  # the right one, by luck
         failed = {c["name"] for c in lucky.info["checklist"] if not c["passed"]}
         assert failed == {"asked_user"} and lucky.reward < 1.0
+
+
+@pytest.mark.parametrize("conflict,shown", [("S3", "crossing"), ("S3", "arrives"), ("ST1", "truck")])
+def test_the_users_choice_follows_no_order_the_tools_show(conflict, shown):
+    """Over seeds, the user's alternative is sometimes first and sometimes not by id (and by arrival time)."""
+    env_id = f"STTArena/Freight-{conflict}-medium"
+    first = set()
+    for seed in range(8):
+        traj, task = oracle_run(env_id, seed)
+        first.add(dispatched(traj)[shown] < min(dispatched(t)[shown] for t in others_taken(env_id, seed, task)))
+    assert first == {True, False}

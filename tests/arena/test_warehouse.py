@@ -414,3 +414,22 @@ def test_a_recovery_that_never_asks_fails_with_every_alternative(conflict, level
         lucky = without_question(env_id, seed, task, {})  # the user's alternative, by luck
         assert {c["name"] for c in lucky.info["checklist"] if not c["passed"]} == {"asked_user"}
         assert lucky.reward < 1.0
+
+
+@pytest.mark.parametrize("conflict,shown", [("S2", "warehouse"), ("S2", "arrives"), ("ST1", "truck")])
+def test_the_users_choice_follows_no_order_the_tools_show(conflict, shown):
+    """Over seeds, the user's alternative is sometimes first and sometimes not by id (and by arrival time)."""
+    import json
+
+    def last_dispatch(traj) -> dict:
+        return [json.loads(s["observation"])["data"] for s in traj.steps
+                if s["action"].get("name") == "dispatch_truck"][-1]
+
+    env_id = f"STTArena/Warehouse-{conflict}-medium"
+    first = set()
+    for seed in range(8):
+        env, arena = start(env_id, seed)
+        mine = last_dispatch(rollout(env, OracleAgent(), seed=seed))[shown]
+        first.add(mine < min(last_dispatch(without_question(env_id, seed, arena.task, swap))[shown]
+                             for swap in alternatives(conflict, arena.task)))
+    assert first == {True, False}
