@@ -28,7 +28,6 @@ def build(author: Author, level: str) -> Task:
     site = other[author.integer(0, len(other) - 1)]
     if level == "impossible":
         job.add_truck(site, shift_hours=16)  # the order pulls it too
-        backups = []
     else:  # one truck of each carrier but the booked truck's, where the replacement must be
         backups = [c for c in job.carriers if c != job.state["trucks"][job.truck]["carrier"]]
         spares = {c: job.add_truck(job.origin if level == "easy" else site, shift_hours=16, carrier=c)
@@ -59,7 +58,7 @@ def build(author: Author, level: str) -> Task:
         oracle = stale + look + [job.trucks()] + said
         job.settle([], triggers, plan.calls)
     else:
-        want, other = backups if author.chance(0.5) else backups[::-1]
+        want, rival = backups if author.chance(0.5) else backups[::-1]
         names = [job.state["carriers"][c]["name"] for c in backups]
         look += [] if level == "easy" else [job.trucks()]
         look.append(job.tell(f"Peak corridor order {order} has pulled truck {job.truck}. Trucks of {names[0]} and "
@@ -79,7 +78,7 @@ def build(author: Author, level: str) -> Task:
             return job.working(lambda s: stale + look + pre + [job.book(s)] + tail, alt, triggers)[1]
 
         oracle = recovery(want)
-        job.settle(oracle, triggers, plan.calls, alternatives=[recovery(other)])
+        job.settle(oracle, triggers, plan.calls, alternatives=[recovery(rival)])
         consult = Consult(
             answer=Answer(keywords=["truck", "trucks", "carrier", "carriers", "haulier", "insurance", "requirement",
                                     "require", "prefer", "preference"],
