@@ -324,4 +324,112 @@ def test_noticing_the_change_and_stopping_earns_only_the_noticed_milestone(env_i
     *_, info = env.step({"content": "Task Completed"})
     passed = {c["name"] for c in info["checklist"] if c["passed"]}
     assert "noticed_change" in passed and "stock_secured" not in passed
-    assert info["score"] == pytest.approx(1 / 3)
+    assert info["score"] == pytest.approx(1 / sum(not c.gate for c in task.checklist))
+
+
+# ------------------------------------------------------------- facts the user withholds until asked
+
+CONSULTED = [(c, lvl) for c in ("S2", "ST1") for lvl in ("easy", "medium", "hard")]
+
+
+def test_ships_only_names_the_warehouses_or_trucks_every_live_dispatch_uses(w):
+    assert not w.holds("ships_only", order_id="ORD-1", key="truck", among=["TRK-1"])  # nothing dispatched yet
+    res = w("reserve_stock", order_id="ORD-1", warehouse_id="WH-A", quantity=80)["data"]["reservation_id"]
+    assert w("book_dock_slot", slot_id="DS-1", truck_id="TRK-1")["success"]
+    assert w("dispatch_truck", truck_id="TRK-1", slot_id="DS-1", reservation_id=res)["success"]
+    assert w.holds("ships_only", order_id="ORD-1", key="truck", among=["TRK-1", "TRK-2"])
+    assert w.holds("ships_only", order_id="ORD-1", key="warehouse", among=["WH-A"])
+    assert not w.holds("ships_only", order_id="ORD-1", key="warehouse", among=["WH-B"])
+
+
+def without_question(env_id: str, seed: int, task, swap: dict):
+    """The oracle's recovery without its question, with ``swap`` applied to every argument value."""
+    plan = [c.model_copy(update={"arguments": {k: swap.get(v, v) if isinstance(v, str) else v
+                                               for k, v in c.arguments.items()}})
+            for c in task.oracle if c.name != "chat_with_user"]
+    return rollout(gym.make(env_id), PlanAgent(plan), seed=seed)
+
+
+def alternatives(conflict: str, task) -> list[dict]:
+    """For each alternative the user did not choose, the swap that turns the oracle's recovery into it: another
+    gate-listed-looking truck (ST1), or another warehouse with the stock, its trucks and its same-time dock slots
+    (S2)."""
+    state, sent = task.initial_state, [c.arguments for c in task.oracle if c.name == "dispatch_truck"]
+    booked = next(c for c in task.nominal_plan if c.name == "book_dock_slot").arguments["truck_id"]
+    trucks = state["trucks"]
+    if conflict == "ST1":
+        want = sent[-1]["truck_id"]
+        return [{want: t} for t, x in sorted(trucks.items()) if t not in (want, booked)
+                and x["status"] == "available" and x["location"] == trucks[want]["location"]]
+    order = next(iter(c.arguments["order_id"] for c in task.nominal_plan if c.name == "get_order"))
+    sku, q = state["orders"][order]["sku"], state["orders"][order]["quantity"]
+    want, home = trucks[sent[-1]["truck_id"]]["location"], trucks[booked]["location"]
+
+    def fleet(site: str) -> list[str]:
+        return sorted((t for t, x in trucks.items() if x["location"] == site and x["status"] == "available"),
+                      key=lambda t: trucks[t]["capacity"])
+
+    def slot_at(site: str, slot: str) -> str:
+        return next(i for i, s in state["dock_slots"].items()
+                    if s["warehouse"] == site and s["start"] == state["dock_slots"][slot]["start"])
+
+    return [{want: alt, **dict(zip(fleet(want), fleet(alt))), **{d["slot_id"]: slot_at(alt, d["slot_id"])
+                                                               for d in sent if d["truck_id"] in fleet(want)}}
+            for alt in sorted(state["inventory"]) if alt not in (want, home) and fleet(alt)
+            and state["inventory"][alt].get(sku, {}).get("on_hand", 0) >= q]
+
+
+@pytest.mark.parametrize("conflict,level", CONSULTED)
+def test_the_oracle_asks_before_the_switch_and_no_tool_shows_the_answer(conflict, level):
+    env_id = f"STTArena/Warehouse-{conflict}-{level}"
+    for seed in (0, 1, 2):
+        env, arena = start(env_id, seed)
+        traj = rollout(env, OracleAgent(), seed=seed)
+        (fact,) = arena.task.profile.withheld
+        names = [s["action"].get("name") for s in traj.steps]
+        asked = names.index("chat_with_user")
+        assert traj.reward == 1.0 and asked < names.index("dispatch_truck", asked)
+        assert fact.text in traj.steps[asked]["observation"]
+        elsewhere = [arena.task.query, str(arena.task.initial_state)] + [
+            s["observation"] for i, s in enumerate(traj.steps) if i != asked]
+        assert all(fact.text not in text for text in elsewhere)
+
+
+@pytest.mark.parametrize("conflict,level", CONSULTED)
+def test_a_recovery_that_never_asks_fails_with_every_alternative(conflict, level):
+    import json
+
+    env_id = f"STTArena/Warehouse-{conflict}-{level}"
+    for seed in (0, 1, 2):
+        _, arena = start(env_id, seed)
+        task = arena.task
+        swaps = alternatives(conflict, task)
+        assert len(swaps) >= (2 if conflict == "ST1" or level != "hard" else 1)
+        for swap in swaps:  # workable per the tools (every write succeeds), but not what the user requires
+            traj = without_question(env_id, seed, task, swap)
+            results = [json.loads(s["observation"]) for s in traj.steps if s["action"].get("name") in arena.tools
+                       and arena.tools[s["action"]["name"]].mutates]
+            assert all(r["success"] for r in results), results
+            assert 0 < traj.reward <= 0.75
+        lucky = without_question(env_id, seed, task, {})  # the user's alternative, by luck
+        assert {c["name"] for c in lucky.info["checklist"] if not c["passed"]} == {"asked_user"}
+        assert lucky.reward < 1.0
+
+
+@pytest.mark.parametrize("conflict,shown", [("S2", "warehouse"), ("S2", "arrives"), ("ST1", "truck")])
+def test_the_users_choice_follows_no_order_the_tools_show(conflict, shown):
+    """Over seeds, the user's alternative is sometimes first and sometimes not by id (and by arrival time)."""
+    import json
+
+    def last_dispatch(traj) -> dict:
+        return [json.loads(s["observation"])["data"] for s in traj.steps
+                if s["action"].get("name") == "dispatch_truck"][-1]
+
+    env_id = f"STTArena/Warehouse-{conflict}-medium"
+    first = set()
+    for seed in range(8):
+        env, arena = start(env_id, seed)
+        mine = last_dispatch(rollout(env, OracleAgent(), seed=seed))[shown]
+        first.add(mine < min(last_dispatch(without_question(env_id, seed, arena.task, swap))[shown]
+                             for swap in alternatives(conflict, arena.task)))
+    assert first == {True, False}

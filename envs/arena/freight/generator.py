@@ -13,12 +13,14 @@ the crossings are ranked by the trip through them (``main`` the fastest, then ``
 ``third``). :class:`Job` writes the plan steps (the nominal file-book-assign-dispatch plan and the
 usual fixes), the checklist every feasible story shares, the refusal of an impossible one and the
 trials that find the first slot a plan can really use (:meth:`Job.working`), measured with the real
-tools. :meth:`Job.task` settles the deliver-by time from the runs and assembles the task.
+tools. :meth:`Job.task` settles the deliver-by time from the runs and assembles the task; a :class:`Consult`
+passed to it makes the user's choice between workable alternatives a fact they say only when asked.
 """
 
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Callable
 
@@ -31,7 +33,7 @@ from sttgym.task import Call, Ref, Task
 from sttgym.triggers import Observable, Trigger
 from sttgym.user import Answer, UserProfile
 
-__all__ = ["Author", "Task", "Job", "Redraw", "new_job", "mid", "redrawn"]
+__all__ = ["Answer", "Author", "Consult", "Task", "Job", "Redraw", "new_job", "mid", "redrawn"]
 
 _COUNTRIES = ["Valdoria", "Norland", "Estmark", "Corvania", "Altheria", "Brenmoor", "Kestria", "Marovia",
               "Ostrava", "Lumeria", "Sardenia", "Tavrin"]
@@ -53,6 +55,18 @@ _COMMODITIES = ["frozen fish", "vaccines", "steel coils", "fresh berries", "mach
                 "dairy products"]
 DOCS = ["commercial_invoice", "packing_list", "certificate_of_origin", "health_certificate",
         "phytosanitary_certificate"]
+
+
+@dataclass(frozen=True)
+class Consult:
+    """A choice between workable alternatives that only the user can make, withheld until asked: ``answer`` says
+    it, ``choice`` (a predicate) holds once the goal is reached with it, ``label`` names it in the checklist and
+    ``request`` is the query's sentence asking to be consulted before a switch."""
+
+    answer: Answer
+    choice: object
+    label: str
+    request: str
 
 
 class Redraw(ValueError):
@@ -203,10 +217,10 @@ class Job:
     # ------------------------------------------------------------------ building
 
     def add_truck(self, site: str, capacity: int = 0, bonded: bool = False, shift_hours: int = 0,
-                  status: str = "available", note: str = "") -> str:
+                  status: str = "available", note: str = "", carrier: str = "") -> str:
         a = self.author
         tid = f"TRK-{a.serial(100, 999)}"
-        carrier = self.carriers[a.integer(0, len(self.carriers) - 1)]
+        carrier = carrier or self.carriers[a.integer(0, len(self.carriers) - 1)]
         self.state["trucks"][tid] = {
             "carrier": carrier, "capacity_kg": max(1000, capacity or self.weight + 500 * a.integer(0, 10)),
             "bonded": bonded, "location": site, "status": status, "consignment": None, "note": note,
@@ -339,18 +353,27 @@ class Job:
 
     # ------------------------------------------------------------------ checks and the task
 
-    def checklist(self, trigger: str) -> list[Check]:
+    def checklist(self, trigger: str, consult: Consult | None = None) -> list[Check]:
+        """The milestones every feasible story shares; with ``consult``, the question the user asked for and the
+        goal reached with the user's alternative."""
         pred = self.author.pred
         saw = pred.noticed(trigger=trigger)
+        chose = [consult.choice] if consult else []
+        asked = [Check(name="asked_user", description=f"after noticing {trigger}, the agent asked the user about "
+                       f"their requirement ({', '.join(consult.answer.keywords[:3])}) before dispatching",
+                       holds=pred.all_of(preds=[saw, pred.asked_user(about=consult.answer.keywords,
+                                                                     before="dispatch")]))] if consult else []
+        which = f", {consult.label}" if consult else ""
         return [
             Check(name="noticed_change", description=f"the agent read what {trigger} changed, after it did",
                   holds=saw),
+            *asked,
             Check(name="cleared_to_cross", description=f"after noticing {trigger}, {self.cid} holds a slot at a "
-                  "crossing that admits it, with a cleared declaration (and a valid permit where needed)",
-                  holds=pred.all_of(preds=[saw, pred.cleared_to_cross(consignment_id=self.cid)])),
+                  f"crossing that admits it, with a cleared declaration (and a valid permit where needed){which}",
+                  holds=pred.all_of(preds=[saw, pred.cleared_to_cross(consignment_id=self.cid), *chose])),
             Check(name="delivered_on_time", description=f"after noticing {trigger}, {self.cid} is dispatched and "
-                  "arrives by its deliver-by time",
-                  holds=pred.all_of(preds=[saw, pred.on_time(consignment_id=self.cid)])),
+                  f"arrives by its deliver-by time{which}",
+                  holds=pred.all_of(preds=[saw, pred.on_time(consignment_id=self.cid), *chose])),
             Check(name="not_late", gate=True, description=f"no movement of {self.cid} arrives after its deliver-by "
                   "time", holds=pred.not_late(consignment_id=self.cid)),
         ]
@@ -369,10 +392,12 @@ class Job:
         return [self.tell(f"I'm sorry, {message}")], impossible
 
     def settle(self, calls: list[Call], triggers: list[Trigger], nominal: list[Call],
-               margin: tuple[int, int] = (25, 70)) -> str:
-        """Set the deliver-by time a drawn margin after the later arrival of ``calls`` (with ``triggers``; none
-        for an impossible story) and of the nominal plan (without), rounded up to 5 minutes."""
-        times = [self.arrival(nominal)] + ([self.arrival(calls, triggers)] if calls else [])
+               margin: tuple[int, int] = (25, 70), alternatives: list[list[Call]] = ()) -> str:
+        """Set the deliver-by time a drawn margin after the latest arrival of ``calls`` (with ``triggers``; none
+        for an impossible story), of each of ``alternatives`` (the recoveries the user did not choose, which must
+        stay workable) and of the nominal plan (without), rounded up to 5 minutes."""
+        times = [self.arrival(nominal)] + [self.arrival(c, triggers) for c in ([calls] if calls else [])
+                                           + list(alternatives)]
         due = ceil_to(shift(max(times), self.author.integer(*margin)), 5)
         self.record["deliver_by"] = due
         return due
@@ -388,30 +413,36 @@ class Job:
                 f"{self.slot}, assign truck {self.truck} and dispatch it.")
 
     def task(self, query: str, triggers: list[Trigger], nominal: Plan, oracle: list[Call], persona: str,
-             impossible: Impossibility | None = None, answers: dict | None = None, insist: str = "") -> Task:
+             impossible: Impossibility | None = None, answers: dict | None = None, insist: str = "",
+             consult: Consult | None = None) -> Task:
         """Assemble the task. Before signing off (or refusing) the oracle re-reads one to three drawn records, as
-        operators do, so its call sequence differs between seeds."""
+        operators do, so its call sequence differs between seeds. ``consult``: the choice the user withholds
+        until asked."""
         a = self.author
         looks = [self.read(), self.trucks(), a.call.list_crossings(), a.call.list_consignments(),
                  a.call.list_sites(kind="crossing")]
         extra = [looks[int(i)] for i in a.rng.permutation(len(looks))[:a.integer(1, 3)]]
-        said = [c for c in oracle if c.name == "chat_with_user"]
-        oracle = [c for c in oracle if c.name != "chat_with_user"] + extra + said
+        end = len(oracle)
+        while end and oracle[end - 1].name == "chat_with_user":  # a closing message stays last; a question stays put
+            end -= 1
+        oracle = oracle[:end] + extra + oracle[end:]
         answers = dict(answers or {})
         answers.setdefault(("crossing", "slot", "truck", "route", "another", "other"),
                            "Any compliant crossing, slot and truck are fine as long as it arrives by the deliver-by "
-                           "time.")
+                           "time" + (" and meets the requirement I mentioned." if consult else "."))
         profile = UserProfile(
             persona=f"{self.record['shipper']} export coordinator, {persona}",
             known_facts=[f"consignment {self.cid}", f"{self.weight} kg of {self.commodity}",
                          f"deliver by {self.record['deliver_by']}"],
             clarifications=[Answer(keywords=list(k), text=t) for k, t in answers.items()],
+            withheld=[consult.answer] if consult else [],
             insist=(insist or None) if impossible else None,
             fallback="Everything I know is in my request; please get the consignment across as asked.")
-        return Task(query=query, profile=profile, start_time=self.start, initial_state=self.state, triggers=triggers,
-                    checklist=[] if impossible else self.checklist(triggers[0].name), static_checklist=self.goal(),
-                    nominal_plan=nominal.calls, oracle=oracle, solvable=impossible is None,
-                    impossibility=impossible)
+        return Task(query=f"{query} {consult.request}" if consult else query, profile=profile, start_time=self.start,
+                    initial_state=self.state, triggers=triggers,
+                    checklist=[] if impossible else self.checklist(triggers[0].name, consult),
+                    static_checklist=self.goal(), nominal_plan=nominal.calls, oracle=oracle,
+                    solvable=impossible is None, impossibility=impossible)
 
 
 def new_job(author: Author, round_clock: bool | None = None) -> Job:

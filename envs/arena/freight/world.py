@@ -589,6 +589,19 @@ class FreightWorld(World):
         return False
 
     @predicate
+    def via(self, consignment_id: str, crossing_id: str) -> bool:
+        """Every crossing slot the consignment holds or used is at ``crossing_id`` (and it has one)."""
+        held = {s["crossing"] for s in self.slots.values()
+                if s.get("consignment") == consignment_id and s["status"] in ("booked", "used")}
+        return held == {crossing_id}
+
+    @predicate
+    def carried_by(self, consignment_id: str, carrier_id: str) -> bool:
+        """The consignment's truck (assigned or on its way with it) is one of ``carrier_id``'s."""
+        tid = self.consignments[consignment_id].get("truck")
+        return bool(tid) and self.trucks[tid]["carrier"] == carrier_id
+
+    @predicate
     def truck_assigned(self, consignment_id: str) -> bool:
         """The consignment has a truck assigned (or on its way with it)."""
         tid = self.consignments[consignment_id].get("truck")

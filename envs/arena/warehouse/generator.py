@@ -14,7 +14,8 @@ stories share: triggers set off by the agent's writes (:meth:`Network.on_write`)
 change (:meth:`Network.cascade`), field updates (:meth:`Network.set`, :meth:`Network.sets`),
 dry-run timings (:meth:`Network.time_after`, :meth:`Network.arrivals`) and the due time
 (:func:`settle_due`). :meth:`Order.refuse` writes the oracle's apology and marks the
-order impossible; :func:`make_task` assembles the task.
+order impossible; :meth:`Order.ask` writes the oracle's question about a choice the user makes only
+when asked (their withheld answer, and the goal reached their way); :func:`make_task` assembles the task.
 """
 
 from __future__ import annotations
@@ -99,17 +100,21 @@ class Network:
         return [r for r, x in sorted(self.state["roads"].items()) if site in (x["a"], x["b"])]
 
     # stock and fleet
+    def drivers(self, n: int) -> list[str]:
+        """``n`` distinct drivers' names, for trucks a user may tell apart by their driver."""
+        return self.author.pick(_PEOPLE, n)
+
     def stock(self, warehouse: str, on_hand: int, quarantined: int = 0, sku: str = "") -> None:
         self.state["inventory"][warehouse][sku or self.sku] = {"on_hand": on_hand, "quarantined": quarantined,
                                                                "note": ""}
 
     def add_truck(self, site: str, capacity: int, tonnes: float = 18, shift_end: str = "",
-                  status: str = "available", available_from: str | None = None) -> str:
+                  status: str = "available", available_from: str | None = None, driver: str = "") -> str:
         a = self.author
         tid = f"TRK-{a.serial(100, 999)}"
         self.state["trucks"][tid] = {
-            "name": f"{a.pick(_PEOPLE)}'s {'rigid' if tonnes < 12 else 'articulated'} truck", "capacity": capacity,
-            "tonnes": tonnes, "location": site, "available_from": available_from,
+            "name": f"{driver or a.pick(_PEOPLE)}'s {'rigid' if tonnes < 12 else 'articulated'} truck",
+            "capacity": capacity, "tonnes": tonnes, "location": site, "available_from": available_from,
             "shift_end": shift_end or format_time(self.start + timedelta(hours=a.integer(9, 11))),
             "status": status, "note": ""}
         return tid
@@ -252,6 +257,9 @@ class Order:
     store: str
     quantity: int
     impossible: Impossibility | None = None  # set by :meth:`refuse`
+    withheld: Answer | None = None  # set by :meth:`ask`: the user's choice between workable alternatives
+    choice: object = None  # ... and the predicate that holds once the order ships their way
+    choice_label: str = ""
 
     @property
     def sku(self) -> str:
@@ -336,6 +344,12 @@ class Order:
         """Reserve at ``warehouse``, book ``slot`` for ``truck`` and dispatch it."""
         return [self.reserve(warehouse, quantity, step), self.book(slot, truck), self.dispatch(truck, slot, step)]
 
+    def ask(self, question: str, answer: Answer, choice, label: str) -> Call:
+        """The oracle's question about a choice the user makes only when asked (``answer``); ``choice`` holds once
+        the order ships their way, ``label`` says which way in the checklist."""
+        self.withheld, self.choice, self.choice_label = answer, choice, label
+        return self.tell(question)
+
     def refuse(self, message: str, changed_by: list[str], facts: list[str]) -> list[Call]:
         """The oracle's apology (``I'm sorry, `` + ``message``); marks the order impossible."""
         self.impossible = Impossibility(changed_by=changed_by, blocking_facts=facts, forbidden=[
@@ -365,16 +379,25 @@ class Order:
 
     def checklist(self, trigger: str) -> list[Check]:
         """The goal, its milestones counted only once the change was noticed; the stock counts as secured only
-        through reservations made after the change (a stale reservation that merely survived is no recovery)."""
+        through reservations made after the change (a stale reservation that merely survived is no recovery).
+        After :meth:`ask`, the user was asked before the last dispatch and the goal counts only their way."""
         pred = self.net.author.pred
         saw = pred.noticed(trigger=trigger)
         fresh = {"stock_secured": pred.secured_since(order_id=self.oid, trigger=trigger)}
+        chose, asked = [], []
+        if self.withheld:
+            chose = [self.choice]
+            asked = [Check(name="asked_user", description=f"after noticing {trigger}, the agent asked the user about "
+                           f"their requirement ({', '.join(self.withheld.keywords[:3])}) before dispatching",
+                           holds=pred.all_of(preds=[saw, pred.asked_user(about=self.withheld.keywords,
+                                                                         before="dispatch_truck")]))]
         return [Check(name="noticed_change", description=f"the agent read what {trigger} changed, after it did",
-                      holds=saw),
+                      holds=saw), *asked,
                 *[c if c.gate else c.model_copy(update={
                     "description": f"{c.description}, after noticing {trigger}"
-                    + (" (reservations made since)" if c.name in fresh else ""),
-                    "holds": pred.all_of(preds=[saw, fresh.get(c.name, c.holds)])}) for c in self.goal()]]
+                    + (" (reservations made since)" if c.name in fresh else "")
+                    + (f", {self.choice_label}" if chose else ""),
+                    "holds": pred.all_of(preds=[saw, fresh.get(c.name, c.holds), *chose])}) for c in self.goal()]]
 
 
 def base(author: Author, start: datetime | None = None, quantity: int = 0, warehouse: str = "",
@@ -405,11 +428,13 @@ def new_order(net: Network, quantity: int, store: str = "") -> Order:
 
 
 def settle_due(order: Order, calls: list[Call], triggers: list[Trigger], nominal: list[Call] = (),
-               margin: tuple[int, int] = (20, 60)) -> str:
-    """Set the order's due time a drawn margin after the latest arrival of ``calls`` (run with ``triggers``)
+               margin: tuple[int, int] = (20, 60), alternatives: list[list[Call]] = ()) -> str:
+    """Set the order's due time a drawn margin after the latest arrival of ``calls`` and of each of
+    ``alternatives`` (the recoveries the user did not choose, which must stay workable), run with ``triggers``,
     and of ``nominal`` (run without), rounded to 5 minutes; the due time, ISO."""
     net = order.net
-    latest = max(net.arrivals(calls, triggers) + (net.arrivals(list(nominal)) if nominal else []))
+    latest = max([t for c in [calls, *alternatives] for t in net.arrivals(c, triggers)]
+                 + (net.arrivals(list(nominal)) if nominal else []))
     due = latest + timedelta(minutes=net.author.integer(*margin))
     due -= timedelta(minutes=due.minute % 5)
     order.record["due_by"] = format_time(due)
@@ -426,16 +451,20 @@ def make_task(order: Order, query: str, triggers: list[Trigger], nominal: Plan |
     checks = [order.read(), order.find(), order.trucks(), net.author.call.list_orders(store_id=order.store),
               net.author.call.list_warehouses()]
     extra = [checks[int(i)] for i in net.author.rng.permutation(len(checks))[:net.author.integer(1, 3)]]
-    said = [c for c in oracle if c.name == "chat_with_user"]
-    oracle = [c for c in oracle if c.name != "chat_with_user"] + extra + said
+    end = len(oracle)
+    while end and oracle[end - 1].name == "chat_with_user":  # a closing message stays last; a question stays put
+        end -= 1
+    oracle = oracle[:end] + extra + oracle[end:]
     answers.setdefault(("warehouse", "another", "other", "source", "split", "truck"),
-                       "Any warehouse and any truck are fine, split over several trucks if need be, as long as the "
-                       "full quantity reaches the store on time.")
+                       "Split over several trucks if need be, as long as the full quantity reaches the store on time "
+                       "and my requirement is met." if order.withheld else "Any warehouse and any truck are fine, "
+                       "split over several trucks if need be, as long as the full quantity reaches the store on time.")
     profile = UserProfile(
         persona=f"{net.state['orders'][order.oid]['customer']} account manager, {persona}",
         known_facts=[f"order {order.oid}", f"{order.quantity} x {order.sku}", f"store {order.store}",
                      f"due {order.record['due_by']}"],
         clarifications=[Answer(keywords=list(k), text=t) for k, t in answers.items()],
+        withheld=[order.withheld] if order.withheld else [],
         insist=(insist or None) if impossible else None,
         fallback="Everything I know is in my request; please get the order out as asked.")
     start = format_time(net.start)

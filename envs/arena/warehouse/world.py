@@ -587,6 +587,12 @@ class WarehouseWorld(World):
         """The order has a scheduled dispatch out of ``warehouse_id``."""
         return any(d["warehouse"] == warehouse_id for d in self._live_dispatches(order_id))
 
+    @predicate
+    def ships_only(self, order_id: str, key: str, among: list) -> bool:
+        """The order has a live dispatch, and every one has its ``key`` (warehouse, truck) among ``among``."""
+        live = self._live_dispatches(order_id)
+        return bool(live) and all(d[key] in among for d in live)
+
     @operation
     def cut_holds(self, warehouse_id: str, minutes: int, notice: str) -> None:
         """An early pick-wave cut-off: held reservations there lapse now; new holds last ``minutes``."""

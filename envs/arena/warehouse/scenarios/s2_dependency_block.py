@@ -8,13 +8,16 @@ truck is loaded, so the dispatch is halted at the dock (it shows in ``get_order`
 is held inside; the halted dispatch is cancelled and the sister ships. Hard: the lockdown widens to
 the sister warehouse too, and the far warehouse that is left only has trucks too small for the
 whole order, so the stock is split over two trucks. Impossible: every warehouse that holds the SKU
-is inside the lockdown.
+is inside the lockdown. Where the order can still ship, two or three warehouses outside the lockdown
+hold the SKU with trucks to carry it, and the user asked to be consulted before a switch: their quality
+team has audited only one of them for the product (drawn, and shown by no tool), which they name when
+asked.
 """
 
 from __future__ import annotations
 
 from sttgym.clock import shift
-from sttgym.envs.arena.warehouse.generator import Author, Task, base, make_task, settle_due
+from sttgym.envs.arena.warehouse.generator import Answer, Author, Task, base, make_task, settle_due
 
 NOTICE = "Regulatory inspection: no stock may be released or dispatched"
 
@@ -23,7 +26,7 @@ def build(author: Author, level: str) -> Task:
     net, order, home, truck, slot = base(author)
     pred, q = author.pred, order.quantity
     others = net.nearest(order.store, [w for w in net.warehouses + [net.hub] if w != home])
-    sister, far = others[0], others[1]
+    sister = others[0]
     plan = order.nominal(home, truck, slot)
 
     def lockdown(site: str) -> list:
@@ -55,32 +58,52 @@ def build(author: Author, level: str) -> Task:
             "locked_down by a regulatory inspection, so no stock can be released or dispatched from either.",
             ["source_lockdown", "lockdown_widens"], ["locked_down"])
         settle_due(order, [], [], plan.calls)
-    elif level == "hard":
-        net.stock(sister, q)
-        net.stock(far, q + 10 * author.integer(0, 5))
-        small = 10 * author.integer(q // 20 + 1, q // 10 - 2)
-        t1, t2 = net.add_truck(far, small, 7.5), net.add_truck(far, q - small + 10 * author.integer(0, 3), 7.5)
-        at = net.time_after(stale + seen + [order.trucks(far), order.slots(far)], triggers)
-        s1 = net.slot(far, at)
-        s2 = net.slot(far, shift(net.slot_start(s1), 1))
-        fix = [order.trucks(far), order.slots(far), order.reserve(far, q, "r1"), order.split(small, "r1", "r2"),
-               order.book(s1, t1), order.dispatch(t1, s1, "r2"), order.book(s2, t2), order.dispatch(t2, s2, "r1")]
-        oracle = stale + seen + fix
-        settle_due(order, oracle, triggers, plan.calls)
     else:
-        net.stock(sister, q + 10 * author.integer(0, 5))
-        spare = net.add_truck(sister, q + 10 * author.integer(0, 5))
-        at = net.time_after(stale + seen + [order.trucks(sister), order.slots(sister)], triggers)
-        fix = [order.trucks(sister), order.slots(sister)]
-        if level == "medium":
-            fix.append(order.cancel("d0"))
-        oracle = stale + seen + fix + order.ship(sister, spare, net.slot(sister, at))
-        settle_due(order, oracle, triggers, plan.calls)
+        if level == "hard":
+            net.stock(sister, q)
+        sources = others[1:] if level == "hard" else others[:3]
+        for site in sources:
+            net.stock(site, q + 10 * author.integer(0, 5))
+        if level == "hard":  # only trucks too small for the whole order, at each source
+            small = 10 * author.integer(q // 20 + 1, q // 10 - 2)
+            fleet = {site: (net.add_truck(site, small, 7.5), net.add_truck(site, q - small + 10 * author.integer(0, 3),
+                                                                           7.5)) for site in sources}
+        else:
+            fleet = {site: (net.add_truck(site, q + 10 * author.integer(0, 5)),) for site in sources}
+        want = sources[author.integer(0, len(sources) - 1)]
+        seen += [order.ask(
+            f"{home} is locked down by a regulatory inspection, and {', '.join(sources)} hold {order.sku} too: from "
+            "which warehouse may it come? You mentioned a requirement.",
+            Answer(keywords=["warehouse", "warehouses", "source", "audit", "audited", "quality", "requirement",
+                             "require", "prefer", "preference"],
+                   text=f"Our quality team has audited only one of your other sites for {order.product}: "
+                        f"{net.name(want)} ({want}). If it cannot come from {home}, it must come from there."),
+            author.pred.ships_only(order_id=order.oid, key="warehouse", among=[want]),
+            f"from {want}, the warehouse the user's quality team audited")]
+
+        def recovery(site: str) -> list:
+            """The oracle's recovery shipping from ``site``."""
+            look = [order.trucks(site), order.slots(site)]
+            at = net.time_after(stale + seen + look, triggers)
+            if level != "hard":
+                undo = [order.cancel("d0")] if level == "medium" else []
+                return stale + seen + look + undo + order.ship(site, fleet[site][0], net.slot(site, at))
+            t1, t2 = fleet[site]
+            s1 = net.slot(site, at)
+            s2 = net.slot(site, shift(net.slot_start(s1), 1))
+            return stale + seen + look + [order.reserve(site, q, "r1"), order.split(small, "r1", "r2"),
+                                          order.book(s1, t1), order.dispatch(t1, s1, "r2"), order.book(s2, t2),
+                                          order.dispatch(t2, s2, "r1")]
+
+        oracle = recovery(want)
+        settle_due(order, oracle, triggers, plan.calls, alternatives=[recovery(x) for x in sources if x != want])
     query = (f"Hello, this is dispatch planning for {order.record['customer']}. Please get {order.what}, out of "
              f"{net.name(home)} ({home}), which holds the stock: reserve it, book a loading-dock slot for truck "
              f"{truck} "
-             "and dispatch it.")
+             "and dispatch it." + ("" if order.impossible else " If it has to come from another warehouse, ask me "
+                                   "first: I have a requirement about the source."))
+    allowed = "is allowed" + ("" if order.impossible else " and meets my requirement")
     return make_task(order, query, triggers, plan, oracle, "planning a store replenishment", {
-        ("lockdown", "inspection", "locked"): "We did not know about any inspection; please ship from wherever "
-        "is allowed."}, insist=f"The store needs all {q} units by {order.record['due_by']}; a partial or late "
+        ("lockdown", "inspection", "locked"): f"We did not know about any inspection; please ship from wherever "
+        f"{allowed}."}, insist=f"The store needs all {q} units by {order.record['due_by']}; a partial or late "
         "delivery is no use to us.")
