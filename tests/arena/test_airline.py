@@ -13,11 +13,12 @@ from sttgym import arena_ids  # importing sttgym registers the ids
 from sttgym.agents import NominalAgent, OracleAgent, PlanAgent
 from sttgym.agents.probes import BlindWriter
 from sttgym.clock import Clock
+from sttgym.envs.arena.airline.generator import CONSULT
 from sttgym.envs.arena.airline.world import AirlineWorld
 from sttgym.rollout import rollout
 from sttgym.task import resolve
 from sttgym.tools import collect_tools
-from tests.arena.withheld import assert_withheld_story
+from tests.arena.withheld import assert_withheld_story, unasked
 
 START = "2024-05-06T09:00"
 DAY = "2024-05-07"
@@ -480,8 +481,12 @@ def airline_alternatives(task) -> tuple[list[str], list[list[str]]]:
 
 @pytest.mark.parametrize("conflict, level", product(["ST2", "S3"], ["medium", "hard"]))
 def test_a_rebooking_needs_the_airline_the_traveller_tells_only_when_asked(conflict, level):
-    assert_withheld_story(f"STTArena/Airline-{conflict}-{level}", "Shall I book you on another routing via a "
-                          "different hub?", "asked_airline", lambda env, seed: airline_alternatives(env.unwrapped.task))
+    def others(env, seed):  # the oracle's recovery on each other carrier's routing, without the question
+        right, routings = airline_alternatives(env.unwrapped.task)
+        return [unasked(env.unwrapped.task, dict(zip(right, other))) for other in routings]
+
+    assert_withheld_story(f"STTArena/Airline-{conflict}-{level}", CONSULT, "asked_airline", others,
+                          offer="Shall I book you on another routing via a different hub?")
 
 
 def test_the_traveller_s_airline_is_not_the_first_routing_listed():

@@ -11,7 +11,7 @@ import gymnasium as gym
 import pytest
 
 from tests.arena.harness import WorldHarness
-from tests.arena.withheld import assert_guessing_fails, assert_oracle_asks_first, assert_unpredictable, question
+from tests.arena.withheld import assert_unpredictable, assert_withheld_story, question, unasked
 import sttgym  # noqa: F401  (registers the ids)
 from sttgym.agents import NominalAgent, OracleAgent, PlanAgent
 from sttgym.agents.probes import BlindWriter
@@ -453,9 +453,10 @@ def other_cars(task) -> list[dict[str, str]]:
 @pytest.mark.parametrize("env_id", [f"STTArena/CarRental-{c}-{lvl}" for c in ("S2", "ST3")
                                     for lvl in ("medium", "hard")])
 def test_the_users_requirement_for_another_car_is_theirs_to_say(env_id):
-    for seed in (0, 1, 2, 1000000):
-        task = assert_oracle_asks_first(env_id, seed).unwrapped.task
-        assert_guessing_fails(env_id, seed, other_cars(task))
+    def others(env, seed):  # the oracle's recovery with the other car, unasked
+        return [unasked(env.unwrapped.task, swap) for swap in other_cars(env.unwrapped.task)]
+
+    assert_withheld_story(env_id, "ask me first: I have a requirement.", "asked_user", others, seeds=(0, 1, 2, 1000000))
 
 
 def car_cues(task) -> dict[str, bool]:
@@ -470,4 +471,4 @@ def car_cues(task) -> dict[str, bool]:
 
 @pytest.mark.parametrize("env_id", ["STTArena/CarRental-S2-hard", "STTArena/CarRental-ST3-medium"])
 def test_nothing_the_tools_show_tells_which_car_the_user_needs(env_id):
-    assert_unpredictable(env_id, car_cues)
+    assert_unpredictable(env_id, lambda env, seed: car_cues(env.unwrapped.task))

@@ -10,7 +10,7 @@ import gymnasium as gym
 import pytest
 
 from tests.arena.harness import WorldHarness
-from tests.arena.withheld import assert_guessing_fails, assert_oracle_asks_first, assert_unpredictable, question
+from tests.arena.withheld import assert_unpredictable, assert_withheld_story, question, unasked
 from sttgym.agents import NominalAgent, OracleAgent, PlanAgent  # importing sttgym registers the ids
 from sttgym.agents.probes import BlindWriter
 from sttgym.checklist import evaluate
@@ -356,9 +356,10 @@ def other_zones(task) -> list[dict[str, str]]:
 
 @pytest.mark.parametrize("env_id", [f"STTArena/CarShare-{c}-{lvl}" for c in ("S3", "T2") for lvl in ("medium", "hard")])
 def test_the_zone_the_member_can_go_to_is_theirs_to_say(env_id):
-    for seed in (0, 1, 1000000):
-        task = assert_oracle_asks_first(env_id, seed).unwrapped.task
-        assert_guessing_fails(env_id, seed, other_zones(task))
+    def others(env, seed):  # the oracle's recovery in each other zone, unasked
+        return [unasked(env.unwrapped.task, swap) for swap in other_zones(env.unwrapped.task)]
+
+    assert_withheld_story(env_id, "ask me before you", "asked_user", others, seeds=(0, 1, 1000000))
 
 
 def zone_cues(task) -> dict[str, bool]:
@@ -377,4 +378,4 @@ def zone_cues(task) -> dict[str, bool]:
 
 @pytest.mark.parametrize("env_id", ["STTArena/CarShare-S3-medium", "STTArena/CarShare-T2-hard"])
 def test_nothing_the_tools_show_tells_which_zone_the_member_needs(env_id):
-    assert_unpredictable(env_id, zone_cues)
+    assert_unpredictable(env_id, lambda env, seed: zone_cues(env.unwrapped.task))

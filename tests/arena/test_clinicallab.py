@@ -8,13 +8,14 @@ import json
 import gymnasium as gym
 import pytest
 
-from tests.arena.harness import WorldHarness, assert_told_only_when_asked
+from tests.arena.harness import WorldHarness
+from tests.arena.withheld import assert_withheld_story, play, unasked
 from sttgym.agents import NominalAgent, OracleAgent, PlanAgent
 from sttgym.agents.probes import BlindWriter
 from sttgym.envs.arena.clinicallab.generator import CONSULT
 from sttgym.envs.arena.clinicallab.world import ClinicalLabWorld
 from sttgym.rollout import rollout
-from sttgym.task import resolve
+from sttgym.task import Call, resolve
 
 START = "2024-05-06T09:00"
 
@@ -305,11 +306,6 @@ CONSULTED = [f"STTArena/ClinicalLab-{c}-{level}" for c in ("T3", "S2") for level
 SEEDS = range(3)
 
 
-@pytest.mark.parametrize("env_id", CONSULTED)
-def test_the_oracle_learns_the_lab_only_by_asking_and_no_tool_shows_it(env_id):
-    assert_told_only_when_asked(gym.make(env_id), SEEDS, commit="book_pickup", consult=CONSULT)
-
-
 def focus(task) -> str:
     """The order the ward asks about."""
     return next(c.arguments["order_id"] for c in task.nominal_plan if c.name == "get_order")
@@ -323,57 +319,29 @@ def choice(task) -> tuple[str, list[str]]:
     return labs[-1], others
 
 
-def redirect_without_asking(env, seed: int, lab: str = "", courier: str = "") -> tuple[dict, list[dict]]:
-    """The oracle's recovery without its question, to ``lab`` with ``courier`` (by default the very lab the ward
-    would have named, and the oracle's courier). The final info and the results of its writes."""
-    env.reset(seed=seed)
-    task, saved, writes = env.unwrapped.task, {}, []
-    chosen, _ = choice(task)
-    redirected = False
-    for c in task.oracle:
-        if c.name == "chat_with_user":
-            continue
-        args = resolve(c.arguments, saved)
-        if c.name == "accession_specimen" and args["lab_id"] == chosen:
-            args["lab_id"], redirected = lab or chosen, True
-        if c.name == "book_pickup" and redirected:
-            args["courier_id"] = courier or args["courier_id"]
-        saved[c.save_as or ""] = result = call(env, c.name, **args)
-        if env.unwrapped.tools[c.name].mutates:
-            writes.append(result)
-    *_, info = env.step({"content": "Task Completed"})
-    return info, writes
+def other_labs(env, seed: int) -> list[list[Call]]:
+    """The oracle's recovery without its question to each other lab that takes the specimen in time: with the
+    oracle's courier, or else the first other available courier that keeps the specimen."""
+    task = env.unwrapped.task
+    chosen, others = choice(task)
+    state = task.initial_state
+    storage = state["specimens"][state["orders"][focus(task)]["specimen"]]["storage"]
+    couriers = [c for c, x in sorted(state["couriers"].items())
+                if x["status"] == "available" and storage in x["storage"]]
+
+    def tries(lab: str):
+        plan = unasked(task, {chosen: lab})
+        yield plan
+        book = max(i for i, c in enumerate(plan) if c.name == "book_pickup")
+        for courier in couriers:
+            arguments = {**plan[book].arguments, "courier_id": courier}
+            yield plan[:book] + [plan[book].model_copy(update={"arguments": arguments})] + plan[book + 1:]
+
+    found = (next((plan for plan in tries(lab) if play(env, seed, plan).static), None) for lab in others)
+    return [plan for plan in found if plan]
 
 
 @pytest.mark.parametrize("env_id", CONSULTED)
-def test_another_workable_lab_without_asking_does_not_pass(env_id):
-    for seed in SEEDS:
-        env, arena = start(env_id, seed)
-        _, others = choice(arena.task)
-        order = focus(arena.task)
-        state = arena.task.initial_state
-        storage = state["specimens"][state["orders"][order]["specimen"]]["storage"]
-        couriers = [""] + [c for c, x in sorted(state["couriers"].items())
-                           if x["status"] == "available" and storage in x["storage"]]
-        workable = 0
-        for lab in others:
-            for courier in couriers:  # the oracle's courier first, then any other that keeps the specimen
-                info, writes = redirect_without_asking(env, seed, lab, courier)
-                assert info["score"] < 1.0
-                if all(w["success"] for w in writes) and arena.world.holds({"name": "routed", "args": {
-                        "order_id": order}}):
-                    workable += 1  # the other lab does take the specimen in time ...
-                    failed = {c["name"] for c in info["checklist"] if not c["passed"]}
-                    assert failed >= {"asked_lab", "rerouted"} and info["score"] <= 0.75  # ... not at the ward's lab
-                    break
-        assert workable, "the change leaves the ward no other lab"
-
-
-@pytest.mark.parametrize("env_id", CONSULTED)
-def test_the_right_lab_by_luck_without_asking_does_not_pass(env_id):
-    for seed in SEEDS:
-        env, _ = start(env_id, seed)
-        info, writes = redirect_without_asking(env, seed)
-        assert all(w["success"] for w in writes)
-        assert [c["name"] for c in info["checklist"] if not c["passed"]] == ["asked_lab"]
-        assert info["score"] < 1.0
+def test_the_ward_names_the_lab_only_when_asked_and_another_lab_without_asking_does_not_pass(env_id):
+    outcomes = assert_withheld_story(env_id, CONSULT, "asked_lab", other_labs, seeds=SEEDS)
+    assert all("rerouted" in run.failed for run in outcomes)  # the other lab takes it in time, not at the ward's

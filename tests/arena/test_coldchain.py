@@ -22,7 +22,7 @@ from sttgym.envs.arena.coldchain.world import DWELL_MINUTES, ColdChainWorld
 from sttgym.geo import shortest_route
 from sttgym.task import Call, Ref
 from sttgym.validation import prefix_scores
-from tests.arena.withheld import assert_guessing_fails, assert_oracle_asks_first, assert_unpredictable, question
+from tests.arena.withheld import assert_unpredictable, assert_withheld_story, question, unasked
 
 
 @pytest.fixture
@@ -668,10 +668,11 @@ def lots_offered(task) -> tuple[str, str]:
 @pytest.mark.parametrize("env_id", [f"STTArena/ColdChain-{c}-{lvl}" for c in ("T2", "T3")
                                     for lvl in ("medium", "hard")])
 def test_which_stock_the_programme_may_use_is_the_users_to_say(env_id):
-    for seed in (0, 1, 1000000):
-        task = assert_oracle_asks_first(env_id, seed).unwrapped.task
-        ours, other = lots_offered(task)
-        assert_guessing_fails(env_id, seed, [{ours: other}])
+    def others(env, seed):  # the oracle's recovery shipping the other lot its question offers, unasked
+        ours, other = lots_offered(env.unwrapped.task)
+        return [unasked(env.unwrapped.task, {ours: other})]
+
+    assert_withheld_story(env_id, "ask me first which stock we may use", "asked_user", others, seeds=(0, 1, 1000000))
 
 
 def lot_cues(task) -> dict[str, bool]:
@@ -684,4 +685,4 @@ def lot_cues(task) -> dict[str, bool]:
 
 @pytest.mark.parametrize("env_id", ["STTArena/ColdChain-T2-medium", "STTArena/ColdChain-T3-hard"])
 def test_nothing_the_tools_show_tells_which_lot_is_the_programmes(env_id):
-    assert_unpredictable(env_id, lot_cues)
+    assert_unpredictable(env_id, lambda env, seed: lot_cues(env.unwrapped.task))

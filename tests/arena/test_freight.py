@@ -9,12 +9,13 @@ import gymnasium as gym
 import pytest
 
 from tests.arena.harness import WorldHarness
+from tests.arena.withheld import assert_unpredictable, assert_withheld_story, play, unasked
 from sttgym.agents import NominalAgent, OracleAgent, PlanAgent
 from sttgym.agents.probes import BlindWriter
 from sttgym.envs.arena.freight.world import FreightWorld
 from sttgym.clock import shift
 from sttgym.rollout import rollout
-from sttgym.task import resolve
+from sttgym.task import Call, resolve
 
 START = "2024-05-06T09:00"
 DAY = "2024-05-06"
@@ -308,85 +309,51 @@ def test_the_choice_predicates_name_the_crossing_and_the_carrier_that_move_the_c
 CONSULTED = [(c, lvl) for c in ("S3", "ST1") for lvl in ("easy", "medium", "hard")]
 
 
-def oracle_run(env_id: str, seed: int):
-    env = gym.make(env_id)
-    return rollout(env, OracleAgent(), seed=seed), env.unwrapped.task
+def dispatched(env, seed: int, plan: list[Call]) -> dict:
+    """What the successful dispatch of ``plan``, played from ``seed``, reports."""
+    steps = rollout(env, PlanAgent(plan), seed=seed).steps
+    sent = [json.loads(s["observation"]) for s in steps if s["action"].get("name") == "dispatch"]
+    return next(r["data"] for r in sent if r.get("success"))
 
 
-def unasked(task, swap: dict) -> list:
-    """The oracle's recovery without its question, with ``swap`` applied to every argument (another alternative)."""
-    return [c.model_copy(update={"arguments": {k: swap.get(v, v) if isinstance(v, str) else v
-                                               for k, v in c.arguments.items()}})
-            for c in task.oracle if c.name != "chat_with_user"]
-
-
-def dispatched(traj) -> dict | None:
-    sent = [json.loads(s["observation"]) for s in traj.steps if s["action"].get("name") == "dispatch"]
-    return next((r["data"] for r in sent if r.get("success")), None)
-
-
-def others_taken(env_id: str, seed: int, task) -> list:
-    """Runs of the unasked recovery taking each alternative the user did not choose: for S3 the other crossing (on
-    its first free slot from two hours before the oracle's that gets the consignment through), for ST1 the other
-    carrier's truck."""
+def others_taken(env, seed: int) -> list[list[Call]]:
+    """The oracle's recovery without its question, taking each alternative the user did not choose: for S3 the
+    other crossing (on its first free slot from two hours before the oracle's that gets the consignment through),
+    for ST1 the other carrier's truck."""
+    task = env.unwrapped.task
     state = task.initial_state
     last = {c.name: c.arguments for c in task.oracle}  # each write's last call
     first = {c.name: c.arguments for c in reversed(task.nominal_plan)}
-    if "-S3-" in env_id:
+    if "-S3-" in env.spec.id:
         want, slot = last["file_declaration"]["crossing_id"], last["book_slot"]["slot_id"]
         since = shift(state["slots"][slot]["start"], -120)
-        runs = []
+        plans = []
         for alt in sorted(set(state["crossings"]) - {first["file_declaration"]["crossing_id"], want}):
             free = sorted((s["start"], i) for i, s in state["slots"].items()
                           if s["crossing"] == alt and s["status"] == "free" and s["start"] >= since)
-            tries = (rollout(gym.make(env_id), PlanAgent(unasked(task, {want: alt, slot: i})), seed=seed)
-                     for _, i in free)
-            runs.append(next(t for t in tries if dispatched(t)))
-        return runs
+            tries = (unasked(task, {want: alt, slot: i}) for _, i in free)
+            plans.append(next(plan for plan in tries if play(env, seed, plan).static))
+        return plans
     want, booked = last["assign_truck"]["truck_id"], first["assign_truck"]["truck_id"]
     weight = state["consignments"][first["assign_truck"]["consignment_id"]]["weight_kg"]
     alts = [t for t, x in sorted(state["trucks"].items()) if t not in (want, booked) and x["status"] == "available"
             and x["location"] == state["trucks"][want]["location"] and x["capacity_kg"] >= weight]
     assert alts and all(state["trucks"][t]["carrier"] != state["trucks"][want]["carrier"] for t in alts)
-    return [rollout(gym.make(env_id), PlanAgent(unasked(task, {want: t})), seed=seed) for t in alts]
+    return [unasked(task, {want: t}) for t in alts]
 
 
 @pytest.mark.parametrize("conflict,level", CONSULTED)
-def test_the_oracle_asks_before_it_switches_and_only_the_answer_reveals_the_fact(conflict, level):
-    env_id = f"STTArena/Freight-{conflict}-{level}"
-    for seed in (0, 1, 2):
-        traj, task = oracle_run(env_id, seed)
-        assert traj.reward == 1.0
-        (fact,) = task.profile.withheld
-        asked = next(i for i, s in enumerate(traj.steps) if s["action"].get("name") == "chat_with_user")
-        assert fact.text in traj.steps[asked]["observation"]
-        assert asked < max(i for i, s in enumerate(traj.steps) if s["action"].get("name") == "dispatch")
-        shown = [task.query, json.dumps(task.initial_state)] + [s["observation"] for i, s in enumerate(traj.steps)
-                                                                if i != asked]
-        assert not any(fact.text in text for text in shown)
-
-
-@pytest.mark.parametrize("conflict,level", CONSULTED)
-def test_recovering_without_asking_fails_whichever_alternative_it_takes(conflict, level):
-    env_id = f"STTArena/Freight-{conflict}-{level}"
-    for seed in (0, 1, 2):
-        _, task = oracle_run(env_id, seed)
-        cid = next(c for c in task.nominal_plan if c.name == "dispatch").arguments["consignment_id"]
-        deliver_by = task.initial_state["consignments"][cid]["deliver_by"]
-        for traj in others_taken(env_id, seed, task):  # workable per the tools, but not the user's choice
-            assert dispatched(traj)["arrives"] <= deliver_by
-            assert traj.reward <= 0.75 and traj.reward < 1.0
-        lucky = rollout(gym.make(env_id), PlanAgent(unasked(task, {})), seed=seed)  # the right one, by luck
-        failed = {c["name"] for c in lucky.info["checklist"] if not c["passed"]}
-        assert failed == {"asked_user"} and lucky.reward < 1.0
+def test_the_user_tells_the_crossing_or_carrier_only_when_asked_and_no_guess_passes(conflict, level):
+    outcomes = assert_withheld_story(f"STTArena/Freight-{conflict}-{level}",
+                                     "ask me before you switch: I have a requirement", "asked_user", others_taken)
+    assert all(run.static for run in outcomes)  # each other alternative gets the consignment through in time
 
 
 @pytest.mark.parametrize("conflict,shown", [("S3", "crossing"), ("S3", "arrives"), ("ST1", "truck")])
 def test_the_users_choice_follows_no_order_the_tools_show(conflict, shown):
     """Over seeds, the user's alternative is sometimes first and sometimes not by id (and by arrival time)."""
-    env_id = f"STTArena/Freight-{conflict}-medium"
-    first = set()
-    for seed in range(8):
-        traj, task = oracle_run(env_id, seed)
-        first.add(dispatched(traj)[shown] < min(dispatched(t)[shown] for t in others_taken(env_id, seed, task)))
-    assert first == {True, False}
+    def cues(env, seed):
+        mine = dispatched(env, seed, env.unwrapped.task.oracle)[shown]
+        return {f"first by {shown}": mine < min(dispatched(env, seed, plan)[shown] for plan in others_taken(env, seed))}
+
+    assert_unpredictable(f"STTArena/Freight-{conflict}-medium", cues, seeds=range(8))

@@ -10,10 +10,11 @@ import gymnasium as gym
 import pytest
 
 from tests.arena.harness import WorldHarness
-from tests.arena.withheld import assert_withheld_story
+from tests.arena.withheld import assert_withheld_story, unasked
 import sttgym
 from sttgym.agents import NominalAgent, OracleAgent, PlanAgent
 from sttgym.agents.probes import BlindWriter
+from sttgym.envs.arena.hotel.generator import CONSULT
 from sttgym.envs.arena.hotel.world import HotelWorld, travel
 from sttgym.rollout import rollout
 from sttgym.task import resolve
@@ -425,12 +426,13 @@ def test_an_impossible_task_leaves_no_way_round_and_its_medium_twin_one(conflict
 
 @pytest.mark.parametrize("conflict, level", product(["S1", "ST1"], ["medium", "hard"]))
 def test_a_move_needs_the_amenity_the_guest_tells_only_when_asked(conflict, level):
-    def alternatives(env, seed):  # the room type the oracle books, and every other one that meets the request
-        right = [c for c in env.unwrapped.task.oracle if c.name == "hold_room"][-1].arguments["room_type_id"]
-        return [right], [[rt] for rt in every_alternative(env.spec.id, seed) if rt != right]
+    def others(env, seed):  # the oracle's recovery in every other room type that meets the request, unasked
+        task = env.unwrapped.task
+        right = [c for c in task.oracle if c.name == "hold_room"][-1].arguments["room_type_id"]
+        return [unasked(task, {right: rt}) for rt in every_alternative(env.spec.id, seed) if rt != right]
 
-    assert_withheld_story(f"STTArena/Hotel-{conflict}-{level}", "Shall I book another hotel within reach instead?",
-                          "asked_amenity", alternatives)
+    assert_withheld_story(f"STTArena/Hotel-{conflict}-{level}", CONSULT, "asked_amenity", others,
+                          offer="Shall I book another hotel within reach instead?")
 
 
 def test_the_guest_s_hotel_is_not_the_nearest_alternative():

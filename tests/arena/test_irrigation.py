@@ -8,13 +8,14 @@ import json
 import gymnasium as gym
 import pytest
 
-from tests.arena.harness import WorldHarness, assert_told_only_when_asked
+from tests.arena.harness import WorldHarness
+from tests.arena.withheld import assert_withheld_story, unasked
 from sttgym.agents import NominalAgent, OracleAgent, PlanAgent
 from sttgym.agents.probes import BlindWriter
 from sttgym.envs.arena.irrigation.generator import CONSULT
 from sttgym.envs.arena.irrigation.world import IrrigationWorld
 from sttgym.rollout import rollout
-from sttgym.task import resolve
+from sttgym.task import Call, resolve
 
 START = "2025-06-03T06:00"
 WINDOWS = [{"start": "2025-06-03T05:00", "end": "2025-06-03T10:00"},
@@ -267,57 +268,28 @@ def feeding(task) -> tuple[str, list[str]]:
     return source, others
 
 
-def recover_without_asking(env, seed: int, pump: str = "") -> tuple[dict, list[dict]]:
-    """The oracle's recovery without its question, feeding the blocks from ``pump`` (by default the very pump the
-    manager would have named): it opens the bypass mains that pump's path needs. The final info and the results
-    of its writes."""
-    env.reset(seed=seed)
-    task, saved, writes = env.unwrapped.task, {}, []
-    source, _ = feeding(task)
-    for c in task.oracle:
-        if c.name in ("chat_with_user", "open_valve"):
-            continue
-        args = resolve(c.arguments, saved)
-        args.update({"pump_id": pump or source} if args.get("pump_id") == source else {})
-        if c.name == "schedule_run" and args["pump_id"] == (pump or source):
-            path = call(env, "get_network_path", pump_id=args["pump_id"], segment_id=args["segment_id"],
-                        flow_m3h=args["flow_m3h"])["data"]
-            writes += [call(env, "open_valve", valve_id=v["valve_id"]) for v in path["valves"]
-                       if v["kind"] != "field" and v["status"] == "closed"]
-        saved[c.save_as or ""] = result = call(env, c.name, **args)
-        if c.name in ("schedule_run", "cancel_run"):
-            writes.append(result)
-    *_, info = env.step({"content": "Task Completed"})
-    return info, writes
+def from_other_houses(env, seed: int) -> list[list[Call]]:
+    """The oracle's recovery without its question, feeding the blocks from each other pump house's pump: in place
+    of the oracle's valves, it opens the bypass mains closed on that pump's path (read off the path the recovery
+    looks up)."""
+    task = env.unwrapped.task
+    source, others = feeding(task)
+    plans = []
+    for pump in others:
+        plan = [c for c in unasked(task, {source: pump}) if c.name != "open_valve"]
+        looked = rollout(env, PlanAgent(plan), seed=seed).steps
+        path = next(json.loads(s["observation"])["data"] for s in looked
+                    if s["action"].get("name") == "get_network_path" and s["action"]["arguments"]["pump_id"] == pump)
+        opened = [Call(name="open_valve", arguments={"valve_id": v["valve_id"]}) for v in path["valves"]
+                  if v["kind"] != "field" and v["status"] == "closed"]
+        first = next(i for i, c in enumerate(plan) if c.name == "schedule_run" and c.arguments["pump_id"] == pump)
+        plans.append(plan[:first] + opened + plan[first:])
+    return plans
 
 
 @pytest.mark.parametrize("env_id", CONSULTED)
-def test_the_oracle_learns_the_pump_house_only_by_asking_and_no_tool_shows_it(env_id):
-    assert_told_only_when_asked(gym.make(env_id), SEEDS, commit="schedule_run", consult=CONSULT)
-
-
-@pytest.mark.parametrize("env_id", CONSULTED)
-def test_another_workable_pump_house_without_asking_does_not_pass(env_id):
-    env = gym.make(env_id)
-    for seed in SEEDS:
-        env.reset(seed=seed)
-        _, others = feeding(env.unwrapped.task)
-        assert others
-        segments = {c.arguments["segment_id"] for c in env.unwrapped.task.oracle if c.name == "schedule_run"}
-        for pump in others:
-            info, writes = recover_without_asking(env, seed, pump)
-            assert all(w["success"] for w in writes), writes  # the other pump house does water the blocks ...
-            assert all(env.unwrapped.world.holds({"name": "watered", "args": {"segment_id": s}}) for s in segments)
-            failed = {c["name"] for c in info["checklist"] if not c["passed"]}
-            assert failed >= {"asked_source"} | {f"watered_{s}" for s in segments}  # ... from a source not accepted
-            assert info["score"] <= 0.75
-
-
-@pytest.mark.parametrize("env_id", CONSULTED)
-def test_the_right_pump_house_by_luck_without_asking_does_not_pass(env_id):
-    env = gym.make(env_id)
-    for seed in SEEDS:
-        info, writes = recover_without_asking(env, seed)
-        assert all(w["success"] for w in writes)
-        assert [c["name"] for c in info["checklist"] if not c["passed"]] == ["asked_source"]
-        assert info["score"] < 1.0
+def test_the_manager_names_the_pump_house_only_when_asked_and_another_without_asking_does_not_pass(env_id):
+    outcomes = assert_withheld_story(env_id, CONSULT, "asked_source", from_other_houses, seeds=SEEDS)
+    for run in outcomes:  # the other pump house does water the blocks (the static goal), from a source not accepted
+        watered = {name for name in run.checks if name.startswith("watered_")}
+        assert run.static and watered and watered <= run.failed, run.checks

@@ -9,10 +9,11 @@ import gymnasium as gym
 import pytest
 
 from tests.arena.harness import WorldHarness
-from tests.arena.withheld import assert_withheld_story, skipping_the_question
+from tests.arena.withheld import assert_withheld_story, play, unasked
 from sttgym.agents import NominalAgent, OracleAgent, PlanAgent
 from sttgym.agents.probes import AlwaysRefuse, BlindWriter
 from sttgym.checklist import evaluate
+from sttgym.envs.arena.ticketing.generator import CONSULT
 from sttgym.envs.arena.ticketing.world import TicketingWorld, adjacent_block
 from sttgym.rollout import rollout
 from sttgym.task import resolve
@@ -336,15 +337,16 @@ def test_spraying_promo_codes_past_midnight_earns_nothing():
 
 @pytest.mark.parametrize("conflict, level", product(["T1", "S2"], ["medium", "hard"]))
 def test_a_move_needs_the_section_feature_the_customer_tells_only_when_asked(conflict, level):
-    def alternatives(env, seed):  # the section the oracle buys in, and every other one of the show that would do
+    def others(env, seed):  # the oracle's recovery, unasked, in every other section of the show that would do
         task = env.unwrapped.task
         right = [c for c in task.oracle if c.name == "hold_seats"][-1].arguments["section_id"]
         event = task.initial_state["sections"][right]["event"]
-        return [right], [[sid] for sid, x in sorted(task.initial_state["sections"].items())
-                         if x["event"] == event and sid != right and skipping_the_question(env, seed, {right: sid})[2]]
+        plans = [unasked(task, {right: sid}) for sid, x in sorted(task.initial_state["sections"].items())
+                 if x["event"] == event and sid != right]
+        return [plan for plan in plans if play(env, seed, plan).static]
 
-    assert_withheld_story(f"STTArena/Ticketing-{conflict}-{level}", "Shall I get you seats in another section "
-                          "instead?", "asked_feature", alternatives)
+    assert_withheld_story(f"STTArena/Ticketing-{conflict}-{level}", CONSULT, "asked_feature", others,
+                          offer="Shall I get you seats in another section instead?")
 
 
 def test_the_customer_s_section_is_not_the_cheapest_option():

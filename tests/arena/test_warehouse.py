@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import copy
+import json
 
 import gymnasium as gym
 import pytest
 
 from tests.arena.harness import WorldHarness
+from tests.arena.withheld import assert_unpredictable, assert_withheld_story, unasked
 from sttgym.agents import NominalAgent, OracleAgent, PlanAgent
 from sttgym.agents.probes import BlindWriter
 from sttgym.envs.arena.warehouse.world import WarehouseWorld
 from sttgym.rollout import rollout
-from sttgym.task import resolve
+from sttgym.task import Call, resolve
 
 START = "2024-05-06T09:00"
 
@@ -190,8 +192,6 @@ def start(env_id: str, seed: int):
 
 
 def call(env, name: str, **arguments) -> dict:
-    import json
-
     observation, *_ = env.step({"name": name, "arguments": arguments})
     return json.loads(observation)
 
@@ -296,8 +296,6 @@ def test_refusing_a_solvable_order_earns_nothing():
 
 
 def test_instances_differ_and_a_stored_task_replays():
-    import json
-
     _, first = start("STTArena/Warehouse-ST2-hard", seed=5)
     stored = json.loads(first.task.model_dump_json())
     again = gym.make("STTArena/Warehouse-ST2-hard")
@@ -342,14 +340,6 @@ def test_ships_only_names_the_warehouses_or_trucks_every_live_dispatch_uses(w):
     assert not w.holds("ships_only", order_id="ORD-1", key="warehouse", among=["WH-B"])
 
 
-def without_question(env_id: str, seed: int, task, swap: dict):
-    """The oracle's recovery without its question, with ``swap`` applied to every argument value."""
-    plan = [c.model_copy(update={"arguments": {k: swap.get(v, v) if isinstance(v, str) else v
-                                               for k, v in c.arguments.items()}})
-            for c in task.oracle if c.name != "chat_with_user"]
-    return rollout(gym.make(env_id), PlanAgent(plan), seed=seed)
-
-
 def alternatives(conflict: str, task) -> list[dict]:
     """For each alternative the user did not choose, the swap that turns the oracle's recovery into it: another
     gate-listed-looking truck (ST1), or another warehouse with the stock, its trucks and its same-time dock slots
@@ -379,57 +369,32 @@ def alternatives(conflict: str, task) -> list[dict]:
             and state["inventory"][alt].get(sku, {}).get("on_hand", 0) >= q]
 
 
-@pytest.mark.parametrize("conflict,level", CONSULTED)
-def test_the_oracle_asks_before_the_switch_and_no_tool_shows_the_answer(conflict, level):
-    env_id = f"STTArena/Warehouse-{conflict}-{level}"
-    for seed in (0, 1, 2):
-        env, arena = start(env_id, seed)
-        traj = rollout(env, OracleAgent(), seed=seed)
-        (fact,) = arena.task.profile.withheld
-        names = [s["action"].get("name") for s in traj.steps]
-        asked = names.index("chat_with_user")
-        assert traj.reward == 1.0 and asked < names.index("dispatch_truck", asked)
-        assert fact.text in traj.steps[asked]["observation"]
-        elsewhere = [arena.task.query, str(arena.task.initial_state)] + [
-            s["observation"] for i, s in enumerate(traj.steps) if i != asked]
-        assert all(fact.text not in text for text in elsewhere)
+def others_taken(env, seed: int) -> list[list[Call]]:
+    """The oracle's recovery without its question, taking each alternative the user did not choose."""
+    return [unasked(env.unwrapped.task, swap) for swap in alternatives(env.spec.id.split("-")[1], env.unwrapped.task)]
 
 
 @pytest.mark.parametrize("conflict,level", CONSULTED)
-def test_a_recovery_that_never_asks_fails_with_every_alternative(conflict, level):
-    import json
+def test_the_user_tells_the_warehouse_or_truck_only_when_asked_and_no_guess_passes(conflict, level):
+    def others(env, seed):
+        plans = others_taken(env, seed)
+        assert len(plans) >= (2 if conflict == "ST1" or level != "hard" else 1), (seed, len(plans))
+        return plans
 
-    env_id = f"STTArena/Warehouse-{conflict}-{level}"
-    for seed in (0, 1, 2):
-        _, arena = start(env_id, seed)
-        task = arena.task
-        swaps = alternatives(conflict, task)
-        assert len(swaps) >= (2 if conflict == "ST1" or level != "hard" else 1)
-        for swap in swaps:  # workable per the tools (every write succeeds), but not what the user requires
-            traj = without_question(env_id, seed, task, swap)
-            results = [json.loads(s["observation"]) for s in traj.steps if s["action"].get("name") in arena.tools
-                       and arena.tools[s["action"]["name"]].mutates]
-            assert all(r["success"] for r in results), results
-            assert 0 < traj.reward <= 0.75
-        lucky = without_question(env_id, seed, task, {})  # the user's alternative, by luck
-        assert {c["name"] for c in lucky.info["checklist"] if not c["passed"]} == {"asked_user"}
-        assert lucky.reward < 1.0
+    outcomes = assert_withheld_story(f"STTArena/Warehouse-{conflict}-{level}", "ask me first:", "asked_user", others)
+    assert all(all(run.writes) and run.score > 0 for run in outcomes)  # each ships the order, earning some credit
 
 
 @pytest.mark.parametrize("conflict,shown", [("S2", "warehouse"), ("S2", "arrives"), ("ST1", "truck")])
 def test_the_users_choice_follows_no_order_the_tools_show(conflict, shown):
     """Over seeds, the user's alternative is sometimes first and sometimes not by id (and by arrival time)."""
-    import json
+    def last_dispatch(env, seed: int, plan: list[Call]) -> dict:
+        steps = rollout(env, PlanAgent(plan), seed=seed).steps
+        return [json.loads(s["observation"])["data"] for s in steps if s["action"].get("name") == "dispatch_truck"][-1]
 
-    def last_dispatch(traj) -> dict:
-        return [json.loads(s["observation"])["data"] for s in traj.steps
-                if s["action"].get("name") == "dispatch_truck"][-1]
+    def cues(env, seed):
+        mine = last_dispatch(env, seed, env.unwrapped.task.oracle)[shown]
+        return {f"first by {shown}": mine < min(last_dispatch(env, seed, plan)[shown]
+                                                for plan in others_taken(env, seed))}
 
-    env_id = f"STTArena/Warehouse-{conflict}-medium"
-    first = set()
-    for seed in range(8):
-        env, arena = start(env_id, seed)
-        mine = last_dispatch(rollout(env, OracleAgent(), seed=seed))[shown]
-        first.add(mine < min(last_dispatch(without_question(env_id, seed, arena.task, swap))[shown]
-                             for swap in alternatives(conflict, arena.task)))
-    assert first == {True, False}
+    assert_unpredictable(f"STTArena/Warehouse-{conflict}-medium", cues, seeds=range(8))

@@ -1,10 +1,22 @@
-"""Checks for stories with a fact only the user knows: the oracle asks before it commits, and an agent that
-recovers the same way without asking (taking any alternative, the right one included) does not pass."""
+"""Checks for stories with a fact only the user knows (docs/writing-a-domain.md, "Facts only the user knows").
+
+A domain's test names the env, the phrase of its query that asks to be consulted, the question's milestone and
+the plans that take each other workable alternative without asking (most are :func:`unasked` with the other
+alternative's ids swapped in); :func:`assert_withheld_story` then checks that
+
+- the oracle scores 1.0 and learns the fact only from the user's reply to its question;
+- each other alternative, taken without asking, is workable yet scores at most 0.75, failing the question's
+  milestone and a goal milestone;
+- the user's own alternative, taken without asking (by luck), fails the question's milestone alone.
+
+:func:`assert_unpredictable` checks that no cue the tools show picks the user's alternative over seeds.
+"""
 
 from __future__ import annotations
 
 import json
-from typing import Callable
+from dataclasses import dataclass
+from typing import Callable, Iterable
 
 import gymnasium as gym
 
@@ -16,103 +28,28 @@ from sttgym.user import USER_TOOL, RuleUser, words
 
 
 def question(task) -> Call:
-    """The oracle's question: its chat that names a withheld fact's keyword."""
-    keys = {k.lower() for answer in task.profile.withheld for k in answer.keywords}
-    return next(c for c in task.oracle if c.name == USER_TOOL and keys & words(c.arguments["message"]))
+    """The oracle's question: its chat naming a keyword of the withheld fact."""
+    (fact,) = task.profile.withheld
+    return next(c for c in task.oracle if c.name == USER_TOOL and fact.hits(words(c.arguments["message"])))
 
 
-def assert_oracle_asks_first(env_id: str, seed: int) -> gym.Env:
-    """The oracle scores 1.0, and the withheld fact shows only in the user's reply to its question: nowhere in the
-    query, the initial state or any tool result. Returns the env, after the episode."""
-    env = gym.make(env_id)
+def assert_told_only_when_asked(env: gym.Env, seed: int, consult: str) -> None:
+    """The query carries ``consult`` (the user's wish to be asked) but not the fact; the oracle scores 1.0 and the
+    fact shows in nothing but the user's reply to its question (not in the initial state or another tool result).
+    Leaves ``env`` after the oracle's episode."""
     traj = rollout(env, OracleAgent(), seed=seed)
-    assert traj.reward == 1.0, (env_id, seed, traj.info.get("checklist"))
     task = env.unwrapped.task
-    (fact,) = [a.text for a in task.profile.withheld]
-    assert fact not in task.query and fact not in json.dumps(task.initial_state)
-    shown = [s["action"] for s in traj.steps if fact in str(s["observation"])]
-    assert shown == [{"name": USER_TOOL, "arguments": question(task).arguments}], (env_id, seed, shown)
-    return env
+    assert traj.reward == 1.0, (env.spec.id, seed, traj.info["checklist"])
+    (fact,) = task.profile.withheld
+    assert consult in task.query and fact.text not in task.query, task.query
+    assert fact.text not in json.dumps(task.initial_state)
+    shown = [s["action"] for s in traj.steps if fact.text in str(s["observation"])]
+    assert shown == [{"name": USER_TOOL, "arguments": question(task).arguments}], (env.spec.id, seed, shown)
 
 
-def without_asking(env_id: str, seed: int, swap: dict[str, str]) -> dict:
-    """The oracle's recovery without its question, every argument named in ``swap`` replaced (another
-    alternative's ids; empty: the user's own alternative, taken by luck). The final info."""
-    env = gym.make(env_id)
-    env.reset(seed=seed)
-    task = env.unwrapped.task
-    asked = question(task)
-    plan = [c.model_copy(update={"arguments": {k: swap.get(v, v) if isinstance(v, str) else v
-                                               for k, v in c.arguments.items()}})
-            for c in task.oracle if c is not asked]
-    return rollout(env, PlanAgent(plan), seed=seed).info
-
-
-def passed(info: dict, name: str) -> bool:
-    return next(c["passed"] for c in info["checklist"] if c["name"] == name)
-
-
-def assert_guessing_fails(env_id: str, seed: int, others: list[dict[str, str]]) -> None:
-    """Each other alternative taken without asking scores at most 0.75; the user's own, taken without asking, meets
-    every check but the question's, so no guess passes."""
-    assert others, (env_id, seed)
-    for swap in others:
-        info = without_asking(env_id, seed, swap)
-        assert info["score"] <= 0.75 and not passed(info, "asked_user"), (env_id, seed, swap, info["checklist"])
-    lucky = without_asking(env_id, seed, {})
-    missed = [c["name"] for c in lucky["checklist"] if not c["passed"]]
-    assert lucky["score"] < 1.0 and missed == ["asked_user"], (env_id, seed, missed)
-
-
-def assert_unpredictable(env_id: str, cues: Callable[..., dict[str, bool]], seeds: range = range(16)) -> None:
-    """Every cue (a guess from what the tools show: listing order, distance, likeness to the planned choice;
-    ``cues(task)`` says whether each guess is the user's alternative) is right on some seeds and wrong on others."""
-    seen: dict[str, set[bool]] = {}
-    for seed in seeds:
-        env = gym.make(env_id)
-        env.reset(seed=seed)
-        for cue, right in cues(env.unwrapped.task).items():
-            seen.setdefault(cue, set()).add(right)
-    assert seen and all(v == {True, False} for v in seen.values()), (env_id, seen)
-
-
-def _asks(call: Call, keywords: list[str]) -> bool:
-    return call.name == USER_TOOL and bool({k.lower() for k in keywords} & words(call.arguments.get("message", "")))
-
-
-def oracle_learns_it_by_asking(env, seed: int) -> None:
-    """The oracle scores 1.0; the withheld text shows nowhere (request, initial world, any tool result) but in the
-    user's answer to a question naming one of its keywords."""
-    traj = rollout(env, OracleAgent(), seed=seed)
-    assert traj.reward == 1.0, (seed, traj.info["checklist"])
-    task = env.unwrapped.task
-    (answer,) = task.profile.withheld
-    assert answer.text not in task.query and answer.text not in json.dumps(task.initial_state)
-    told = [s for s in traj.steps if answer.text in str(s["observation"])]
-    assert told, "the oracle never learnt the withheld fact"
-    for step in told:
-        action = Call(name=step["action"]["name"], arguments=step["action"]["arguments"])
-        assert _asks(action, answer.keywords), action
-
-
-def the_user_points_to_the_question(task, offer: str) -> None:
-    """Offered an alternative in words that do not name the fact, the user keeps it back but names a word to ask
-    about; asked with that word, they tell it."""
-    user, (answer,) = RuleUser(task.profile), task.profile.withheld
-    hint = user.reply(offer)
-    named = sorted(words(hint) & {k.lower() for k in answer.keywords})
-    assert answer.text not in hint and named, hint
-    assert user.reply(f"Before I book it, what is the {named[0]}?") == answer.text
-
-
-def skipping_the_question(env, seed: int, swap: dict[str, str]) -> tuple[float, dict[str, bool], bool]:
-    """The oracle's calls without its question, every id in ``swap`` replaced by its value (another alternative):
-    the score, each check's outcome, and whether what it took serves the request as the tools show it (the static
-    checklist holds: the alternative is genuinely workable)."""
-    env.reset(seed=seed)
-    task = env.unwrapped.task
-    keywords = task.profile.withheld[0].keywords
-
+def unasked(task, swap: dict[str, str]) -> list[Call]:
+    """The oracle's calls without its question, every id in ``swap`` (at any depth of the arguments) replaced by
+    its value: another alternative's ids, or none for the user's own alternative taken by luck."""
     def swapped(value):
         if isinstance(value, str):
             return swap.get(value, value)
@@ -122,36 +59,84 @@ def skipping_the_question(env, seed: int, swap: dict[str, str]) -> tuple[float, 
             return {k: swapped(v) for k, v in value.items()}
         return value
 
-    plan = [Call(name=c.name, arguments=swapped(c.arguments), save_as=c.save_as) for c in task.oracle
-            if not _asks(c, keywords)]
+    asked = question(task)
+    return [c.model_copy(update={"arguments": swapped(c.arguments)}) for c in task.oracle if c is not asked]
+
+
+@dataclass
+class Outcome:
+    """A plan's episode: its score, each check's outcome, whether the static checklist (the goal without
+    dynamics) holds after it, and whether each of its writes succeeded."""
+
+    score: float
+    checks: dict[str, bool]
+    static: bool
+    writes: list[bool]
+
+    @property
+    def failed(self) -> set[str]:
+        return {name for name, passed in self.checks.items() if not passed}
+
+
+def play(env: gym.Env, seed: int, plan: list[Call]) -> Outcome:
+    """``plan`` played from ``seed``, then "Task Completed"."""
     traj = rollout(env, PlanAgent(plan), seed=seed)
-    base = env.unwrapped
-    static, _ = evaluate(task.static_checklist, base.world, base.log)
-    return traj.reward, {c["name"]: c["passed"] for c in traj.info["checklist"]}, static == 1.0
+    arena = env.unwrapped
+    writes = [json.loads(s["observation"])["success"] for s in traj.steps
+              if s["action"].get("name") in arena.tools and arena.tools[s["action"]["name"]].mutates]
+    static, _ = evaluate(arena.task.static_checklist, arena.world, arena.log)
+    return Outcome(traj.reward, {c["name"]: c["passed"] for c in traj.info["checklist"]}, static == 1.0, writes)
 
 
-def assert_asking_is_needed(env, seed: int, right: list[str], others: list[list[str]], asked: str) -> None:
-    """``right``: the ids of the user's alternative as the oracle commits them; ``others``: each other alternative's
-    ids in the same order. Each other one is workable, and taking it without asking scores at most 0.75; taking the
-    right one by luck without asking fails the question's milestone ``asked`` and nothing else."""
-    for other in others:
-        score, checks, workable = skipping_the_question(env, seed, dict(zip(right, other)))
-        assert workable, (seed, other, "the alternative does not serve the request")
-        assert score <= 0.75 and checks[asked] is False, (seed, other, score, checks)
-    score, checks, workable = skipping_the_question(env, seed, {})
-    assert workable and 0 < score < 1.0, (seed, checks)
-    assert [name for name, passed in checks.items() if not passed] == [asked], (seed, checks)
+def assert_asking_is_needed(env: gym.Env, seed: int, asked: str, others: list[list[Call]]) -> list[Outcome]:
+    """``others``: plans taking each other alternative without asking. The user's own alternative taken without
+    asking meets the static goal and fails ``asked`` (the question's milestone) alone. Each other one is workable
+    (the static goal holds, or its writes succeed as the user's own alternative's do where the static goal names
+    the user's pick), scores at most 0.75 and fails ``asked`` and a goal milestone. Returns the others' outcomes,
+    for a domain's further checks."""
+    assert others, (env.spec.id, seed, "the change leaves no other alternative")
+    env.reset(seed=seed)
+    lucky = play(env, seed, unasked(env.unwrapped.task, {}))
+    assert lucky.static and lucky.score < 1.0 and lucky.failed == {asked}, (env.spec.id, seed, lucky.checks)
+    outcomes = [play(env, seed, plan) for plan in others]
+    for plan, run in zip(others, outcomes):
+        assert run.static or run.writes == lucky.writes, (env.spec.id, seed, plan, "the alternative is not workable")
+        assert run.score <= 0.75 and asked in run.failed and len(run.failed) > 1, (env.spec.id, seed, run.checks)
+    return outcomes
 
 
-def assert_withheld_story(env_id: str, offer: str, asked: str,
-                          alternatives: Callable[..., tuple[list[str], list[list[str]]]], seeds=range(3)) -> None:
-    """Every check above on ``env_id`` over ``seeds``. ``offer``: an alternative offered without naming the fact;
-    ``asked``: the question's milestone; ``alternatives(env, seed)``, after the oracle's run: the ids of the user's
-    alternative and of the one or two others."""
-    env = gym.make(env_id)
+def assert_user_points_to_the_question(task, offer: str) -> None:
+    """Offered an alternative in words that do not name the fact, the user keeps it back but names a word to ask
+    about; asked with that word, they tell it."""
+    user, (fact,) = RuleUser(task.profile), task.profile.withheld
+    hint = user.reply(offer)
+    named = sorted(words(hint) & {k.lower() for k in fact.keywords})
+    assert fact.text not in hint and named, hint
+    assert user.reply(f"Before I book it, what is the {named[0]}?") == fact.text
+
+
+def assert_withheld_story(env_id: str, consult: str, asked: str,
+                          others: Callable[[gym.Env, int], list[list[Call]]], seeds: Iterable[int] = range(3),
+                          offer: str | None = None) -> list[Outcome]:
+    """Every check above on ``env_id`` over ``seeds``. ``others(env, seed)``, called after the oracle's episode:
+    the plans taking each other alternative without asking; ``offer``: an alternative offered in words that do not
+    name the fact, where the domain's user points to the question. Returns every other alternative's outcome."""
+    env, outcomes = gym.make(env_id), []
     for seed in seeds:
-        oracle_learns_it_by_asking(env, seed)
-        the_user_points_to_the_question(env.unwrapped.task, offer)
-        right, others = alternatives(env, seed)
-        assert 1 <= len(others) <= 2, (seed, others)
-        assert_asking_is_needed(env, seed, right, others, asked)
+        assert_told_only_when_asked(env, seed, consult)
+        if offer is not None:
+            assert_user_points_to_the_question(env.unwrapped.task, offer)
+        outcomes += assert_asking_is_needed(env, seed, asked, others(env, seed))
+    return outcomes
+
+
+def assert_unpredictable(env_id: str, cues: Callable[..., dict[str, bool]], seeds: Iterable[int] = range(16)) -> None:
+    """Every cue (a guess from what the tools show: listing order, distance, likeness to the planned choice;
+    ``cues(env, seed)``, after the reset, says whether each guess is the user's alternative) is right on some seeds
+    and wrong on others."""
+    env, seen = gym.make(env_id), {}
+    for seed in seeds:
+        env.reset(seed=seed)
+        for cue, right in cues(env, seed).items():
+            seen.setdefault(cue, set()).add(right)
+    assert seen and all(v == {True, False} for v in seen.values()), (env_id, seen)
