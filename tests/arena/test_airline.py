@@ -485,8 +485,9 @@ def test_a_rebooking_needs_the_airline_the_traveller_tells_only_when_asked(confl
         right, routings = airline_alternatives(env.unwrapped.task)
         return [unasked(env.unwrapped.task, dict(zip(right, other))) for other in routings]
 
-    assert_withheld_story(f"STTArena/Airline-{conflict}-{level}", CONSULT, "asked_airline", others,
-                          offer="Shall I book you on another routing via a different hub?")
+    outcomes = assert_withheld_story(f"STTArena/Airline-{conflict}-{level}", CONSULT, "asked_airline", others,
+                                     offer="Shall I book you on another routing via a different hub?")
+    assert all(run.static for run in outcomes)  # each other carrier's routing flies the request as it stands
 
 
 def test_the_traveller_s_airline_is_not_the_first_routing_listed():
