@@ -61,10 +61,9 @@ def build(author: Author, level: str) -> Task:
                         [city.set("links", tram, "open", value=False)],
                         ("get_travel_time", {"origin_id": city.home, "destination_id": tram_gate}),
                         when=author.pred.has_order(customer=city.user))]
-    # When the customer reaches each gate once the tram is suspended, as the travel tool shows it then.
-    seen = [req.travel(tram_gate)]
-    run = author.dry_run(s, format_time(city.start), (plan.calls if level == "easy" else plan.upto("buy")) + seen
-                         + [req.travel(other_gate)], triggers)
+    # When the customer reaches each gate once the tram is suspended, as the travel tool shows it on the oracle's way.
+    stale, seen = plan.calls if level == "easy" else plan.upto("buy") + [req.profile()], [req.travel(tram_gate)]
+    run = author.dry_run(s, format_time(city.start), stale + seen + [req.travel(other_gate)], triggers)
     arrive_tram, arrive_other = (shift(customer["departs"], r["data"]["minutes"]) for r in run.results[-2:])
 
     def first_slot(gate: str, arrive: str) -> str:
@@ -91,7 +90,7 @@ def build(author: Author, level: str) -> Task:
             f"I can't get your group in on time: {line} ({tram}) is suspended, the detour reaches {tram_gate} only "
             f"after the {show['starts'][11:]} start, and every section of this show enters through that gate, so I "
             f"have cancelled and refunded the order.", ["tram_suspended"], [tram])]}
-    oracle = (plan.calls if level == "easy" else plan.upto("buy") + [req.profile()]) + seen + fixes[level]()
+    oracle = stale + seen + fixes[level]()
     query = (f"Hi, {req.who} here. Please buy {count} seats together in section {wanted} for {intro(req)}, as "
              f"mobile tickets, and book our entry slot at the section's gate; we take the {line} from home, which "
              f"stops right at it. Our budget is {budget} in total.")
