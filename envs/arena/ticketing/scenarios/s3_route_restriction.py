@@ -13,7 +13,7 @@ section enters through the tram gate, and the detour misses the start.
 
 from __future__ import annotations
 
-from sttgym.clock import floor_to, minutes_between, shift
+from sttgym.clock import floor_to, format_time, minutes_between, shift
 from sttgym.envs.arena.ticketing.generator import Author, Plan, Request, Task, intro, make_task, new_city, one
 
 TRIGGER_ON = {"easy": "book_entry_slot", "medium": "purchase", "hard": "purchase", "impossible": "purchase"}
@@ -32,13 +32,17 @@ def build(author: Author, level: str) -> Task:
     line = f"Tram {author.integer(2, 9)}"
     s["links"][tram] = {"a": city.home, "b": tram_gate, "minutes": author.integer(6, 10), "open": True, "line": line}
     customer["departs"] = floor_to(shift(show["doors"], -s["links"][tram]["minutes"] - 5 * author.integer(1, 3)))
-    s["links"][tram]["open"] = False
-    base = city.minutes(city.home, station)
+    s["links"][tram]["open"] = False  # the metro alone: to the walk's station, and to the other gate
+    base, to_other = city.minutes(city.home, station), city.minutes(city.home, other_gate)
     s["links"][tram]["open"] = True
     # The walk round from the metro: the detour arrives mid-way through the slots (easy) or after the start.
     target = shift(show["doors"], 15 * author.integer(1, 3) - 5) if level == "easy" else \
         shift(show["starts"], 5 * author.integer(2, 6))
-    s["links"][walk]["minutes"] = max(3, minutes_between(customer["departs"], target) - base)
+    # A long metro ride moves the departure earlier rather than cutting the walk below 3 minutes (which would
+    # land the detour after the target), and leaves the other gate a slot before the start to spare.
+    customer["departs"] = min(customer["departs"], floor_to(shift(target, -base - 3)),
+                              floor_to(shift(show["starts"], -15 - to_other)))
+    s["links"][walk]["minutes"] = minutes_between(customer["departs"], target) - base
     price = 10 * author.integer(5, 10)
     wanted = city.add_section(tram_gate, price)
     other = ""
@@ -57,10 +61,15 @@ def build(author: Author, level: str) -> Task:
                         [city.set("links", tram, "open", value=False)],
                         ("get_travel_time", {"origin_id": city.home, "destination_id": tram_gate}),
                         when=author.pred.has_order(customer=city.user))]
-    s["links"][tram]["open"] = False  # how the customer reaches the other gate once the tram is suspended
-    arrive_other = shift(customer["departs"], city.minutes(city.home, other_gate))
-    s["links"][tram]["open"] = True
-    first_other = min(t for t in s["gates"][other_gate]["slots"] if t >= arrive_other)
+    # When the customer reaches each gate once the tram is suspended, as the travel tool shows it on the oracle's way.
+    stale, seen = plan.calls if level == "easy" else plan.upto("buy") + [req.profile()], [req.travel(tram_gate)]
+    run = author.dry_run(s, format_time(city.start), stale + seen + [req.travel(other_gate)], triggers)
+    arrive_tram, arrive_other = (shift(customer["departs"], r["data"]["minutes"]) for r in run.results[-2:])
+
+    def first_slot(gate: str, arrive: str) -> str:
+        return min(t for t in s["gates"][gate]["slots"] if t >= arrive)
+
+    first_other = first_slot(other_gate, arrive_other)
 
     def hard() -> list:
         crowded = {t: (0 if t <= first_other else n) for t, n in s["gates"][other_gate]["slots"].items()}
@@ -72,18 +81,16 @@ def build(author: Author, level: str) -> Task:
         return [req.venue(), req.cancel(), req.promos(), req.hold(other, "again"),
                 req.buy("mobile", "again", voucher, "order2"), *req.entry_calls(other, "order2", slot=later)]
 
-    later_tram = min([t for t in s["gates"][tram_gate]["slots"] if t >= target] or [show["starts"]])
     fixes = {
-        "easy": lambda: [req.venue(), req.slot(tram_gate, later_tram)],
+        "easy": lambda: [req.venue(), req.slot(tram_gate, first_slot(tram_gate, arrive_tram))],
         "medium": lambda: [req.cancel(), req.hold(other, "again"), req.buy("mobile", "again", save="order2"),
-                           *req.entry_calls(other, "order2")],
+                           *req.entry_calls(other, "order2", slot=first_other)],
         "hard": hard,
         "impossible": lambda: [req.venue(), req.cancel(), *req.refuse(
             f"I can't get your group in on time: {line} ({tram}) is suspended, the detour reaches {tram_gate} only "
             f"after the {show['starts'][11:]} start, and every section of this show enters through that gate, so I "
             f"have cancelled and refunded the order.", ["tram_suspended"], [tram])]}
-    seen = [req.travel(tram_gate)]
-    oracle = (plan.calls if level == "easy" else plan.upto("buy") + [req.profile()]) + seen + fixes[level]()
+    oracle = stale + seen + fixes[level]()
     query = (f"Hi, {req.who} here. Please buy {count} seats together in section {wanted} for {intro(req)}, as "
              f"mobile tickets, and book our entry slot at the section's gate; we take the {line} from home, which "
              f"stops right at it. Our budget is {budget} in total.")
