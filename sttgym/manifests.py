@@ -1,7 +1,8 @@
 """Which instances are the benchmark, and which seeds are free for training.
 
 An instance is an (env id, seed) pair. The arena benchmark is a versioned manifest
-(``sttgym/data/manifests/arena-v3.json``: ten domains; ``arena-v2``: six; ``arena-v1``: two)
+(``sttgym/data/manifests/arena-v4.json``: ten domains; ``arena-v1``..``arena-v3``, the earlier
+ones, were frozen by sttgym 0.1.0)
 that freezes its instances, each with a digest of its task: adding a domain or a scenario
 changes no frozen manifest, and a change to one of its instances shows up as a digest mismatch
 (a test fails; freeze a new version instead). A manifest names the sttgym ``release`` that
@@ -20,7 +21,7 @@ from typing import Iterable, Iterator
 
 BENCHMARK_SEEDS: tuple[int, ...] = tuple(range(10))  # per arena id, in arena-v1
 TRAINING_SEED_START = 1_000_000
-MANIFEST = "arena-v3"  # the arena benchmark sttgym eval measures by default
+MANIFEST = "arena-v4"  # the arena benchmark sttgym eval measures by default
 LIVE_SEEDS: tuple[int, ...] = (0, 1, 2)  # per id, for domains no frozen manifest covers
 
 
@@ -92,7 +93,7 @@ def load_manifest(name: str = MANIFEST) -> dict:
 
 
 def arena_manifest(domains: Iterable[str] = (), name: str = MANIFEST) -> list[tuple[str, int]]:
-    """The (env id, seed) pairs of a frozen arena benchmark (by default ``arena-v1``), optionally only ``domains``'.
+    """The (env id, seed) pairs of a frozen arena benchmark (by default ``MANIFEST``), optionally only ``domains``'.
 
     ``name="live"``, or a domain the frozen manifest does not cover (one of your own), gives
     every registered id of it over ``LIVE_SEEDS``, in the same order, unfrozen.

@@ -70,6 +70,23 @@ def test_an_exported_task_replays_the_oracle_exactly(env_id):
     assert stored.info["trigger_log"] == live.info["trigger_log"]
 
 
+def test_instances_an_earlier_release_exported_still_replay_as_they_scored_there():
+    """tests/data/arena-v3-sample.jsonl: one instance per domain as sttgym 0.1.0 exported it from arena-v3 (each
+    one this release builds differently), with the oracle's and nominal plan's rewards 0.1.0 measured on it."""
+    from pathlib import Path
+
+    from sttgym.agents import NominalAgent
+
+    rows = [json.loads(line) for line in
+            (Path(__file__).parent.parent / "data" / "arena-v3-sample.jsonl").read_text().splitlines()]
+    assert {r["env_id"].split("/")[1].split("-")[0] for r in rows} == set(LIBRARY_DOMAINS)
+    for row in rows:
+        assert row["digest"] != digest(task_of(row["env_id"], row["seed"]))  # an instance this release changed
+        for name, agent in (("oracle", OracleAgent), ("nominal", NominalAgent)):
+            replay = sttgym.rollout(gym.make(row["env_id"]), agent(), seed=row["seed"], options={"task": row["task"]})
+            assert replay.reward == row["rewards_0_1_0"][name], (row["env_id"], name)
+
+
 def test_export_then_eval_from_the_file(tmp_path):
     runner = CliRunner()
     result = runner.invoke(app, ["export", "--out", str(tmp_path / "x"), "--no-hf", "--train", "3",
