@@ -67,6 +67,13 @@ class _LogProgress:
         task["said"], task["at"] = task["completed"], time.monotonic()
 
 
+def make_console() -> Console:
+    """Rich's console: on a terminal, its width; piped to a file or a log, wide enough that tables stay whole
+    instead of being cut to 80 columns."""
+    console = Console()
+    return console if console.is_terminal else Console(width=200)
+
+
 def progress(console: Console) -> Any:
     """A progress bar on a terminal, log lines anywhere else (so long work never looks stuck)."""
     if console.is_terminal:

@@ -6,14 +6,13 @@ import json
 from pathlib import Path
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
-from sttgym.cli.app import app, progress
+from sttgym.cli.app import app, make_console, progress
 from sttgym.manifests import MANIFEST
 from sttgym.registry import CONFLICTS, DOMAINS, LEVELS, arena_ids, parse_arena_id
 
-console = Console()
+console = make_console()
 
 
 def _known(domain: str | None) -> None:

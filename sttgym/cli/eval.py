@@ -7,13 +7,12 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
-from sttgym.cli.app import app, progress
+from sttgym.cli.app import app, make_console, progress
 from sttgym.manifests import MANIFEST
 
-console = Console()
+console = make_console()
 
 
 def finish(runner, config) -> dict:

@@ -12,12 +12,11 @@ from pathlib import Path
 from typing import Callable, Optional
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
-from sttgym.cli.app import app, progress
+from sttgym.cli.app import app, make_console, progress
 
-console = Console()
+console = make_console()
 synth_app = typer.Typer(help="Synthesize environments and tasks from user requests with an LLM (docs/synthesis.md).",
                         no_args_is_help=True)
 app.add_typer(synth_app, name="synth")

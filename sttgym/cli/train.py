@@ -20,14 +20,13 @@ from types import ModuleType
 from typing import Optional
 
 import typer
-from rich.console import Console
 
 from sttgym.agents.llm import LLMAgent
-from sttgym.cli.app import app
+from sttgym.cli.app import app, make_console
 from sttgym.cluster import ray_session
 from sttgym.models import load_model
 
-console = Console()
+console = make_console()
 train_app = typer.Typer(help="Train agents: data, SFT on refined transcripts, REINFORCE++ RL on the environments.",
                         no_args_is_help=True)
 app.add_typer(train_app, name="train")

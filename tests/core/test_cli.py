@@ -77,6 +77,13 @@ def test_report_output_keeps_markdown_tables_whole_when_piped(tmp_path):
     assert json.loads((run / "summary.json").read_text())["agent"] == "noop"
 
 
+def test_rich_tables_stay_whole_when_piped():
+    code = "import sys; from sttgym.cli import app; sys.argv = ['sttgym', 'validate', '--domain', 'CarShare', " \
+           "'--domain', 'Irrigation', '--seeds', '1']; app()"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout
+    assert "per domain" in out and "Irrigation" in out and "…" not in out  # no cell cut short to fit 80 columns
+
+
 def test_long_work_shows_progress_lines_outside_a_terminal():
     result = RUN.invoke(app, ["validate", "--domain", "CarRental", "--seeds", "1"])
     lines = [line for line in result.output.splitlines() if line.startswith("STTArena/CarRental-") and "/36 (" in line]
