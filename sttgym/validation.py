@@ -42,7 +42,7 @@ from sttgym.rollout import Trajectory, rollout
 __all__ = ["TaskReport", "validate_task", "validate", "level_call_medians", "EXPLOIT_CEILING", "REREAD_CEILING"]
 
 EXPLOIT_CEILING = 0.1  # mean score of each exploit probe over a domain
-REREAD_CEILING = 0.35  # mean score of re-reading then following the stale plan
+REREAD_CEILING = 0.35  # mean score of re-reading (and asking) then following the stale plan
 _EXPLOITS = ("always-refuse", "keyword-stuffer", "blind-writer", "mutation-spammer")
 _REVEALING = ("solvable", "difficulty", "scenario_id", "impossible")
 

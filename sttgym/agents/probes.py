@@ -13,6 +13,8 @@ reports their scores and fails a domain where any exploit averages above 0.1.
 - :class:`MutationSpammer`: calls every tool that changes the world with ids it has seen.
 - :class:`RereadNominal`: makes the nominal plan's reads twice, then the whole nominal plan:
   looking without reacting.
+- :class:`AskingReread`: the same, with one question to the user before the first write that
+  names every fact the user withholds (it is handed their keywords): asking without acting.
 """
 
 from __future__ import annotations
@@ -26,8 +28,10 @@ import numpy as np
 from sttgym.agents.base import Agent
 from sttgym.agents.reference import PlanAgent
 from sttgym.core import tool_env
+from sttgym.task import Call
 
-__all__ = ["PROBES", "AlwaysRefuse", "KeywordStuffer", "BlindWriter", "MutationSpammer", "RereadNominal"]
+__all__ = ["PROBES", "AlwaysRefuse", "KeywordStuffer", "BlindWriter", "MutationSpammer", "RereadNominal",
+           "AskingReread"]
 
 _ID = re.compile(r'"([A-Z][A-Z0-9]*(?:-[A-Z0-9]+)+)"')
 _TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}|\b\d{2}:\d{2}\b")
@@ -155,6 +159,21 @@ class RereadNominal(PlanAgent):
         return reads + list(task.nominal_plan), task.final_reply
 
 
+class AskingReread(RereadNominal):
+    """Re-reads, asks the user about every withheld fact before its first write, then follows the stale plan."""
+
+    def _plan_for(self, env: gym.Env):
+        plan, reply = super()._plan_for(env)
+        topics = [k for answer in env.unwrapped.task.profile.withheld for k in answer.keywords]
+        if not topics or "chat_with_user" not in tool_env(env).tools:
+            return plan, reply
+        mutates = _mutates(env)
+        first = next((i for i, c in enumerate(plan) if mutates.get(c.name, True)), len(plan))
+        question = f"Before I go on: any requirement about {', '.join(topics)}?"
+        ask = Call(name="chat_with_user", arguments={"message": question})
+        return plan[:first] + [ask] + plan[first:], reply
+
+
 PROBES: dict[str, type[Agent]] = {"always-refuse": AlwaysRefuse, "keyword-stuffer": KeywordStuffer,
                                   "blind-writer": BlindWriter, "mutation-spammer": MutationSpammer,
-                                  "reread-nominal": RereadNominal}
+                                  "reread-nominal": RereadNominal, "asking-reread": AskingReread}

@@ -95,7 +95,7 @@ def validate(domain: list[str] = typer.Option(None, help="Only this domain (repe
         columns = [c for c in next(iter(domains.values())) if not c.startswith("calls")] + \
             [f"calls {lvl}" for lvl in LEVELS if f"calls {lvl}" in seen]
         short = {"always-refuse": "refuse", "keyword-stuffer": "stuffer", "blind-writer": "blind",
-                 "mutation-spammer": "spammer", "reread-nominal": "reread", **{f"calls {lvl}": f"calls:{lvl[0].upper()}"
+                 "mutation-spammer": "spammer", "reread-nominal": "reread", "asking-reread": "asking", **{f"calls {lvl}": f"calls:{lvl[0].upper()}"
                                                                                for lvl in LEVELS}}
         for column in ["domain", *columns]:
             by_domain.add_column(short.get(column, column))

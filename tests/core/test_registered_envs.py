@@ -17,7 +17,8 @@ import sttgym
 from sttgym.agents import OracleAgent, RandomAgent
 from sttgym.registry import DOMAINS
 from sttgym.tools import validate_arguments
-from sttgym.validation import validate, validate_task
+from sttgym.manifests import task_of
+from sttgym.validation import REREAD_CEILING, validate, validate_task
 
 LIBRARY_DOMAINS = sorted(d for d, dom in DOMAINS.items() if dom.world.__module__.startswith("sttgym.envs."))
 IDS = [i for d in LIBRARY_DOMAINS for i in sttgym.arena_ids(d)]
@@ -39,6 +40,20 @@ def test_check_env(env_id):
 def test_task_invariants(env_id):
     report = validate_task(env_id, SEEDS)
     assert report.ok, "\n".join(report.problems)
+
+
+WITHHOLDING = [i for i in IDS if task_of(i, 0).profile.withheld]
+
+
+@pytest.mark.parametrize("env_id", WITHHOLDING)
+def test_asking_without_acting_draws_the_withheld_fact_out_and_still_fails(env_id):
+    from sttgym.agents.probes import AskingReread
+
+    env = gym.make(env_id)
+    traj = sttgym.rollout(env, AskingReread(), seed=0)
+    (fact,) = env.unwrapped.task.profile.withheld
+    assert any(fact.text in s["observation"] for s in traj.steps if s["action"].get("name") == "chat_with_user")
+    assert traj.reward <= REREAD_CEILING
 
 
 @pytest.mark.parametrize("domain", LIBRARY_DOMAINS)
