@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -45,10 +44,8 @@ from pathlib import Path
 import gymnasium as gym
 
 import sttgym  # noqa: F401  (registers the ids)
-from sttgym.agents import OracleAgent
 from sttgym.manifests import BENCHMARK_SEEDS
 from sttgym.models.tiny import build_tiny_model
-from sttgym.rollout import rollout
 from sttgym.training.config import RLSettings, SFTSettings
 from sttgym.training.data import training_instances
 from sttgym.training.engine import copy_accuracy, evaluate_policy, rl_readiness
@@ -79,7 +76,6 @@ class Plan:
     eval_seeds: tuple[int, ...] = tuple(range(6))
     max_turns: int = 16
     max_turn_tokens: int = 64
-    id_tokens: bool = False  # whole ids (VH-684, LOT-OPV-6244) as single tokens of the tiny tokenizer
 
 
 FULL = Plan()
@@ -109,13 +105,10 @@ def run(out: Path, plan: Plan, force_rl: bool = False) -> dict:
         print(f"[{name}] {seconds[name]}s", flush=True)
         return result
 
-    # Every id the demo's instances show (training draws at most a few times sft_transcripts of them).
-    entities = timed("ids", lambda: instance_ids(training_instances(3 * plan.sft_transcripts, ids) + held_out)
-                     ) if plan.id_tokens else set()
     base = timed("build", lambda: build_tiny_model(out / "base", vocab_size=plan.vocab, hidden_size=plan.hidden,
                                                    num_layers=plan.layers, intermediate_size=3 * plan.hidden,
                                                    num_heads=plan.hidden // 32 or 2, num_kv_heads=plan.hidden // 64 or 1,
-                                                   copy_steps=plan.copy_steps, entity_tokens=entities))
+                                                   copy_steps=plan.copy_steps))
     scores["base"] = timed("eval base", lambda: measure(base))
 
     sft = SFTSettings(model=str(base), data={"count": plan.sft_transcripts, "env_ids": ids},
@@ -155,19 +148,6 @@ def run(out: Path, plan: Plan, force_rl: bool = False) -> dict:
     return results
 
 
-_ID = re.compile(r"\b[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)+\b")
-
-
-def instance_ids(instances: list[tuple[str, int]]) -> set[str]:
-    """The ids holding a digit that the oracle's episodes of ``instances`` show (requests, results, calls)."""
-    found: set[str] = set()
-    for env_id, seed in instances:
-        traj = rollout(gym.make(env_id), OracleAgent(), seed=seed)
-        text = "\n".join(json.dumps(s["action"]) + s["observation"] for s in traj.steps)
-        found.update(i for i in _ID.findall(text) if any(c.isdigit() for c in i))
-    return found
-
-
 def table(results: dict) -> str:
     keys = ("reward", "success", "readable_turns", "valid_calls", "accepted_calls", "tool_calls", "digit_tokens",
             "other_tokens")
@@ -187,14 +167,11 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--ids", type=lambda text: tuple(text.split(",")),
                         help="Comma-separated env ids to train and evaluate on instead of the plan's.")
     parser.add_argument("--max-turns", type=int, help="Turns per episode, instead of the plan's.")
-    parser.add_argument("--id-tokens", action="store_true",
-                        help="Give every id the instances show a single token of its own (see docs/training.md).")
     parser.add_argument("--force-rl", action="store_true",
                         help="Run RL even when the SFT model's sampled rollouts show no reward spread.")
     args = parser.parse_args(argv)
     plan = QUICK if args.quick else FULL
-    plan = replace(plan, ids=args.ids or plan.ids, max_turns=args.max_turns or plan.max_turns,
-                   id_tokens=args.id_tokens)
+    plan = replace(plan, ids=args.ids or plan.ids, max_turns=args.max_turns or plan.max_turns)
     unknown = [env_id for env_id in plan.ids if env_id not in gym.registry]
     if unknown:
         parser.error(f"unknown env ids: {', '.join(unknown)}")

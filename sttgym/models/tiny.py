@@ -135,7 +135,7 @@ _DIGITS_OR_NEWLINE = r"\d{1,3}|\n"
 _DIGIT_RUNS = [str(n).zfill(width) for width in (1, 2, 3) for n in range(10 ** width)]
 
 
-def _train_tokenizer(texts: Iterable[str], vocab_size: int, max_token_length: int, entities: list[str]):
+def _train_tokenizer(texts: Iterable[str], vocab_size: int, max_token_length: int):
     from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
 
     tokenizer = Tokenizer(models.BPE())
@@ -148,14 +148,14 @@ def _train_tokenizer(texts: Iterable[str], vocab_size: int, max_token_length: in
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
                                   max_token_length=max_token_length)
     tokenizer.train_from_iterator(texts, trainer=trainer)
-    tokenizer.add_tokens(_DIGIT_RUNS + MARKUP_TOKENS + entities)
+    tokenizer.add_tokens(_DIGIT_RUNS + MARKUP_TOKENS)
     return tokenizer
 
 
 def build_tiny_model(path: str | os.PathLike, *, vocab_size: int = 4096, max_token_length: int = 24,
                      hidden_size: int = 64, num_layers: int = 2, num_heads: int = 4, num_kv_heads: int = 2,
                      intermediate_size: int = 192, max_positions: int = 8192, seeds_per_env: int = 2,
-                     copy_steps: int = 0, seed: int = 0, entity_tokens: Iterable[str] = ()) -> Path:
+                     copy_steps: int = 0, seed: int = 0) -> Path:
     """Build (or reuse) a tiny Qwen3 chat model and its tokenizer in the directory ``path``.
 
     The directory is reused when it already holds a model built from the same arguments
@@ -164,26 +164,22 @@ def build_tiny_model(path: str | os.PathLike, *, vocab_size: int = 4096, max_tok
     model. The BPE learns at most ``vocab_size`` tokens of at most ``max_token_length``
     characters from :func:`suite_corpus` (``seeds_per_env`` oracle episodes per id). The
     weights are drawn from a generator seeded with ``seed``, then trained for ``copy_steps``
-    steps of :func:`pretrain_copying`; the global torch RNG is left as it was. ``entity_tokens``
-    (whole ids such as ``VH-684``) become single tokens, so copying an id is one look-up of one
-    earlier token rather than a chain of digit runs. Returns ``path``.
+    steps of :func:`pretrain_copying`; the global torch RNG is left as it was. Returns ``path``.
     """
     import torch
     from transformers import GenerationConfig, PreTrainedTokenizerFast, Qwen3Config, Qwen3ForCausalLM
 
     path = Path(path)
     texts = list(suite_corpus(seeds_per_env))
-    entities = sorted(set(entity_tokens))
     args = {"vocab_size": vocab_size, "max_token_length": max_token_length, "hidden_size": hidden_size,
             "num_layers": num_layers, "num_heads": num_heads, "num_kv_heads": num_kv_heads,
             "intermediate_size": intermediate_size, "max_positions": max_positions, "copy_steps": copy_steps,
-            "seed": seed, "template": CHAT_TEMPLATE, "corpus": hashlib.sha256("\x00".join(texts).encode()).hexdigest(),
-            "entities": hashlib.sha256("\x00".join(entities).encode()).hexdigest()}
+            "seed": seed, "template": CHAT_TEMPLATE, "corpus": hashlib.sha256("\x00".join(texts).encode()).hexdigest()}
     stamp = path / _BUILD_FILE
     if stamp.exists() and json.loads(stamp.read_text()) == args:
         return path
 
-    bpe = _train_tokenizer(texts, vocab_size, max_token_length, entities)
+    bpe = _train_tokenizer(texts, vocab_size, max_token_length)
     tokenizer = PreTrainedTokenizerFast(tokenizer_object=bpe, eos_token=EOS, pad_token=PAD, bos_token=None,
                                         unk_token=None)
     tokenizer.chat_template = CHAT_TEMPLATE
@@ -281,7 +277,7 @@ def train_steps(model, steps: int, loss_of, *, learning_rate: float = 3e-3, repo
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
-        losses.append(loss.item())
+        losses.append(float(loss))
         if report is not None:
             report(step, losses[-1])
     return losses

@@ -132,18 +132,3 @@ def test_copy_steps_are_part_of_the_build(tmp_path):
     assert json.loads((copied / "sttgym_build.json").read_text())["copy_steps"] == 2
     weights = [AutoModelForCausalLM.from_pretrained(p).model.embed_tokens.weight for p in (plain, copied)]
     assert not weights[0].equal(weights[1])  # same seed, so only the copy steps can tell them apart
-
-
-def test_entity_tokens_make_each_id_one_token_and_a_new_build(tmp_path):
-    from transformers import AutoTokenizer
-
-    small = {"hidden_size": 32, "num_layers": 1, "num_heads": 2, "num_kv_heads": 1, "intermediate_size": 64}
-    plain = AutoTokenizer.from_pretrained(build_tiny_model(tmp_path / "plain", **small))
-    path = build_tiny_model(tmp_path / "ids", entity_tokens=["VH-684", "LOT-OPV-6244"], **small)
-    ids = AutoTokenizer.from_pretrained(path)
-    text = 'get_vehicle_status({"vehicle_id": "VH-684"}) then LOT-OPV-6244, not VH-685'
-    assert len(ids.tokenize("VH-684")) == 1 and len(plain.tokenize("VH-684")) > 1
-    assert ids.decode(ids(text)["input_ids"]) == text  # the ids and their neighbours round-trip
-    assert "VH-685" not in ids.get_vocab() and len(ids) == len(plain) + 2
-    assert build_tiny_model(path, entity_tokens=["VH-684"], **small) == path
-    assert len(AutoTokenizer.from_pretrained(path)) == len(plain) + 1  # another set of ids is another build
