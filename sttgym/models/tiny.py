@@ -277,7 +277,7 @@ def train_steps(model, steps: int, loss_of, *, learning_rate: float = 3e-3, repo
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
-        losses.append(float(loss))
+        losses.append(loss.item())
         if report is not None:
             report(step, losses[-1])
     return losses
