@@ -1,6 +1,7 @@
 """Train a tiny agent on CPU and measure it: SFT on refined transcripts, then REINFORCE++.
 
-Everything runs offline on a couple of CPU cores in under half an hour:
+Everything runs offline on a couple of CPU cores, in 23 minutes to two hours depending on the machine
+(docs/training.md has both timings):
 
 1. build a tiny Qwen3 model and its tokenizer from the suite itself (no download), and
    pretrain it to repeat random strings (docs/training.md says what that does and does not teach);
