@@ -100,9 +100,10 @@ def _withheld_problems(env_id: str, seed: int, task, oracle: Trajectory) -> list
 
     if not task.solvable or not task.profile.withheld:
         return []
-    replies = [s["observation"] for s in oracle.steps if s["action"].get("name") == USER_TOOL]
+    replies = {json.loads(s["observation"]).get("data", {}).get("reply") for s in oracle.steps
+               if s["action"].get("name") == USER_TOOL}
     problems = [f"the oracle never draws out the withheld fact {a.text!r}" for a in task.profile.withheld
-                if not any(a.text in r for r in replies)]
+                if a.text not in replies]
     unasked = [c for c in task.oracle if c.name != USER_TOOL]
     if rollout(gym.make(env_id), PlanAgent(unasked), seed=seed, options={"task": task}).reward >= 1.0:
         problems.append("the oracle's plan passes without asking the user: the withheld facts are not needed")
