@@ -66,6 +66,7 @@ class Plan:
     hidden: int = 128
     layers: int = 4
     copy_steps: int = 280
+    entity_slots: int = 64  # ids read as one slot token each (sttgym.models.slots); 0: as digit runs
     sft_transcripts: int = 2400
     sft_epochs: float = 1.0
     sft_batch: int = 8
@@ -109,7 +110,7 @@ def run(out: Path, plan: Plan, force_rl: bool = False) -> dict:
     base = timed("build", lambda: build_tiny_model(out / "base", vocab_size=plan.vocab, hidden_size=plan.hidden,
                                                    num_layers=plan.layers, intermediate_size=3 * plan.hidden,
                                                    num_heads=plan.hidden // 32 or 2, num_kv_heads=plan.hidden // 64 or 1,
-                                                   copy_steps=plan.copy_steps))
+                                                   copy_steps=plan.copy_steps, entity_slots=plan.entity_slots))
     scores["base"] = timed("eval base", lambda: measure(base))
 
     sft = SFTSettings(model=str(base), data={"count": plan.sft_transcripts, "env_ids": ids},

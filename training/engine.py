@@ -35,6 +35,7 @@ from sttgym.agents.llm import USER_TOOL, LLMAgent
 from sttgym.registry import registered_arena_id
 from sttgym.models.base import ChatResponse
 from sttgym.models.parsing import parse_assistant_text
+from sttgym.models.slots import slots_of
 from sttgym.models.template import end_of_turn_id, stop_token_ids
 from sttgym.rewards import RewardTerm, ShapedReward, build_reward, well_formed
 from sttgym.training.render import decode_tools, followup_ids, render, render_prompt
@@ -135,6 +136,7 @@ class RolloutEngine:
                  env_kwargs: dict | None = None, agree: Callable[[list[int]], list[int]] | None = None):
         self.tokenizer, self.generate = tokenizer, generate
         self.end_of_turn = end_of_turn_id(tokenizer)
+        self.slots = slots_of(tokenizer)
         self.max_turns, self.max_turn_tokens, self.max_episode_tokens = max_turns, max_turn_tokens, max_episode_tokens
         self.reward = reward
         self.env_kwargs = dict(env_kwargs or {})
@@ -180,6 +182,8 @@ class RolloutEngine:
         episode.sampling_logprobs += logprobs
         episode.turn_ends.append(len(episode.completion_ids) - 1)
         text = self.tokenizer.decode(ids[:-1] if closed else ids, skip_special_tokens=False)
+        if self.slots is not None:
+            text = self.slots.decode(text, slot.agent.messages)
         content, calls, reasoning = parse_assistant_text(text)
         action = slot.agent.finish(ChatResponse(content=content, tool_calls=calls, reasoning=reasoning, raw=text))
         seen = len(slot.agent.messages)
@@ -191,8 +195,8 @@ class RolloutEngine:
         if terminated or truncated:
             self._close(slot, terminated, truncated, info)
             return
-        env_tokens = ([] if closed else [end]) + followup_ids(
-            self.tokenizer, slot.agent.begin(observation, info)[seen:])
+        conversation = slot.agent.begin(observation, info)
+        env_tokens = ([] if closed else [end]) + followup_ids(self.tokenizer, conversation[seen:], conversation[:seen])
         if len(slot.agent.turns) >= self.max_turns or episode.length + len(env_tokens) >= self.max_episode_tokens:
             self._force_end(slot)
             return

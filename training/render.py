@@ -9,6 +9,9 @@ end-of-sequence token. With a prefix-preserving template the two agree token for
 (``tests/training/test_render.py`` checks it), so the policy is trained on exactly the
 context it acts in, and the loss mask is the same in both: the assistant's tokens up to and
 including its end-of-turn token, nothing else.
+
+A tokenizer that reads ids as entity slots (:mod:`sttgym.models.slots`) gets every
+conversation spelled that way here, in all three functions, so SFT and RL see the same tokens.
 """
 
 from __future__ import annotations
@@ -16,9 +19,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from sttgym.models.slots import slots_of
 from sttgym.models.template import end_of_turn_id
 
-__all__ = ["prepare_tokenizer", "decode_tools", "render", "render_prompt", "followup_ids"]
+__all__ = ["prepare_tokenizer", "decode_tools", "spelled", "render", "render_prompt", "followup_ids"]
 
 
 def prepare_tokenizer(tokenizer: Any) -> Any:
@@ -45,6 +49,14 @@ def decode_tools(tools: str | list | None) -> list | None:
     return tools
 
 
+def spelled(tokenizer: Any, messages: list[dict], history: list[dict] = ()) -> list[dict]:
+    """``messages`` as ``tokenizer`` reads them, following ``history``: ids as entity slots where it uses them."""
+    slots = slots_of(tokenizer)
+    if slots is None:
+        return messages
+    return slots.encode([*history, *messages])[len(history):]
+
+
 def render(tokenizer: Any, messages: list[dict], tools: str | list | None = None) -> tuple[list[int], list[int]]:
     """Token ids of a conversation and its assistant mask (1 on tokens the assistant produced).
 
@@ -52,7 +64,7 @@ def render(tokenizer: Any, messages: list[dict], tools: str | list | None = None
     it too, which a policy stopping at end-of-turn never generates), and the sequence ends
     with the last assistant token: nothing after it can be learned.
     """
-    out = tokenizer.apply_chat_template(messages, tools=decode_tools(tools), tokenize=True, return_dict=True,
+    out = tokenizer.apply_chat_template(spelled(tokenizer, messages), tools=decode_tools(tools), tokenize=True, return_dict=True,
                                         return_assistant_tokens_mask=True)
     ids, mask = list(out["input_ids"]), list(out["assistant_masks"])
     end_of_turn = end_of_turn_id(tokenizer)
@@ -70,16 +82,18 @@ def render(tokenizer: Any, messages: list[dict], tools: str | list | None = None
 
 def render_prompt(tokenizer: Any, messages: list[dict], tools: str | list | None = None) -> list[int]:
     """Token ids of a conversation followed by the opening of the assistant's next turn."""
-    return list(tokenizer.apply_chat_template(messages, tools=decode_tools(tools), tokenize=True, return_dict=False,
-                                              add_generation_prompt=True))
+    return list(tokenizer.apply_chat_template(spelled(tokenizer, messages), tools=decode_tools(tools), tokenize=True,
+                                              return_dict=False, add_generation_prompt=True))
 
 
-def followup_ids(tokenizer: Any, messages: list[dict]) -> list[int]:
-    """The tokens that follow an assistant's end-of-turn token when ``messages`` answer it.
+def followup_ids(tokenizer: Any, messages: list[dict], history: list[dict] = ()) -> list[int]:
+    """The tokens that follow an assistant's end-of-turn token when ``messages`` answer the conversation ``history``.
 
     Everything up to and including the opening of the assistant's next turn, found by
-    rendering a stand-in exchange with and without ``messages``.
+    rendering a stand-in exchange with and without ``messages`` (``history`` only numbers
+    the entity slots of a tokenizer that uses them).
     """
+    messages = spelled(tokenizer, messages, history)
     exchange = [{"role": "user", "content": "?"}, {"role": "assistant", "content": "."}]
     head = list(tokenizer.apply_chat_template(exchange, tokenize=True, return_dict=False))
     full = list(tokenizer.apply_chat_template(exchange + messages, tokenize=True, return_dict=False,

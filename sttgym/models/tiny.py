@@ -33,6 +33,8 @@ import tempfile
 from pathlib import Path
 from typing import Iterable, Iterator
 
+from sttgym.models.slots import slot_tokens
+
 __all__ = ["CHAT_TEMPLATE", "SPECIAL_TOKENS", "MARKUP_TOKENS", "build_tiny_model", "copy_probe", "holds_digit",
            "pretrain_copying", "suite_corpus", "train_steps"]
 
@@ -155,7 +157,7 @@ def _train_tokenizer(texts: Iterable[str], vocab_size: int, max_token_length: in
 def build_tiny_model(path: str | os.PathLike, *, vocab_size: int = 4096, max_token_length: int = 24,
                      hidden_size: int = 64, num_layers: int = 2, num_heads: int = 4, num_kv_heads: int = 2,
                      intermediate_size: int = 192, max_positions: int = 8192, seeds_per_env: int = 2,
-                     copy_steps: int = 0, seed: int = 0) -> Path:
+                     copy_steps: int = 0, entity_slots: int = 0, seed: int = 0) -> Path:
     """Build (or reuse) a tiny Qwen3 chat model and its tokenizer in the directory ``path``.
 
     The directory is reused when it already holds a model built from the same arguments
@@ -164,7 +166,11 @@ def build_tiny_model(path: str | os.PathLike, *, vocab_size: int = 4096, max_tok
     model. The BPE learns at most ``vocab_size`` tokens of at most ``max_token_length``
     characters from :func:`suite_corpus` (``seeds_per_env`` oracle episodes per id). The
     weights are drawn from a generator seeded with ``seed``, then trained for ``copy_steps``
-    steps of :func:`pretrain_copying`; the global torch RNG is left as it was. Returns ``path``.
+    steps of :func:`pretrain_copying`; the global torch RNG is left as it was. With
+    ``entity_slots=N`` the tokenizer reads ids as slots ``<e0>`` to ``<e{N-1}>``
+    (:mod:`sttgym.models.slots`): everything that renders through
+    :mod:`sttgym.training.render` or runs the local transformers backend spells them so.
+    Returns ``path``.
     """
     import torch
     from transformers import GenerationConfig, PreTrainedTokenizerFast, Qwen3Config, Qwen3ForCausalLM
@@ -174,14 +180,17 @@ def build_tiny_model(path: str | os.PathLike, *, vocab_size: int = 4096, max_tok
     args = {"vocab_size": vocab_size, "max_token_length": max_token_length, "hidden_size": hidden_size,
             "num_layers": num_layers, "num_heads": num_heads, "num_kv_heads": num_kv_heads,
             "intermediate_size": intermediate_size, "max_positions": max_positions, "copy_steps": copy_steps,
-            "seed": seed, "template": CHAT_TEMPLATE, "corpus": hashlib.sha256("\x00".join(texts).encode()).hexdigest()}
+            "entity_slots": entity_slots, "seed": seed, "template": CHAT_TEMPLATE, "corpus": hashlib.sha256("\x00".join(texts).encode()).hexdigest()}
     stamp = path / _BUILD_FILE
     if stamp.exists() and json.loads(stamp.read_text()) == args:
         return path
 
     bpe = _train_tokenizer(texts, vocab_size, max_token_length)
+    bpe.add_tokens(slot_tokens(entity_slots))
     tokenizer = PreTrainedTokenizerFast(tokenizer_object=bpe, eos_token=EOS, pad_token=PAD, bos_token=None,
                                         unk_token=None)
+    if entity_slots:
+        tokenizer.init_kwargs["entity_slots"] = entity_slots  # saved with the tokenizer: the checkpoint says how it reads
     tokenizer.chat_template = CHAT_TEMPLATE
     config = Qwen3Config(vocab_size=len(tokenizer), hidden_size=hidden_size, intermediate_size=intermediate_size,
                          num_hidden_layers=num_layers, num_attention_heads=num_heads, num_key_value_heads=num_kv_heads,
@@ -208,7 +217,8 @@ def build_tiny_model(path: str | os.PathLike, *, vocab_size: int = 4096, max_tok
 
 
 def holds_digit(tokenizer) -> list[bool]:
-    """For each token id of ``tokenizer``, whether its text holds a digit (a piece of an id, a time, a number)."""
+    """For each token id of ``tokenizer``, whether its text holds a digit (a piece of an id, an entity slot, a time,
+    a number: what an agent copies)."""
     return [any(c.isdigit() for c in token) for token in tokenizer.convert_ids_to_tokens(list(range(len(tokenizer))))]
 
 

@@ -4,15 +4,19 @@ The checkpoint (a local path or a hub name already in the cache) is loaded on fi
 Prompts are rendered by the tokenizer's own chat template with the tool schemas, so any
 model whose template understands ``tools`` works; output is read as Qwen/Hermes text
 (``<think>`` reasoning, ``<tool_call>{...}</tool_call>`` calls; see :mod:`sttgym.models.parsing`).
+A checkpoint whose tokenizer reads ids as entity slots (:mod:`sttgym.models.slots`) is shown
+them so and its turns are spelled back before they are read.
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 from sttgym.models.base import ChatResponse
 from sttgym.models.parsing import parse_assistant_text
+from sttgym.models.slots import slots_of
 from sttgym.models.template import stop_token_ids
 
 __all__ = ["TransformersModel"]
@@ -106,13 +110,14 @@ class TransformersModel:
         template_kwargs = {}
         if generation.get("thinking") is not None:
             template_kwargs["enable_thinking"] = bool(generation["thinking"])
+        slots = slots_of(tokenizer)
         prompts: list[str | None] = []
         responses: list[ChatResponse | None] = []
         for conversation in conversations:
             try:
                 prompts.append(tokenizer.apply_chat_template(
-                    template_messages(conversation), tools=tools or None, add_generation_prompt=True,
-                    tokenize=False, **template_kwargs))
+                    template_messages(slots.encode(conversation) if slots else conversation), tools=tools or None,
+                    add_generation_prompt=True, tokenize=False, **template_kwargs))
                 responses.append(None)
             except Exception as exc:  # templates raise on shapes they do not know
                 prompts.append(None)
@@ -121,6 +126,10 @@ class TransformersModel:
         for start in range(0, len(pending), self.max_batch):
             chunk = pending[start:start + self.max_batch]
             for i, response in zip(chunk, self._generate(model, tokenizer, [prompts[i] for i in chunk], generation)):
+                if slots is not None and response.raw:
+                    raw = slots.decode(response.raw, conversations[i])
+                    content, calls, reasoning = read_response(tokenizer, raw, prompts[i])
+                    response = replace(response, content=content, tool_calls=calls, reasoning=reasoning, raw=raw)
                 responses[i] = response
         return responses
 

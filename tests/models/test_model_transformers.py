@@ -126,3 +126,33 @@ def test_turns_are_read_by_the_templates_own_response_parser(tiny_path):
     assert read_response(glm, raw, prompt) == ("", [{"name": "get_locker", "arguments": {"locker_id": "L1"}}], "plan")
     hermes = '<tool_call>{"name": "get_locker", "arguments": {"locker_id": "L2"}}</tool_call>'
     assert read_response(base, hermes, "")[1] == [{"name": "get_locker", "arguments": {"locker_id": "L2"}}]
+
+
+def test_a_checkpoint_reading_entity_slots_is_shown_slots_and_its_slots_reach_the_world_as_ids(backend, monkeypatch):
+    import copy
+
+    import torch
+
+    from sttgym.models.slots import slot_tokens
+
+    model, plain = backend._load()
+    tokenizer = copy.deepcopy(plain)
+    tokenizer.add_tokens(slot_tokens(4))
+    tokenizer.init_kwargs["entity_slots"] = 4
+    slotted = TransformersModel(model=model, tokenizer=tokenizer, max_new_tokens=12, temperature=0.0)
+    ask = [{"role": "user", "content": "Reserve locker LK-204 (not LK-311) for parcel PC-77."}]
+    said = ('<tool_call>{"name": "get_locker", "arguments": {"locker_id": "LK-<e1>", "parcel": "PC-<e0>", '
+            '"guess": "LK-<e3>"}}</tool_call><|im_end|>')
+    tail = tokenizer(said, add_special_tokens=False)["input_ids"]
+    prompts = []
+
+    def generate(input_ids, attention_mask, **options):
+        prompts.extend(tokenizer.batch_decode(input_ids))
+        return torch.cat([input_ids, torch.tensor([tail] * len(input_ids))], dim=1)
+
+    monkeypatch.setattr(model, "generate", generate)
+    (response,) = slotted.chat([ask], TOOLS)
+    assert "LK-<e0> (not LK-<e1>) for parcel PC-<e0>" in prompts[0] and "204" not in prompts[0]
+    assert response.tool_calls == [{"name": "get_locker",
+                                    "arguments": {"locker_id": "LK-311", "parcel": "PC-77", "guess": "LK-<e3>"}}]
+    assert "LK-311" in response.raw

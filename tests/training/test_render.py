@@ -102,3 +102,31 @@ def test_followup_and_prompt_pieces(tiny, toy_ids):
     tool_turn = followup_ids(tokenizer, [transcript.messages[3]])
     assert tokenizer.decode(tool_turn) == ("\n<|im_start|>user\n<tool_response>" + transcript.messages[3]["content"]
                                            + "</tool_response><|im_end|>\n<|im_start|>assistant\n")
+
+
+def _slotted(tokenizer, count=64):
+    """``tokenizer`` reading ids as entity slots, as ``build_tiny_model(..., entity_slots=count)`` makes it."""
+    from sttgym.models.slots import slot_tokens
+
+    slotted = copy.deepcopy(tokenizer)
+    slotted.add_tokens(slot_tokens(count))
+    slotted.init_kwargs["entity_slots"] = count
+    return slotted
+
+
+def test_with_entity_slots_the_policy_reads_and_writes_slots_and_the_world_gets_real_ids(tiny):
+    tokenizer = _slotted(tiny[0])
+    transcripts = _oracle_transcripts(["STTArena/ColdChain-S2-easy", "STTArena/CarRental-T1-easy"])
+    rendered = [render(tokenizer, t.messages, t.tools) for t in transcripts]
+    engine = RolloutEngine(tokenizer, _replaying_policy(rendered))
+    episodes = engine.run([(t.env_id, t.seed) for t in transcripts])
+    slot = tokenizer.convert_tokens_to_ids("<e0>")
+    for transcript, episode, (ids, mask) in zip(transcripts, episodes, rendered):
+        assert episode.prompt_ids + episode.completion_ids == ids
+        assert [0] * len(episode.prompt_ids) + episode.policy_mask == mask
+        written = [token for token, own in zip(episode.completion_ids, episode.policy_mask) if own]
+        assert slot in written and slot in episode.prompt_ids
+        request = transcript.messages[1]["content"]
+        assert "<e0>" in tokenizer.decode(episode.prompt_ids) and "<e0>" not in request
+        assert episode.actions == transcript.actions  # spelled back: the world saw the real ids
+        assert episode.reward == transcript.reward == 1.0

@@ -1,0 +1,137 @@
+"""Entity slots: a model-side spelling of a conversation's ids, as one token each.
+
+An agent copies ids (``LOT-OPV-6244``, ``VH-273``) from the request and the tool results into
+its calls. The digits are drawn per instance and mean nothing, yet a model reads them as a
+string of digit tokens it must reproduce exactly; a small model trained from scratch learns
+*where* an id goes long before it learns to copy its digits (docs/training.md measures it).
+Entity slots move that copying into the tokenizer, the way a pointer does: in the text a model
+reads, every id keeps its letters and its digits are replaced by ``<eN>``, its rank among the
+conversation's ids with the same letters, counted in order of first appearance.
+
+    "ship lot LOT-OPV-6244 in van VH-273"  ->  "ship lot LOT-OPV-<e0> in van VH-<e0>"
+
+The spelling is a function of the conversation alone and never renumbers what it has
+numbered, so a longer conversation spells its beginning as a shorter one did (rendering stays
+prefix-preserving), and what the model writes is spelled back against the conversation it read
+(:meth:`EntitySlots.decode`): the environment only ever sees real ids. A slot the conversation
+does not hold (a guess) stays as written, and the world refuses it like any unknown id. An
+id whose rank passes the last slot keeps its digits.
+
+A tokenizer carries the scheme as ``entity_slots`` (the number of slot tokens) in its
+configuration, so a checkpoint says how it reads; :func:`slots_of` gives the codec or None.
+The tiny model builds with it (``build_tiny_model(..., entity_slots=N)``); a pretrained model
+copies well and has no use for it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+__all__ = ["EntitySlots", "slot_tokens", "slots_of"]
+
+# The same identifiers the tiny tokenizer isolates, holding a digit (site names like HUB-EAST are words).
+_ID = re.compile(r"(?<![A-Za-z0-9-])[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)+(?![A-Za-z0-9-])")
+_SLOT = re.compile(r"(?<![A-Za-z0-9-])((?:[A-Z][A-Z0-9]*-)*)<e(\d+)>")
+
+
+def slot_tokens(count: int) -> list[str]:
+    """The ``count`` slot tokens, ``<e0>`` to ``<e{count-1}>``."""
+    return [f"<e{n}>" for n in range(count)]
+
+
+def _split(identifier: str) -> tuple[str, str] | None:
+    """``LOT-OPV-6244`` -> ``("LOT-OPV-", "6244")``: the letters before the first part holding a digit, and the rest."""
+    parts = identifier.split("-")
+    for k, part in enumerate(parts):
+        if any(c.isdigit() for c in part):
+            return "".join(p + "-" for p in parts[:k]), "-".join(parts[k:])
+    return None
+
+
+class EntitySlots:
+    """Spells a conversation's ids as slots and back; see the module docstring.
+
+    Args:
+        count: how many slot tokens the tokenizer has (ranks from ``count`` on keep their digits).
+    """
+
+    def __init__(self, count: int):
+        if count < 1:
+            raise ValueError(f"entity slots need at least one slot token, got {count}")
+        self.count = count
+
+    def table(self, messages: list[dict]) -> dict[str, list[str]]:
+        """For each run of letters, the digit parts of the ids holding it, in order of first appearance."""
+        table: dict[str, list[str]] = {}
+        for text in _texts(messages):
+            for match in _ID.finditer(text):
+                split = _split(match.group())
+                if split is not None and split[1] not in table.setdefault(split[0], []):
+                    table[split[0]].append(split[1])
+        return table
+
+    def encode(self, messages: list[dict]) -> list[dict]:
+        """A copy of ``messages`` with every id spelled as a slot."""
+        table = self.table(messages)
+
+        def spell(match: re.Match) -> str:
+            split = _split(match.group())
+            if split is None:
+                return match.group()
+            rank = table[split[0]].index(split[1])
+            return f"{split[0]}<e{rank}>" if rank < self.count else match.group()
+
+        return [_map_texts(message, lambda text: _ID.sub(spell, text)) for message in messages]
+
+    def decode(self, text: str, messages: list[dict]) -> str:
+        """``text`` written by a model that read ``messages`` (real ids), with its slots spelled as real ids."""
+        table = self.table(messages)
+
+        def spell(match: re.Match) -> str:
+            known = table.get(match.group(1), [])
+            rank = int(match.group(2))
+            return match.group(1) + known[rank] if rank < min(len(known), self.count) else match.group()
+
+        return _SLOT.sub(spell, text)
+
+
+def slots_of(tokenizer: Any) -> EntitySlots | None:
+    """The entity slots ``tokenizer`` reads with, or None for a tokenizer that reads ids as they are."""
+    count = getattr(tokenizer, "init_kwargs", {}).get("entity_slots")
+    return EntitySlots(int(count)) if count else None
+
+
+def _texts(messages: list[dict]):
+    """Every text of ``messages`` a model reads, in the order it reads them."""
+    for message in messages:
+        yield from _message_texts(message)
+
+
+def _message_texts(message: dict):
+    if isinstance(message.get("content"), str):
+        yield message["content"]
+    for call in message.get("tool_calls") or []:
+        function = call.get("function", call)
+        arguments = function.get("arguments")
+        yield arguments if isinstance(arguments, str) else json.dumps(arguments)
+
+
+def _map_texts(message: dict, change) -> dict:
+    """A copy of ``message`` with ``change`` applied to its content and its calls' arguments."""
+    out = dict(message)
+    if isinstance(message.get("content"), str):
+        out["content"] = change(message["content"])
+    if message.get("tool_calls"):
+        calls = []
+        for call in message["tool_calls"]:
+            function = call.get("function", call)
+            arguments = function.get("arguments")
+            text = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
+            spelled = change(text)
+            # A dict of arguments is written by the template with tojson; once spelled it stays that JSON, as a string.
+            changed = {**function, "arguments": spelled if spelled != text else arguments}
+            calls.append({**call, "function": changed} if "function" in call else changed)
+        out["tool_calls"] = calls
+    return out
