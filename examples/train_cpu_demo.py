@@ -68,6 +68,7 @@ class Plan:
     copy_steps: int = 280
     entity_slots: int = 64  # ids read as one slot token each (sttgym.models.slots); 0: as digit runs
     sft_transcripts: int = 2400
+    reasoning: bool = True  # the transcripts' assistant turns carry short reasoning text beside their calls
     sft_epochs: float = 1.0
     sft_batch: int = 8
     sft_lr: float = 3e-3
@@ -113,7 +114,7 @@ def run(out: Path, plan: Plan, force_rl: bool = False) -> dict:
                                                    copy_steps=plan.copy_steps, entity_slots=plan.entity_slots))
     scores["base"] = timed("eval base", lambda: measure(base))
 
-    sft = SFTSettings(model=str(base), data={"count": plan.sft_transcripts, "env_ids": ids},
+    sft = SFTSettings(model=str(base), data={"count": plan.sft_transcripts, "env_ids": ids, "reasoning": plan.reasoning},
                       trainer={**CPU, "num_train_epochs": plan.sft_epochs, "learning_rate": plan.sft_lr,
                                "lr_scheduler_type": "constant_with_warmup", "warmup_steps": 10,
                                "per_device_train_batch_size": plan.sft_batch,

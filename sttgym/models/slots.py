@@ -1,21 +1,22 @@
 """Entity slots: a model-side spelling of a conversation's ids, as one token each.
 
-An agent copies ids (``LOT-OPV-6244``, ``VH-273``) from the request and the tool results into
-its calls. The digits are drawn per instance and mean nothing, yet a model reads them as a
-string of digit tokens it must reproduce exactly; a small model trained from scratch learns
-*where* an id goes long before it learns to copy its digits (docs/training.md measures it).
-Entity slots move that copying into the tokenizer, the way a pointer does: in the text a model
-reads, every id keeps its letters and its digits are replaced by ``<eN>``, its rank among the
-conversation's ids with the same letters, counted in order of first appearance.
+An agent copies identifiers (``LOT-OPV-6244``, ``VH-273``, ``HUB-SUMMIT``) from the request and
+the tool results into its calls. They are drawn per instance, yet a model reads each as a
+string of tokens it must reproduce exactly; a small model trained from scratch learns *where*
+an id goes long before it learns to copy it (docs/training.md measures it). Entity slots move
+that copying into the tokenizer, the way a pointer does: in the text a model reads, every
+identifier keeps its kind (the parts before the first one holding a digit, or before the last
+part) and its name is replaced by ``<eN>``, its rank among the conversation's identifiers of
+that kind, counted in order of first appearance.
 
-    "ship lot LOT-OPV-6244 in van VH-273"  ->  "ship lot LOT-OPV-<e0> in van VH-<e0>"
+    "ship LOT-OPV-6244 from HUB-SUMMIT in VH-273"  ->  "ship LOT-OPV-<e0> from HUB-<e0> in VH-<e0>"
 
 The spelling is a function of the conversation alone and never renumbers what it has
 numbered, so a longer conversation spells its beginning as a shorter one did (rendering stays
 prefix-preserving), and what the model writes is spelled back against the conversation it read
 (:meth:`EntitySlots.decode`): the environment only ever sees real ids. A slot the conversation
 does not hold (a guess) stays as written, and the world refuses it like any unknown id. An
-id whose rank passes the last slot keeps its digits.
+identifier whose rank passes the last slot keeps its name.
 
 A tokenizer carries the scheme as ``entity_slots`` (the number of slot tokens) in its
 configuration, so a checkpoint says how it reads; :func:`slots_of` gives the codec or None.
@@ -31,7 +32,7 @@ from typing import Any
 
 __all__ = ["EntitySlots", "slot_tokens", "slots_of"]
 
-# The same identifiers the tiny tokenizer isolates, holding a digit (site names like HUB-EAST are words).
+# The identifiers the tiny tokenizer isolates: ids drawn per instance (VH-273) and names of places (HUB-EAST) alike.
 _ID = re.compile(r"(?<![A-Za-z0-9-])[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)+(?![A-Za-z0-9-])")
 _SLOT = re.compile(r"(?<![A-Za-z0-9-])((?:[A-Z][A-Z0-9]*-)*)<e(\d+)>")
 
@@ -41,13 +42,12 @@ def slot_tokens(count: int) -> list[str]:
     return [f"<e{n}>" for n in range(count)]
 
 
-def _split(identifier: str) -> tuple[str, str] | None:
-    """``LOT-OPV-6244`` -> ``("LOT-OPV-", "6244")``: the letters before the first part holding a digit, and the rest."""
+def _split(identifier: str) -> tuple[str, str]:
+    """An identifier's kind and its name: the parts before the first one holding a digit (before the last part
+    when none does) and the rest. ``LOT-OPV-6244`` -> ``("LOT-OPV-", "6244")``, ``HUB-EAST`` -> ``("HUB-", "EAST")``."""
     parts = identifier.split("-")
-    for k, part in enumerate(parts):
-        if any(c.isdigit() for c in part):
-            return "".join(p + "-" for p in parts[:k]), "-".join(parts[k:])
-    return None
+    k = next((k for k, part in enumerate(parts) if any(c.isdigit() for c in part)), len(parts) - 1)
+    return "".join(p + "-" for p in parts[:k]), "-".join(parts[k:])
 
 
 class EntitySlots:
@@ -63,25 +63,23 @@ class EntitySlots:
         self.count = count
 
     def table(self, messages: list[dict]) -> dict[str, list[str]]:
-        """For each run of letters, the digit parts of the ids holding it, in order of first appearance."""
+        """For each kind of identifier, the names of that kind, in order of first appearance."""
         table: dict[str, list[str]] = {}
         for text in _texts(messages):
             for match in _ID.finditer(text):
-                split = _split(match.group())
-                if split is not None and split[1] not in table.setdefault(split[0], []):
-                    table[split[0]].append(split[1])
+                kind, name = _split(match.group())
+                if name not in table.setdefault(kind, []):
+                    table[kind].append(name)
         return table
 
     def encode(self, messages: list[dict]) -> list[dict]:
-        """A copy of ``messages`` with every id spelled as a slot."""
+        """A copy of ``messages`` with every identifier spelled as a slot."""
         table = self.table(messages)
 
         def spell(match: re.Match) -> str:
-            split = _split(match.group())
-            if split is None:
-                return match.group()
-            rank = table[split[0]].index(split[1])
-            return f"{split[0]}<e{rank}>" if rank < self.count else match.group()
+            kind, name = _split(match.group())
+            rank = table[kind].index(name)
+            return f"{kind}<e{rank}>" if rank < self.count else match.group()
 
         return [_map_texts(message, lambda text: _ID.sub(spell, text)) for message in messages]
 

@@ -33,7 +33,7 @@ import tempfile
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from sttgym.models.slots import slot_tokens
+from sttgym.models.slots import EntitySlots, slot_tokens
 
 __all__ = ["CHAT_TEMPLATE", "SPECIAL_TOKENS", "MARKUP_TOKENS", "build_tiny_model", "copy_probe", "holds_digit",
            "pretrain_copying", "suite_corpus", "train_steps"]
@@ -185,6 +185,9 @@ def build_tiny_model(path: str | os.PathLike, *, vocab_size: int = 4096, max_tok
     if stamp.exists() and json.loads(stamp.read_text()) == args:
         return path
 
+    if entity_slots:  # the merges go to what the model will read: slots, not the names they stand for
+        slots = EntitySlots(entity_slots)
+        texts = [slots.encode([{"role": "user", "content": text}])[0]["content"] for text in texts]
     bpe = _train_tokenizer(texts, vocab_size, max_token_length)
     bpe.add_tokens(slot_tokens(entity_slots))
     tokenizer = PreTrainedTokenizerFast(tokenizer_object=bpe, eos_token=EOS, pad_token=PAD, bos_token=None,

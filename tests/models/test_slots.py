@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import gymnasium as gym
 import pytest
@@ -15,39 +16,42 @@ from sttgym.models.slots import EntitySlots, slot_tokens, slots_of
 from sttgym.rollout import rollout
 from sttgym.training.transcripts import from_trajectory
 
-ASK = [{"role": "user", "content": "Ship LOT-OPV-6244 and LOT-OPV-1520 in VH-273; session IMM-7798 at 11:50."}]
+ASK = [{"role": "user", "content": "Ship LOT-OPV-6244 and LOT-OPV-1520 from HUB-EAST in VH-273 to "
+                                   "CLINIC-OLD-TOWN; session IMM-7798 at 11:50."}]
 
 
-def test_ids_become_their_letters_and_a_rank_among_ids_with_the_same_letters():
+def test_identifiers_become_their_kind_and_a_rank_among_identifiers_of_that_kind():
     (message,) = EntitySlots(8).encode(ASK)
-    assert message["content"] == "Ship LOT-OPV-<e0> and LOT-OPV-<e1> in VH-<e0>; session IMM-<e0> at 11:50."
+    assert message["content"] == ("Ship LOT-OPV-<e0> and LOT-OPV-<e1> from HUB-<e0> in VH-<e0> to "
+                                  "CLINIC-OLD-<e0>; session IMM-<e0> at 11:50.")
     assert ASK[0]["content"].startswith("Ship LOT-OPV-6244")  # the input is not changed
 
 
 def test_words_times_and_numbers_keep_their_spelling():
-    text = "HUB-EAST to CLINIC-WILLOW, 200 doses, 2025-08-20T10:38, batch B50987, COVID vaccine"
+    text = "Hub East, 200 doses, 2025-08-20T10:38, batch B50987, COVID vaccine, T-shirt, x-ray, FAST"
     assert EntitySlots(8).encode([{"role": "user", "content": text}])[0]["content"] == text
 
 
 def test_tool_call_arguments_are_spelled_as_text_or_as_objects():
     call = {"role": "assistant", "content": "", "tool_calls": [
-        {"type": "function", "function": {"name": "go", "arguments": '{"v": "VH-273", "s": "HUB-EAST"}'}},
+        {"type": "function", "function": {"name": "go", "arguments": '{"v": "VH-273", "s": "HUB-WEST"}'}},
         {"type": "function", "function": {"name": "go", "arguments": {"v": "VH-999"}}},
-        {"type": "function", "function": {"name": "go", "arguments": {"s": "HUB-EAST"}}}]}
+        {"type": "function", "function": {"name": "go", "arguments": {"s": "east"}}}]}
     calls = EntitySlots(8).encode(ASK + [call])[1]["tool_calls"]
-    assert calls[0]["function"]["arguments"] == '{"v": "VH-<e0>", "s": "HUB-EAST"}'
+    assert calls[0]["function"]["arguments"] == '{"v": "VH-<e0>", "s": "HUB-<e1>"}'
     assert json.loads(calls[1]["function"]["arguments"]) == {"v": "VH-<e1>"}
-    assert calls[2]["function"]["arguments"] == {"s": "HUB-EAST"}  # nothing to spell: left as it was
+    assert calls[2]["function"]["arguments"] == {"s": "east"}  # nothing to spell: left as it was
 
 
 def test_decoding_spells_known_slots_back_and_leaves_guesses_as_written():
     slots = EntitySlots(8)
-    said = '{"lot": "LOT-OPV-<e1>", "van": "VH-<e0>", "guess": "VH-<e3>", "wrong letters": "SHP-<e0>", "raw": "VH-12"}'
-    assert json.loads(slots.decode(said, ASK)) == {"lot": "LOT-OPV-1520", "van": "VH-273", "guess": "VH-<e3>",
-                                                   "wrong letters": "SHP-<e0>", "raw": "VH-12"}
+    said = ('{"lot": "LOT-OPV-<e1>", "van": "VH-<e0>", "to": "CLINIC-OLD-<e0>", "guess": "VH-<e3>", '
+            '"wrong kind": "SHP-<e0>", "raw": "VH-12"}')
+    assert json.loads(slots.decode(said, ASK)) == {"lot": "LOT-OPV-1520", "van": "VH-273", "to": "CLINIC-OLD-TOWN",
+                                                   "guess": "VH-<e3>", "wrong kind": "SHP-<e0>", "raw": "VH-12"}
 
 
-def test_ranks_past_the_last_slot_keep_their_digits():
+def test_ranks_past_the_last_slot_keep_their_names():
     many = [{"role": "user", "content": " ".join(f"RD-{n}" for n in range(10, 15))}]
     slots = EntitySlots(3)
     assert slots.encode(many)[0]["content"] == "RD-<e0> RD-<e1> RD-<e2> RD-13 RD-14"
@@ -75,15 +79,17 @@ def test_oracle_transcripts_spell_back_exactly_and_prefixes_keep_their_spelling(
     slots = EntitySlots(64)
     spelled = slots.encode(transcript.messages)
     assert spelled != transcript.messages  # every domain's requests name ids
+    unspelled = re.findall(r"\b[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)+\b(?!-<e)", json.dumps(spelled[1:]))
+    assert not unspelled  # every identifier, numbered or named
     for k, (message, original) in enumerate(zip(spelled, transcript.messages)):
         assert slots.encode(transcript.messages[:k + 1]) == spelled[:k + 1]  # numbering never changes later
         for call, raw in zip(message.get("tool_calls") or [], original.get("tool_calls") or []):
             assert slots.decode(call["function"]["arguments"], transcript.messages[:k]) == raw["function"]["arguments"]
 
 
-_IDS = st.builds(lambda letters, digits: f"{letters}-{digits}", st.sampled_from(["VH", "LOT-OPV", "RD", "CUS"]),
-                 st.integers(0, 99999).map(str))
-_TEXT = st.lists(st.one_of(_IDS, st.sampled_from([" ", ", ", "HUB-EAST", "ship", "12:30", "-", "<e1>", "\n"])))
+_IDS = st.builds(lambda letters, name: f"{letters}-{name}", st.sampled_from(["VH", "LOT-OPV", "RD", "HUB"]),
+                 st.one_of(st.integers(0, 99999).map(str), st.sampled_from(["EAST", "WEST", "OLD-TOWN"])))
+_TEXT = st.lists(st.one_of(_IDS, st.sampled_from([" ", ", ", "ship", "12:30", "-", "<e1>", "\n"])))
 
 
 @settings(max_examples=200, deadline=None)
