@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -45,6 +46,7 @@ from pathlib import Path
 import gymnasium as gym
 
 import sttgym  # noqa: F401  (registers the ids)
+from sttgym.evaluation.summary import bootstrap
 from sttgym.manifests import BENCHMARK_SEEDS
 from sttgym.models.tiny import build_tiny_model
 from sttgym.training.config import RLSettings, SFTSettings
@@ -128,8 +130,8 @@ def run(out: Path, plan: Plan, force_rl: bool = False) -> dict:
                                                         **caps))
     print(f"[readiness] {readiness}", flush=True)
     if readiness["spread"] == 0.0 and not force_rl:
-        results = {"plan": asdict(plan), "held_out": held_out, "scores": scores, "seconds": seconds,
-                   "readiness": readiness, "total_seconds": round(sum(seconds.values()), 1),
+        results = {"plan": asdict(plan), "held_out": held_out, "scores": scores, "gains": gains(scores),
+                   "seconds": seconds, "readiness": readiness, "total_seconds": round(sum(seconds.values()), 1),
                    "rl_skipped": "no sampled rollouts of a task scored differently: every RL gradient would be 0"}
         (out / "results.json").write_text(json.dumps(results, indent=1))
         return results
@@ -145,10 +147,23 @@ def run(out: Path, plan: Plan, force_rl: bool = False) -> dict:
     rl_model = timed("rl", lambda: train_rl(rl, out / "rl"))
     scores["rl"] = timed("eval rl", lambda: measure(rl_model))
 
-    results = {"plan": asdict(plan), "held_out": held_out, "scores": scores, "seconds": seconds,
-               "readiness": readiness, "total_seconds": round(sum(seconds.values()), 1)}
+    results = {"plan": asdict(plan), "held_out": held_out, "scores": scores, "gains": gains(scores),
+               "seconds": seconds, "readiness": readiness, "total_seconds": round(sum(seconds.values()), 1)}
     (out / "results.json").write_text(json.dumps(results, indent=1))
     return results
+
+
+def gain(before: dict, after: dict) -> dict:
+    """``after``'s reward minus ``before``'s on the same held-out episodes, with its 95% paired bootstrap interval."""
+    pairs = list(zip(before["rewards"], after["rewards"]))
+    interval = bootstrap(pairs, lambda rows: statistics.fmean(b - a for a, b in rows))
+    return {"gain": statistics.fmean(b - a for a, b in pairs), "ci95": list(interval)}
+
+
+def gains(scores: dict) -> dict:
+    """Each stage against the one before it: SFT over the base model, RL over SFT."""
+    stages = [name for name in ("base", "sft", "rl") if name in scores]
+    return {f"{b} - {a}": gain(scores[a], scores[b]) for a, b in zip(stages, stages[1:])}
 
 
 def table(results: dict) -> str:
@@ -157,6 +172,9 @@ def table(results: dict) -> str:
     lines = [f"{'model':<6}" + "".join(f"{k:>16}" for k in keys)]
     for name, score in results["scores"].items():
         lines.append(f"{name:<6}" + "".join(f"{score[k]:>16.3f}" for k in keys))
+    for name, change in results["gains"].items():
+        low, high = change["ci95"]
+        lines.append(f"reward {name}: {change['gain']:+.3f} (95% paired bootstrap interval {low:+.3f} to {high:+.3f})")
     lines.append(f"{len(results['held_out'])} held-out episodes; total {results['total_seconds']}s")
     if "rl_skipped" in results:
         lines.append(f"RL skipped: {results['rl_skipped']} (--force-rl runs it anyway)")

@@ -9,6 +9,9 @@ the prompt followed by alternating policy tokens (mask 1) and environment tokens
 exactly the sequence :func:`~sttgym.training.render.render` gives for the finished
 conversation, and the same the SFT data are rendered with.
 
+A tokenizer reading ids as entity slots (:mod:`sttgym.models.slots`) is shown the
+conversation so, and each turn's slots are spelled back as real ids before the env reads it.
+
 Caps: ``max_turn_tokens`` per turn (a cut turn gets its end-of-turn token appended as an
 environment token, as the template would write it), ``max_episode_tokens`` for the whole
 sequence, prompt included, and ``max_turns`` turns. An episode that hits the token cap or
@@ -272,10 +275,11 @@ def _load(path: str) -> tuple[Any, Any]:
 
 
 def evaluate_policy(path: str, instances: list[tuple[str, int]], *, max_turns: int = 50, max_turn_tokens: int = 256,
-                    max_episode_tokens: int = 32768, batch_size: int = 64) -> dict[str, float]:
+                    max_episode_tokens: int = 32768, batch_size: int = 64) -> dict[str, Any]:
     """Greedy episodes of the checkpoint at ``path`` on ``instances``, summarised.
 
-    Returns the mean reward, the success rate (reward 1), the share of turns that were one
+    Returns each episode's reward (``rewards``, in the order of ``instances``, for paired
+    comparisons), the mean reward, the success rate (reward 1), the share of turns that were one
     readable call or the final reply, the shares of tool calls that fit a tool's schema and
     that the world carried out, the mean number of tool calls per episode, and the
     :func:`refusals` on feasible tasks.
@@ -286,7 +290,8 @@ def evaluate_policy(path: str, instances: list[tuple[str, int]], *, max_turns: i
     episodes = engine.run(instances)
     turns = sum(len(e.actions) for e in episodes) or 1
     calls = sum(e.tool_calls for e in episodes)
-    return {"episodes": len(episodes), "reward": float(np.mean([e.reward for e in episodes])),
+    return {"episodes": len(episodes), "rewards": [e.reward for e in episodes],
+            "reward": float(np.mean([e.reward for e in episodes])),
             "success": float(np.mean([e.reward >= 1.0 for e in episodes])),
             "readable_turns": 1.0 - sum(e.violations for e in episodes) / turns,
             "valid_calls": sum(e.valid_calls for e in episodes) / calls if calls else 0.0,
@@ -350,8 +355,9 @@ def copy_accuracy(path: str, instances: list[tuple[str, int]]) -> dict[str, floa
     """How well the checkpoint at ``path`` predicts the oracle's turns on ``instances``, teacher-forced.
 
     The share of the assistant's tokens predicted right (greedy next token given the true
-    prefix), split into tokens holding a digit (ids, times, quantities: what must be copied
-    from the request and the tool results) and all others (the protocol and the plan).
+    prefix), split into tokens holding a digit (ids, entity slots, times, quantities: what
+    must be copied from the request and the tool results) and all others (the protocol and
+    the plan).
     """
     from sttgym.agents import OracleAgent
     from sttgym.models.tiny import holds_digit

@@ -46,6 +46,18 @@ def test_quick_demo_trains_and_evaluates_on_held_out_instances(tmp_path):
         assert not trained_on & set(held_out)
     assert (tmp_path / "rl" / "final" / "model.safetensors").exists() == ("rl" in results["scores"])
     assert "held-out episodes" in demo.table(results)
+    stages = list(results["scores"])
+    assert list(results["gains"]) == [f"{b} - {a}" for a, b in zip(stages, stages[1:])]
+
+
+def test_a_gain_is_paired_over_the_same_episodes_with_its_interval():
+    demo = load_demo()
+    change = demo.gain({"rewards": [0.0, 0.5, 1.0, 1.0]}, {"rewards": [1.0, 0.5, 1.0, 1.0]})
+    assert change["gain"] == 0.25
+    low, high = change["ci95"]
+    assert 0.0 <= low < 0.25 < high <= 1.0  # one episode of four improved: the interval reaches down to no gain
+    same = demo.gain({"rewards": [0.2, 0.9, 0.4]}, {"rewards": [0.2, 0.9, 0.4]})
+    assert same == {"gain": 0.0, "ci95": [0.0, 0.0]}  # identical episodes: no gain and no doubt about it
 
 
 def test_the_demo_refuses_an_unknown_id_before_building_anything(tmp_path, capsys):

@@ -54,8 +54,9 @@ def test_generator_is_seeded_and_leaves_the_global_rng_alone(tiny):
 def test_evaluate_policy_summarises_greedy_episodes(tiny_path, toy_ids):
     scores = evaluate_policy(str(tiny_path), [(toy_ids[0], 0), (toy_ids[1], 0)], max_turns=2, max_turn_tokens=8)
     assert scores["episodes"] == 2
-    assert set(scores) == {"episodes", "reward", "success", "readable_turns", "valid_calls", "accepted_calls",
-                           "tool_calls", "refusals_on_feasible", "reads_before_refusal"}
+    assert set(scores) == {"episodes", "rewards", "reward", "success", "readable_turns", "valid_calls",
+                           "accepted_calls", "tool_calls", "refusals_on_feasible", "reads_before_refusal"}
+    assert len(scores["rewards"]) == 2 and sum(scores["rewards"]) / 2 == scores["reward"]
     assert 0.0 <= scores["readable_turns"] <= 1.0 and 0.0 <= scores["reward"] <= 1.0
 
 
