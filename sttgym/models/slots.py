@@ -5,11 +5,12 @@ the tool results into its calls. They are drawn per instance, yet a model reads 
 string of tokens it must reproduce exactly; a small model trained from scratch learns *where*
 an id goes long before it learns to copy it (docs/training.md measures it). Entity slots move
 that copying into the tokenizer, the way a pointer does: in the text a model reads, every
-identifier keeps its kind (the parts before the first one holding a digit, or before the last
-part) and its name is replaced by ``<eN>``, its rank among the conversation's identifiers of
-that kind, counted in order of first appearance.
+identifier keeps its kind (its first part) and the rest, its name, is replaced by ``<eN>``,
+its rank among the conversation's identifiers of that kind, counted in order of first
+appearance. What a name may say beside being unique (a lot's product, ``OPV``) the tools'
+results say too.
 
-    "ship LOT-OPV-6244 from HUB-SUMMIT in VH-273"  ->  "ship LOT-OPV-<e0> from HUB-<e0> in VH-<e0>"
+    "ship LOT-OPV-6244 from HUB-SUMMIT in VH-273"  ->  "ship LOT-<e0> from HUB-<e0> in VH-<e0>"
 
 The spelling is a function of the conversation alone and never renumbers what it has
 numbered, so a longer conversation spells its beginning as a shorter one did (rendering stays
@@ -34,7 +35,7 @@ __all__ = ["EntitySlots", "slot_tokens", "slots_of"]
 
 # The identifiers the tiny tokenizer isolates: ids drawn per instance (VH-273) and names of places (HUB-EAST) alike.
 _ID = re.compile(r"(?<![A-Za-z0-9-])[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)+(?![A-Za-z0-9-])")
-_SLOT = re.compile(r"(?<![A-Za-z0-9-])((?:[A-Z][A-Z0-9]*-)*)<e(\d+)>")
+_SLOT = re.compile(r"(?<![A-Za-z0-9-])([A-Z][A-Z0-9]*-)<e(\d+)>")
 
 
 def slot_tokens(count: int) -> list[str]:
@@ -43,11 +44,9 @@ def slot_tokens(count: int) -> list[str]:
 
 
 def _split(identifier: str) -> tuple[str, str]:
-    """An identifier's kind and its name: the parts before the first one holding a digit (before the last part
-    when none does) and the rest. ``LOT-OPV-6244`` -> ``("LOT-OPV-", "6244")``, ``HUB-EAST`` -> ``("HUB-", "EAST")``."""
-    parts = identifier.split("-")
-    k = next((k for k, part in enumerate(parts) if any(c.isdigit() for c in part)), len(parts) - 1)
-    return "".join(p + "-" for p in parts[:k]), "-".join(parts[k:])
+    """An identifier's kind (its first part) and its name: ``LOT-OPV-6244`` -> ``("LOT-", "OPV-6244")``."""
+    kind, name = identifier.split("-", 1)
+    return kind + "-", name
 
 
 class EntitySlots:
