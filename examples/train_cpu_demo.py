@@ -16,6 +16,7 @@ last measured on (docs/training.md has the timings):
     python examples/train_cpu_demo.py --out runs/cpu-demo
     python examples/train_cpu_demo.py --out /tmp/cpu-smoke --quick     # the minutes-long smoke run
     python examples/train_cpu_demo.py --out runs/cr --ids STTArena/CarRental-T1-easy --max-turns 12
+    python examples/train_cpu_demo.py --out runs/more-rl --set rl_steps=40 --set 'eval_seeds=[0,1,2,3,4,5,6,7,8,9]'
 
 The table reports, per model: the mean reward, the success rate (reward 1), the share of
 turns that were one readable tool call or the final reply, the shares of tool calls that
@@ -42,6 +43,7 @@ import json
 import statistics
 import time
 from dataclasses import asdict, dataclass, replace
+from dataclasses import fields as dataclass_fields
 from pathlib import Path
 
 import gymnasium as gym
@@ -189,11 +191,23 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--ids", type=lambda text: tuple(text.split(",")),
                         help="Comma-separated env ids to train and evaluate on instead of the plan's.")
     parser.add_argument("--max-turns", type=int, help="Turns per episode, instead of the plan's.")
+    parser.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
+                        help="Change a field of the plan, the value read as JSON (--set rl_steps=40 --set reasoning=true).")
     parser.add_argument("--force-rl", action="store_true",
                         help="Run RL even when the SFT model's sampled rollouts show no reward spread.")
     args = parser.parse_args(argv)
     plan = QUICK if args.quick else FULL
     plan = replace(plan, ids=args.ids or plan.ids, max_turns=args.max_turns or plan.max_turns)
+    fields = {f.name for f in dataclass_fields(Plan)}
+    for item in args.set:
+        name, _, text = item.partition("=")
+        if name not in fields:
+            parser.error(f"--set {item}: the plan has no field {name!r} (it has {', '.join(sorted(fields))})")
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError:
+            parser.error(f"--set {item}: {text!r} is not a JSON value")
+        plan = replace(plan, **{name: tuple(value) if isinstance(value, list) else value})
     unknown = [env_id for env_id in plan.ids if env_id not in gym.registry]
     if unknown:
         parser.error(f"unknown env ids: {', '.join(unknown)}")

@@ -53,7 +53,7 @@ class EntitySlots:
     """Spells a conversation's ids as slots and back; see the module docstring.
 
     Args:
-        count: how many slot tokens the tokenizer has (ranks from ``count`` on keep their digits).
+        count: how many slot tokens the tokenizer has (ranks from ``count`` on keep their names).
     """
 
     def __init__(self, count: int):
@@ -64,11 +64,16 @@ class EntitySlots:
     def table(self, messages: list[dict]) -> dict[str, list[str]]:
         """For each kind of identifier, the names of that kind, in order of first appearance."""
         table: dict[str, list[str]] = {}
-        for text in _texts(messages):
+
+        def note(text: str) -> str:
             for match in _ID.finditer(text):
                 kind, name = _split(match.group())
                 if name not in table.setdefault(kind, []):
                     table[kind].append(name)
+            return text
+
+        for message in messages:  # the texts in the order a model reads them
+            _map_texts(message, note)
         return table
 
     def encode(self, messages: list[dict]) -> list[dict]:
@@ -98,21 +103,6 @@ def slots_of(tokenizer: Any) -> EntitySlots | None:
     """The entity slots ``tokenizer`` reads with, or None for a tokenizer that reads ids as they are."""
     count = getattr(tokenizer, "init_kwargs", {}).get("entity_slots")
     return EntitySlots(int(count)) if count else None
-
-
-def _texts(messages: list[dict]):
-    """Every text of ``messages`` a model reads, in the order it reads them."""
-    for message in messages:
-        yield from _message_texts(message)
-
-
-def _message_texts(message: dict):
-    if isinstance(message.get("content"), str):
-        yield message["content"]
-    for call in message.get("tool_calls") or []:
-        function = call.get("function", call)
-        arguments = function.get("arguments")
-        yield arguments if isinstance(arguments, str) else json.dumps(arguments)
 
 
 def _map_texts(message: dict, change) -> dict:

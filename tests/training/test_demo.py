@@ -65,3 +65,16 @@ def test_the_demo_refuses_an_unknown_id_before_building_anything(tmp_path, capsy
         load_demo().main(["--out", str(tmp_path), "--ids", "STTArena/CarRental-T1-easy,STTArena/Nowhere-T1-easy"])
     assert "STTArena/Nowhere-T1-easy" in capsys.readouterr().err
     assert not any(tmp_path.iterdir())
+
+
+def test_plan_fields_are_set_from_the_command_line_and_bad_ones_refused(tmp_path, capsys, monkeypatch):
+    demo = load_demo()
+    seen = []
+    monkeypatch.setattr(demo, "run", lambda out, plan, force_rl: seen.append(plan) or {})
+    monkeypatch.setattr(demo, "table", lambda results: "")
+    demo.main(["--out", str(tmp_path), "--set", "rl_steps=40", "--set", "eval_seeds=[0, 1]", "--set", "reasoning=true"])
+    assert (seen[0].rl_steps, seen[0].eval_seeds, seen[0].reasoning) == (40, (0, 1), True)
+    for bad in ["rl_stepz=40", "rl_steps=forty"]:
+        with pytest.raises(SystemExit):
+            demo.main(["--out", str(tmp_path), "--set", bad])
+        assert bad in capsys.readouterr().err
