@@ -1,8 +1,8 @@
 """Which instances are the benchmark, and which seeds are free for training.
 
 An instance is an (env id, seed) pair. The arena benchmark is a versioned manifest
-(``sttgym/data/manifests/arena-v4.json``: ten domains; ``arena-v1``..``arena-v3``, the earlier
-ones, were frozen by sttgym 0.1.0)
+(``sttgym/data/manifests/arena-v5.json``: ten domains; ``arena-v1``..``arena-v4``, the earlier
+ones, were frozen by sttgym 0.1.0 and 0.2.0)
 that freezes its instances, each with a digest of its task: adding a domain or a scenario
 changes no frozen manifest, and a change to one of its instances shows up as a digest mismatch
 (a test fails; freeze a new version instead). A manifest names the sttgym ``release`` that
@@ -21,7 +21,7 @@ from typing import Iterable, Iterator
 
 BENCHMARK_SEEDS: tuple[int, ...] = tuple(range(10))  # per arena id, in arena-v1
 TRAINING_SEED_START = 1_000_000
-MANIFEST = "arena-v4"  # the arena benchmark sttgym eval measures by default
+MANIFEST = "arena-v5"  # the arena benchmark sttgym eval measures by default
 LIVE_SEEDS: tuple[int, ...] = (0, 1, 2)  # per id, for domains no frozen manifest covers
 
 

@@ -654,6 +654,37 @@ def test_shipping_the_city_stock_without_looking_at_the_change_earns_at_most_the
             assert looked.reward == 1.0, (env_id, seed)
 
 
+class OverShipper(OracleAgent):
+    """The oracle, except that every shipment carries ``extra`` doses more than it asks for."""
+
+    extra = 50
+
+    def act(self, observation: str, info: dict) -> dict:
+        action = super().act(observation, info)
+        if action.get("name") == "create_new_shipment":
+            action = {**action, "arguments": {**action["arguments"],
+                                              "quantity": action["arguments"]["quantity"] + self.extra}}
+        return action
+
+
+def test_shipping_more_doses_than_requested_does_not_deliver_the_request():
+    """Under RL the tiny CPU model learned to ship one large quantity whatever the request said; with an "at least"
+    delivery check that passed whenever the lot had the doses. The oracle's plan with more doses on every shipment
+    must not reach the goal wherever the world accepts the larger shipments (stories that split the doses over
+    lots whose whole stock they take refuse them: nothing to try there)."""
+    feasible = [i for i in sttgym.arena_ids("ColdChain") if not i.endswith("impossible")]
+    tried = set()
+    for env_id in feasible:
+        for seed in (0, 1):
+            more = sttgym.rollout(gym.make(env_id), OverShipper(), seed=seed)
+            shipped = [s for s in more.steps if (s.get("action") or {}).get("name") == "create_new_shipment"]
+            if shipped and all(json.loads(step["observation"])["success"] for step in shipped):
+                tried.add(env_id)
+                passed = {c["name"] for c in more.info["checklist"] if c["passed"]}
+                assert "doses_delivered" not in passed and more.reward < 1.0, (env_id, seed)
+    assert len(tried) >= len(feasible) // 2, f"the larger shipments went through in only {sorted(tried)}"
+
+
 # ------------------------------------------------- facts only the user knows
 
 

@@ -451,8 +451,11 @@ def goal(r: Region, sites: list[str] | None = None, team: bool = False) -> tuple
     args = {"product": r.product, "sites": sites}
     timing = (pred.received_with_team if team else pred.received_before_session)(**args, clinic=r.clinic,
                                                                                  session=r.session)
-    delivered = Check(name="doses_delivered", description=f"at least {r.qty} doses of {r.product} were received at "
-                      + " or ".join(sites), holds=pred.doses_received(**args, at_least=r.qty))
+    # Exactly the request: with "at least", a policy that ships whatever large number it likes passes without
+    # reading the quantity (under RL the tiny CPU model learned to ship 700 doses whatever was asked: docs/training.md).
+    delivered = Check(name="doses_delivered", description=f"exactly the {r.qty} doses of {r.product} requested were "
+                      "received at " + " or ".join(sites), holds=pred.doses_received(**args, at_least=r.qty,
+                                                                                     at_most=r.qty))
     gates = [gate("on_time", "every delivery was received where and while the team was there" if team else
                   "every delivery was received before the session starts (as scheduled at the end)", timing),
              gate("within_receiving_hours", "every delivery arrived while the receiving site was open",
@@ -578,7 +581,7 @@ def profile(r: Region, vehicle_note: str, facts: list[str] = (), insist: str | N
                    text=f"The doses must be at the clinic before session {r.session} starts."),
             Answer(keywords=["temperature", "cold", "cooling", "fridge"],
                    text=f"Keep them between {r.band[0]} and {r.band[1]} degrees C the whole way."),
-            Answer(keywords=["quantity", "doses", "how", "many"], text=f"{r.qty} doses, no fewer."),
+            Answer(keywords=["quantity", "doses", "how", "many"], text=f"{r.qty} doses, no fewer and no more."),
             Answer(keywords=["other", "alternative", "elsewhere", "stock"],
                    text=f"Any released, usable stock of {r.product} in the region will do.")],
         withheld=[withheld] if withheld else [],
@@ -603,7 +606,7 @@ def task(r: Region, level: str, *, query: str = "", triggers: list[Trigger], ora
                       "receipt at the clinic.")
     if withheld:
         query += " If the doses have to come from another site, ask me first which stock we may use."
-    insist = insist or f"All {r.qty} doses, no fewer, have to reach {r.clinic} before {hhmm(start)} today."
+    insist = insist or f"All {r.qty} doses, no fewer and no more, have to reach {r.clinic} before {hhmm(start)} today."
     vehicle_note = vehicle_note or f"{r.vehicle} is ours; any van holding {r.band[0]} to {r.band[1]} degrees C is fine."
     common = dict(query=query, profile=profile(r, vehicle_note, list(facts), None if feasible else insist, withheld),
                   start_time=r.start, initial_state=r.state, triggers=triggers, nominal_plan=r.plan.calls)

@@ -676,9 +676,10 @@ class ColdChainWorld(World):
                 if s["product"] == product and s["status"] == "delivered" and s["destination_site_id"] in sites]
 
     @predicate
-    def doses_received(self, product: str, sites: list, at_least: int) -> bool:
-        """At least ``at_least`` doses of ``product`` were received at ``sites``."""
-        return sum(s["quantity"] for s in self._delivered(product, sites)) >= at_least
+    def doses_received(self, product: str, sites: list, at_least: int, at_most: int | None = None) -> bool:
+        """At least ``at_least`` doses of ``product`` were received at ``sites`` (and no more than ``at_most``)."""
+        total = sum(s["quantity"] for s in self._delivered(product, sites))
+        return at_least <= total <= (total if at_most is None else at_most)
 
     @predicate
     def received_before_session(self, product: str, sites: list, clinic: str, session: str) -> bool:
