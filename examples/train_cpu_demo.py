@@ -17,6 +17,9 @@ last measured on (docs/training.md has the timings):
     python examples/train_cpu_demo.py --out /tmp/cpu-smoke --quick     # the minutes-long smoke run
     python examples/train_cpu_demo.py --out runs/cr --ids STTArena/CarRental-T1-easy --max-turns 12
     python examples/train_cpu_demo.py --out runs/more-rl --set rl_steps=40 --set 'eval_seeds=[0,1,2,3,4,5,6,7,8,9]'
+    # RL alone from the first run's models, on one task, scored on all three (per task, too)
+    python examples/train_cpu_demo.py --out runs/rl-s3 --from runs/cpu-demo --set rl_steps=40 \
+        --set 'rl_ids=["STTArena/ColdChain-S3-easy"]'
 
 The table reports, per model: the mean reward, the success rate (reward 1), the share of
 turns that were one readable tool call or the final reply, the shares of tool calls that
@@ -77,6 +80,7 @@ class Plan:
     sft_epochs: float = 1.0
     sft_batch: int = 8
     sft_lr: float = 3e-3
+    rl_ids: tuple[str, ...] = ()  # the tasks RL trains on; empty: all of ``ids`` (held-out scores cover ``ids`` either way)
     rl_steps: int = 8
     tasks_per_step: int = 4
     rollouts_per_task: int = 2
@@ -86,6 +90,10 @@ class Plan:
     max_turn_tokens: int = 64
 
 
+# The fields that shape the base and SFT models: a run may reuse another's models (``--from``) only if these agree.
+BEFORE_RL = ("ids", "vocab", "hidden", "layers", "copy_steps", "entity_slots", "sft_transcripts", "reasoning",
+             "sft_epochs", "sft_batch", "sft_lr")
+
 FULL = Plan()
 QUICK = replace(FULL, ids=FULL.ids[:2], hidden=64, layers=2, copy_steps=4, sft_transcripts=8, sft_batch=4, rl_steps=1,
                 tasks_per_step=2, rollouts_per_task=2, eval_seeds=BENCHMARK_SEEDS[:1], max_turns=3, max_turn_tokens=24)
@@ -94,8 +102,12 @@ QUICK = replace(FULL, ids=FULL.ids[:2], hidden=64, layers=2, copy_steps=4, sft_t
 CPU = {"bf16": False, "use_cpu": True, "report_to": "none", "save_strategy": "no", "gradient_checkpointing": False}
 
 
-def run(out: Path, plan: Plan, force_rl: bool = False) -> dict:
-    """The whole demonstration; returns (and writes) the scores and the stage times."""
+def run(out: Path, plan: Plan, force_rl: bool = False, reuse: Path | None = None) -> dict:
+    """The whole demonstration; returns (and writes) the scores and the stage times.
+
+    With ``reuse``, the output folder of an earlier run with the same :data:`BEFORE_RL` fields, its base and
+    SFT models are evaluated again and RL starts from its SFT model, so RL variants cost RL alone.
+    """
     out.mkdir(parents=True, exist_ok=True)
     ids = list(plan.ids)
     held_out = [(env_id, seed) for seed in plan.eval_seeds for env_id in ids]
@@ -113,33 +125,37 @@ def run(out: Path, plan: Plan, force_rl: bool = False) -> dict:
         print(f"[{name}] {seconds[name]}s", flush=True)
         return result
 
-    base = timed("build", lambda: build_tiny_model(out / "base", vocab_size=plan.vocab, hidden_size=plan.hidden,
-                                                   num_layers=plan.layers, intermediate_size=3 * plan.hidden,
-                                                   num_heads=plan.hidden // 32 or 2, num_kv_heads=plan.hidden // 64 or 1,
-                                                   copy_steps=plan.copy_steps, entity_slots=plan.entity_slots))
+    if reuse:
+        base, sft_model = reuse / "base", reuse / "sft" / "final"
+    else:
+        base = timed("build", lambda: build_tiny_model(out / "base", vocab_size=plan.vocab, hidden_size=plan.hidden,
+                                                       num_layers=plan.layers, intermediate_size=3 * plan.hidden,
+                                                       num_heads=plan.hidden // 32 or 2,
+                                                       num_kv_heads=plan.hidden // 64 or 1, copy_steps=plan.copy_steps,
+                                                       entity_slots=plan.entity_slots))
     scores["base"] = timed("eval base", lambda: measure(base))
 
-    sft = SFTSettings(model=str(base), data={"count": plan.sft_transcripts, "env_ids": ids, "reasoning": plan.reasoning},
-                      trainer={**CPU, "num_train_epochs": plan.sft_epochs, "learning_rate": plan.sft_lr,
-                               "lr_scheduler_type": "constant_with_warmup", "warmup_steps": 10,
-                               "per_device_train_batch_size": plan.sft_batch,
-                               "max_length": 8192, "logging_steps": 5})
-    sft_model = timed("sft", lambda: train_sft(sft, out / "sft"))
+    if not reuse:
+        sft = SFTSettings(model=str(base), data={"count": plan.sft_transcripts, "env_ids": ids,
+                                                 "reasoning": plan.reasoning},
+                          trainer={**CPU, "num_train_epochs": plan.sft_epochs, "learning_rate": plan.sft_lr,
+                                   "lr_scheduler_type": "constant_with_warmup", "warmup_steps": 10,
+                                   "per_device_train_batch_size": plan.sft_batch,
+                                   "max_length": 8192, "logging_steps": 5})
+        sft_model = timed("sft", lambda: train_sft(sft, out / "sft"))
     scores["sft"] = timed("eval sft", lambda: measure(sft_model))
 
     # RL learns from reward differences between a task's rollouts: measure them before paying for RL.
-    samples = training_instances(2 * len(ids), ids)
+    rl_ids = list(plan.rl_ids or ids)
+    samples = training_instances(2 * len(rl_ids), rl_ids)
     readiness = timed("readiness", lambda: rl_readiness(str(sft_model), samples, samples=plan.rollouts_per_task * 2,
                                                         **caps))
     print(f"[readiness] {readiness}", flush=True)
     if readiness["spread"] == 0.0 and not force_rl:
-        results = {"plan": asdict(plan), "held_out": held_out, "scores": scores, "gains": gains(scores),
-                   "seconds": seconds, "readiness": readiness, "total_seconds": round(sum(seconds.values()), 1),
-                   "rl_skipped": "no sampled rollouts of a task scored differently: every RL gradient would be 0"}
-        (out / "results.json").write_text(json.dumps(results, indent=1))
-        return results
+        return record(out, plan, held_out, scores, seconds, readiness, reuse,
+                      rl_skipped="no sampled rollouts of a task scored differently: every RL gradient would be 0")
 
-    rl = RLSettings(model=str(sft_model), data={"count": 8 * plan.tasks_per_step * plan.rl_steps, "env_ids": ids},
+    rl = RLSettings(model=str(sft_model), data={"count": 8 * plan.tasks_per_step * plan.rl_steps, "env_ids": rl_ids},
                     algorithm="reinforce_pp", kl={"coef": 0.05, "placement": "reward", "estimator": "k1"},
                     tasks_per_step=plan.tasks_per_step, rollouts_per_task=plan.rollouts_per_task,
                     max_turns=plan.max_turns, max_turn_tokens=plan.max_turn_tokens, max_episode_tokens=8192,
@@ -149,24 +165,36 @@ def run(out: Path, plan: Plan, force_rl: bool = False) -> dict:
                              "per_device_train_batch_size": plan.tasks_per_step, "temperature": 1.0})
     rl_model = timed("rl", lambda: train_rl(rl, out / "rl"))
     scores["rl"] = timed("eval rl", lambda: measure(rl_model))
+    return record(out, plan, held_out, scores, seconds, readiness, reuse)
 
-    results = {"plan": asdict(plan), "held_out": held_out, "scores": scores, "gains": gains(scores),
-               "seconds": seconds, "readiness": readiness, "total_seconds": round(sum(seconds.values()), 1)}
+
+def record(out: Path, plan: Plan, held_out: list, scores: dict, seconds: dict, readiness: dict, reuse: Path | None,
+           **extra) -> dict:
+    """The run's results, written to ``results.json`` in ``out``."""
+    results = {"plan": asdict(plan), "held_out": held_out, "scores": scores, "gains": gains(scores, held_out),
+               "seconds": seconds, "readiness": readiness, "total_seconds": round(sum(seconds.values()), 1),
+               **({"models_from": str(reuse)} if reuse else {}), **extra}
     (out / "results.json").write_text(json.dumps(results, indent=1))
     return results
 
 
-def gain(before: dict, after: dict) -> dict:
-    """``after``'s reward minus ``before``'s on the same held-out episodes, with its 95% paired bootstrap interval."""
-    pairs = list(zip(before["rewards"], after["rewards"]))
+def gain(before: dict, after: dict, keep: list[bool] | None = None) -> dict:
+    """``after``'s reward minus ``before``'s on the same held-out episodes (those ``keep`` marks, if given), with
+    its 95% paired bootstrap interval."""
+    pairs = [pair for i, pair in enumerate(zip(before["rewards"], after["rewards"])) if keep is None or keep[i]]
     interval = bootstrap(pairs, lambda rows: statistics.fmean(b - a for a, b in rows))
     return {"gain": statistics.fmean(b - a for a, b in pairs), "ci95": list(interval)}
 
 
-def gains(scores: dict) -> dict:
-    """Each stage against the one before it: SFT over the base model, RL over SFT."""
+def gains(scores: dict, held_out: list) -> dict:
+    """Each stage against the one before it (SFT over the base model, RL over SFT), over all held-out episodes
+    and per task (``by_task``): a gain on the tasks RL trained on may be paid for on the others."""
     stages = [name for name in ("base", "sft", "rl") if name in scores]
-    return {f"{b} - {a}": gain(scores[a], scores[b]) for a, b in zip(stages, stages[1:])}
+    tasks = sorted({env_id for env_id, _ in held_out})
+    return {f"{b} - {a}": {**gain(scores[a], scores[b]),
+                           "by_task": {task: gain(scores[a], scores[b], [env_id == task for env_id, _ in held_out])
+                                       for task in tasks}}
+            for a, b in zip(stages, stages[1:])}
 
 
 def table(results: dict) -> str:
@@ -175,13 +203,22 @@ def table(results: dict) -> str:
     lines = [f"{'model':<6}" + "".join(f"{k:>16}" for k in keys)]
     for name, score in results["scores"].items():
         lines.append(f"{name:<6}" + "".join(f"{score[k]:>16.3f}" for k in keys))
+    trained = results["plan"]["rl_ids"] or results["plan"]["ids"]
     for name, change in results["gains"].items():
-        low, high = change["ci95"]
-        lines.append(f"reward {name}: {change['gain']:+.3f} (95% paired bootstrap interval {low:+.3f} to {high:+.3f})")
-    lines.append(f"{len(results['held_out'])} held-out episodes; total {results['total_seconds']}s")
+        lines.append(f"reward {name}: {interval(change)}")
+        for task, part in change["by_task"].items():
+            mark = " (RL trained on it)" if name == "rl - sft" and task in trained else ""
+            lines.append(f"    {task}{mark}: {interval(part)}")
+    lines.append(f"{len(results['held_out'])} held-out episodes; total {results['total_seconds']}s"
+                 + (f" (base and SFT models from {results['models_from']})" if "models_from" in results else ""))
     if "rl_skipped" in results:
         lines.append(f"RL skipped: {results['rl_skipped']} (--force-rl runs it anyway)")
     return "\n".join(lines)
+
+
+def interval(change: dict) -> str:
+    low, high = change["ci95"]
+    return f"{change['gain']:+.3f} (95% paired bootstrap interval {low:+.3f} to {high:+.3f})"
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -193,6 +230,9 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--max-turns", type=int, help="Turns per episode, instead of the plan's.")
     parser.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
                         help="Change a field of the plan, the value read as JSON (--set rl_steps=40 --set reasoning=true).")
+    parser.add_argument("--from", dest="reuse", type=Path, metavar="DIR",
+                        help="Reuse the base and SFT models of an earlier run's --out DIR (same plan up to RL): "
+                             "evaluate them again and run RL alone.")
     parser.add_argument("--force-rl", action="store_true",
                         help="Run RL even when the SFT model's sampled rollouts show no reward spread.")
     args = parser.parse_args(argv)
@@ -208,12 +248,31 @@ def main(argv: list[str] | None = None) -> dict:
         except json.JSONDecodeError:
             parser.error(f"--set {item}: {text!r} is not a JSON value")
         plan = replace(plan, **{name: tuple(value) if isinstance(value, list) else value})
-    unknown = [env_id for env_id in plan.ids if env_id not in gym.registry]
+    unknown = [env_id for env_id in plan.ids + plan.rl_ids if env_id not in gym.registry]
     if unknown:
         parser.error(f"unknown env ids: {', '.join(unknown)}")
-    results = run(args.out, plan, args.force_rl)
+    if not set(plan.rl_ids) <= set(plan.ids):
+        parser.error(f"rl_ids must be among the ids SFT trains on ({', '.join(plan.ids)})")
+    if args.reuse:
+        problem = reuse_problem(args.reuse, plan)
+        if problem:
+            parser.error(f"--from {args.reuse}: {problem}")
+    results = run(args.out, plan, args.force_rl, args.reuse)
     print(table(results))
     return results
+
+
+def reuse_problem(earlier: Path, plan: Plan) -> str | None:
+    """Why the models of the run in ``earlier`` cannot stand in for this plan's base and SFT models (None: they can)."""
+    try:
+        before = json.loads((earlier / "results.json").read_text())["plan"]
+    except (OSError, ValueError, KeyError):
+        return "no results.json of a finished run there"
+    if not (earlier / "sft" / "final" / "model.safetensors").exists():
+        return "no SFT model there (sft/final)"
+    now = asdict(plan)
+    differ = [name for name in BEFORE_RL if json.dumps(before.get(name)) != json.dumps(now[name])]
+    return f"its plan differs before RL in {', '.join(differ)}" if differ else None
 
 
 if __name__ == "__main__":

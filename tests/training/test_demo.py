@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
+import json
 import sys
 from pathlib import Path
 
@@ -48,6 +50,18 @@ def test_quick_demo_trains_and_evaluates_on_held_out_instances(tmp_path):
     assert "held-out episodes" in demo.table(results)
     stages = list(results["scores"])
     assert list(results["gains"]) == [f"{b} - {a}" for a, b in zip(stages, stages[1:])]
+    assert all(sorted(change["by_task"]) == ids for change in results["gains"].values())
+
+    # RL alone, from the models just trained, on one of the two tasks
+    again = demo.main(["--out", str(tmp_path / "again"), "--quick", "--ids", ",".join(ids), "--from", str(tmp_path),
+                       "--set", f'rl_ids=["{ids[1]}"]'])
+    assert again["models_from"] == str(tmp_path) and "build" not in again["seconds"] and "sft" not in again["seconds"]
+    assert not (tmp_path / "again" / "base").exists() and not (tmp_path / "again" / "sft").exists()
+    assert again["scores"]["sft"]["rewards"] == results["scores"]["sft"]["rewards"]  # the same model, greedy
+    if "rl" in again["scores"]:
+        assert {row["env_id"] for row in load_dataset(tmp_path / "again" / "rl" / "data")} == {ids[1]}
+        shown = demo.table(again)
+        assert f"{ids[1]} (RL trained on it)" in shown and f"{ids[0]} (RL trained on it)" not in shown
 
 
 def test_a_gain_is_paired_over_the_same_episodes_with_its_interval():
@@ -60,6 +74,33 @@ def test_a_gain_is_paired_over_the_same_episodes_with_its_interval():
     assert same == {"gain": 0.0, "ci95": [0.0, 0.0]}  # identical episodes: no gain and no doubt about it
 
 
+def test_gains_are_reported_per_task_as_well():
+    demo = load_demo()
+    held_out = [("A", 0), ("B", 0), ("A", 1), ("B", 1)]
+    scores = {"sft": {"rewards": [0.0, 1.0, 0.0, 1.0]}, "rl": {"rewards": [1.0, 0.0, 1.0, 0.0]}}
+    change = demo.gains(scores, held_out)["rl - sft"]
+    assert change["gain"] == 0.0  # one task won what the other lost
+    assert change["by_task"]["A"] == {"gain": 1.0, "ci95": [1.0, 1.0]}
+    assert change["by_task"]["B"] == {"gain": -1.0, "ci95": [-1.0, -1.0]}
+
+
+def test_models_are_reused_only_from_a_finished_run_with_the_same_plan_before_rl(tmp_path, capsys):
+    demo = load_demo()
+    assert "no results.json" in demo.reuse_problem(tmp_path, demo.FULL)
+    (tmp_path / "results.json").write_text(json.dumps({"plan": dataclasses.asdict(demo.FULL)}))
+    assert "no SFT model" in demo.reuse_problem(tmp_path, demo.FULL)
+    (tmp_path / "sft" / "final").mkdir(parents=True)
+    (tmp_path / "sft" / "final" / "model.safetensors").write_bytes(b"")
+    assert demo.reuse_problem(tmp_path, dataclasses.replace(demo.FULL, rl_steps=40, eval_seeds=(0, 1))) is None
+    assert "vocab" in demo.reuse_problem(tmp_path, dataclasses.replace(demo.FULL, vocab=1024))
+    with pytest.raises(SystemExit):
+        demo.main(["--out", str(tmp_path / "new"), "--from", str(tmp_path), "--set", "hidden=64"])
+    assert "hidden" in capsys.readouterr().err and not (tmp_path / "new").exists()
+    with pytest.raises(SystemExit):
+        demo.main(["--out", str(tmp_path / "new"), "--set", 'rl_ids=["STTArena/CarRental-T1-easy"]'])
+    assert "rl_ids" in capsys.readouterr().err and not (tmp_path / "new").exists()
+
+
 def test_the_demo_refuses_an_unknown_id_before_building_anything(tmp_path, capsys):
     with pytest.raises(SystemExit):
         load_demo().main(["--out", str(tmp_path), "--ids", "STTArena/CarRental-T1-easy,STTArena/Nowhere-T1-easy"])
@@ -70,7 +111,7 @@ def test_the_demo_refuses_an_unknown_id_before_building_anything(tmp_path, capsy
 def test_plan_fields_are_set_from_the_command_line_and_bad_ones_refused(tmp_path, capsys, monkeypatch):
     demo = load_demo()
     seen = []
-    monkeypatch.setattr(demo, "run", lambda out, plan, force_rl: seen.append(plan) or {})
+    monkeypatch.setattr(demo, "run", lambda out, plan, force_rl, reuse: seen.append(plan) or {})
     monkeypatch.setattr(demo, "table", lambda results: "")
     demo.main(["--out", str(tmp_path), "--set", "rl_steps=40", "--set", "eval_seeds=[0, 1]", "--set", "reasoning=true"])
     assert (seen[0].rl_steps, seen[0].eval_seeds, seen[0].reasoning) == (40, (0, 1), True)
