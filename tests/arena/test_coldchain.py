@@ -654,6 +654,9 @@ def test_shipping_the_city_stock_without_looking_at_the_change_earns_at_most_the
             assert looked.reward == 1.0, (env_id, seed)
 
 
+COUNT_DOSES = {"doses_delivered", "alternative_secured", "dispatched_in_time"}  # the milestones that count doses
+
+
 class OverShipper(OracleAgent):
     """The oracle, except that every shipment carries ``extra`` doses more than it asks for."""
 
@@ -670,8 +673,9 @@ class OverShipper(OracleAgent):
 def test_shipping_more_doses_than_requested_does_not_deliver_the_request():
     """Under RL the tiny CPU model learned to ship one large quantity whatever the request said; with an "at least"
     delivery check that passed whenever the lot had the doses. The oracle's plan with more doses on every shipment
-    must not reach the goal wherever the world accepts the larger shipments (stories that split the doses over
-    lots whose whole stock they take refuse them: nothing to try there)."""
+    neither reach the goal nor earn a milestone that counts the doses, wherever the world accepts the larger
+    shipments (stories that split the doses over lots whose whole stock they take refuse them: nothing to try
+    there)."""
     feasible = [i for i in sttgym.arena_ids("ColdChain") if not i.endswith("impossible")]
     tried = set()
     for env_id in feasible:
@@ -681,7 +685,7 @@ def test_shipping_more_doses_than_requested_does_not_deliver_the_request():
             if shipped and all(json.loads(step["observation"])["success"] for step in shipped):
                 tried.add(env_id)
                 passed = {c["name"] for c in more.info["checklist"] if c["passed"]}
-                assert "doses_delivered" not in passed and more.reward < 1.0, (env_id, seed)
+                assert not passed & COUNT_DOSES and more.reward < 1.0, (env_id, seed, passed)
     assert len(tried) >= len(feasible) // 2, f"the larger shipments went through in only {sorted(tried)}"
 
 

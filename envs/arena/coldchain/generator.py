@@ -485,10 +485,11 @@ def unshipped(r: Region, lots: list[str], name: str, why: str) -> Check:
 
 # Milestones: each false in the initial world and out of reach of the stale plan, so the oracle's prefixes climb
 # from 0 (still reading, or redoing the stale plan's first steps) to 1 (doses received). ``noticed`` never stands
-# alone: it is folded into the first reaction, so reading without acting earns nothing.
+# alone: it is folded into the first reaction, so reading without acting earns nothing. Every milestone counts
+# the doses asked for, no fewer and no more, so guessing a large quantity earns no credit a wrong guess would not.
 
 def _match(r: Region, at_least: int | None, match: dict) -> dict:
-    return {"destination_site_id": r.clinic, **match, "at_least": at_least or r.qty}
+    return {"destination_site_id": r.clinic, **match, "at_least": at_least or r.qty, "at_most": r.qty}
 
 
 def booked(r: Region, at_least: int | None = None, **match):
@@ -512,8 +513,8 @@ def routed(r: Region, sites: list[str] | None = None, team: bool = False,
     """The doses are loaded (or, by ``statuses``, on the road) on a van whose route reaches the clinic, or the team,
     in time over open roads, cold all the way."""
     return r.author.pred.reaches_in_time(product=r.product, sites=sites or [r.clinic], clinic=r.clinic,
-                                         session=r.session, at_least=r.qty, team=team, statuses=list(statuses),
-                                         **match)
+                                         session=r.session, at_least=r.qty, at_most=r.qty, team=team,
+                                         statuses=list(statuses), **match)
 
 
 def reacted(r: Region, trigger: str, reaction, what: str, name: str = "") -> Check:

@@ -754,8 +754,9 @@ class ColdChainWorld(World):
     @predicate
     def reaches_in_time(self, product: str, sites: list, clinic: str, session: str, at_least: int, statuses: list,
                         team: bool = False, goods_id: str | None = None, origin_site_id: str | None = None,
-                        vehicle_id: str | None = None) -> bool:
-        """At least ``at_least`` doses of ``product`` in ``statuses`` (matching the given fields) are on a run, planned
+                        vehicle_id: str | None = None, at_most: int | None = None) -> bool:
+        """At least ``at_least`` (and no more than ``at_most``) doses of ``product`` in ``statuses`` (matching the
+        given fields) are on a run, planned
         or driven, that gets them to ``sites`` over open roads, in time for the session, while the site is open and
         with the cold chain intact (or were received so)."""
         want = {k: v for k, v in (("goods_id", goods_id), ("origin_site_id", origin_site_id),
@@ -768,7 +769,7 @@ class ColdChainWorld(World):
             arrival = self._arrival(s)
             if arrival and self._in_time(s, arrival, clinic, session, team) and self._cold(s, arrival):
                 total += s["quantity"]
-        return total >= at_least
+        return at_least <= total <= (total if at_most is None else at_most)
 
     @predicate
     def settled(self, product: str, sites: list, at_least: int, log) -> bool:
@@ -786,16 +787,17 @@ class ColdChainWorld(World):
     @predicate
     def shipment_exists(self, statuses: list, goods_id: str | None = None, origin_site_id: str | None = None,
                         destination_site_id: str | None = None, vehicle_id: str | None = None, at_least: int = 1,
-                        cold: bool = False) -> bool:
-        """Shipments in one of ``statuses`` matching every given field carry at least ``at_least`` doses in all
-        (``cold``: counting only those whose vehicle's cooling unit holds the lot's band). A lapsed allocation
-        counts as nothing but lapsed."""
+                        cold: bool = False, at_most: int | None = None) -> bool:
+        """Shipments in one of ``statuses`` matching every given field carry at least ``at_least`` (and no more than
+        ``at_most``) doses in all (``cold``: counting only those whose vehicle's cooling unit holds the lot's band).
+        A lapsed allocation counts as nothing but lapsed."""
         want = {k: v for k, v in (("goods_id", goods_id), ("origin_site_id", origin_site_id),
                                   ("destination_site_id", destination_site_id), ("vehicle_id", vehicle_id)) if v}
-        return sum(s["quantity"] for s in self.shipments.values()
-                   if ("lapsed" if lapsed(s, self.now) else s["status"]) in statuses
-                   and all(s.get(k) == v for k, v in want.items())
-                   and (not cold or cooling_covers(self._unit_of(s), self.goods_inventory[s["goods_id"]]))) >= at_least
+        total = sum(s["quantity"] for s in self.shipments.values()
+                    if ("lapsed" if lapsed(s, self.now) else s["status"]) in statuses
+                    and all(s.get(k) == v for k, v in want.items())
+                    and (not cold or cooling_covers(self._unit_of(s), self.goods_inventory[s["goods_id"]])))
+        return at_least <= total <= (total if at_most is None else at_most)
 
     @predicate
     def none_sent(self, product: str, sites: list) -> bool:
