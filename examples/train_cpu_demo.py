@@ -76,6 +76,7 @@ class Plan:
     layers: int = 4
     copy_steps: int = 280
     entity_slots: int = 64  # ids read as one slot token each (sttgym.models.slots); 0: as digit runs
+    number_slots: bool = False  # standalone integers (the doses asked for) read as slots too: #<e0>
     sft_transcripts: int = 1200
     reasoning: bool = False  # reasoning text beside the calls: prose a model this small cannot use, yet must learn
     sft_epochs: float = 1.0
@@ -92,8 +93,8 @@ class Plan:
 
 
 # The fields that shape the base and SFT models: a run may reuse another's models (``--from``) only if these agree.
-BEFORE_RL = ("ids", "vocab", "hidden", "layers", "copy_steps", "entity_slots", "sft_transcripts", "reasoning",
-             "sft_epochs", "sft_batch", "sft_lr")
+BEFORE_RL = ("ids", "vocab", "hidden", "layers", "copy_steps", "entity_slots", "number_slots", "sft_transcripts",
+             "reasoning", "sft_epochs", "sft_batch", "sft_lr")
 
 FULL = Plan()
 QUICK = replace(FULL, ids=FULL.ids[:2], hidden=64, layers=2, copy_steps=4, sft_transcripts=8, sft_batch=4, rl_steps=1,
@@ -133,7 +134,7 @@ def run(out: Path, plan: Plan, force_rl: bool = False, reuse: Path | None = None
                                                        num_layers=plan.layers, intermediate_size=3 * plan.hidden,
                                                        num_heads=plan.hidden // 32 or 2,
                                                        num_kv_heads=plan.hidden // 64 or 1, copy_steps=plan.copy_steps,
-                                                       entity_slots=plan.entity_slots))
+                                                       entity_slots=plan.entity_slots, number_slots=plan.number_slots))
     scores["base"] = timed("eval base", lambda: measure(base))
 
     if not reuse:
@@ -271,8 +272,8 @@ def reuse_problem(earlier: Path, plan: Plan) -> str | None:
         return "no results.json of a finished run there"
     if not (earlier / "sft" / "final" / "model.safetensors").exists():
         return "no SFT model there (sft/final)"
-    now = asdict(plan)
-    differ = [name for name in BEFORE_RL if json.dumps(before.get(name)) != json.dumps(now[name])]
+    now, defaults = asdict(plan), asdict(Plan())  # a field added since that run had its default there
+    differ = [name for name in BEFORE_RL if json.dumps(before.get(name, defaults[name])) != json.dumps(now[name])]
     return f"its plan differs before RL in {', '.join(differ)}" if differ else None
 
 

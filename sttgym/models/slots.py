@@ -17,10 +17,16 @@ numbered, so a longer conversation spells its beginning as a shorter one did (re
 prefix-preserving), and what the model writes is spelled back against the conversation it read
 (:meth:`EntitySlots.decode`): the environment only ever sees real ids. A slot the conversation
 does not hold (a guess) stays as written, and the world refuses it like any unknown id. An
-identifier whose rank passes the last slot keeps its name.
+identifier whose rank passes the last slot keeps its name. Text that already reads like a
+slot (``VH-<e1>``) is taken for one.
 
-A tokenizer carries the scheme as ``entity_slots`` (the number of slot tokens) in its
-configuration, so a checkpoint says how it reads; :func:`slots_of` gives the codec or None.
+With ``numbers=True`` the standalone integers of a conversation (``650 doses``,
+``"quantity": 650``; not the digits of a time, a date, a decimal or an id) are slots too, of
+the kind ``#``: the request's first number is ``#<e0>``. A model that writes one memorised
+quantity instead of the request's (docs/training.md) then has one token to copy, with a role.
+
+A tokenizer carries the scheme as ``entity_slots`` (the number of slot tokens) and
+``number_slots`` (true when numbers are slots) in its configuration, so a checkpoint says how it reads; :func:`slots_of` gives the codec or None.
 The tiny model builds with it (``build_tiny_model(..., entity_slots=N)``); a pretrained model
 copies well and has no use for it.
 """
@@ -35,7 +41,10 @@ __all__ = ["EntitySlots", "slot_tokens", "slots_of"]
 
 # The identifiers the tiny tokenizer isolates: ids drawn per instance (VH-273) and names of places (HUB-EAST) alike.
 _ID = re.compile(r"(?<![A-Za-z0-9-])[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)+(?![A-Za-z0-9-])")
-_SLOT = re.compile(r"(?<![A-Za-z0-9-])([A-Z][A-Z0-9]*-)<e(\d+)>")
+# Standalone integers: not part of a word or id (B60563, VH-273), a time (07:31), a date or a decimal (2.5).
+_NUMBER = re.compile(r"(?<![\w.:+-])\d+(?![\w:-]|\.\d)")
+NUMBER = "#"  # the kind of a number slot: #<e0>
+_SLOT = re.compile(r"(?<![A-Za-z0-9-])(#|[A-Z][A-Z0-9]*-)<e(\d+)>")
 
 
 def slot_tokens(count: int) -> list[str]:
@@ -54,20 +63,27 @@ class EntitySlots:
 
     Args:
         count: how many slot tokens the tokenizer has (ranks from ``count`` on keep their names).
+        numbers: whether standalone integers are slots too (of the kind ``#``).
     """
 
-    def __init__(self, count: int):
+    def __init__(self, count: int, numbers: bool = False):
         if count < 1:
             raise ValueError(f"entity slots need at least one slot token, got {count}")
-        self.count = count
+        self.count, self.numbers = count, numbers
+
+    def _found(self, text: str) -> list[tuple[re.Match, str, str]]:
+        """The identifiers (and numbers) in ``text``: each match with its kind and name, in order."""
+        found = [(m, *_split(m.group())) for m in _ID.finditer(text)]
+        if self.numbers:
+            found += [(m, NUMBER, m.group()) for m in _NUMBER.finditer(text)]
+        return sorted(found, key=lambda item: item[0].start())
 
     def table(self, messages: list[dict]) -> dict[str, list[str]]:
         """For each kind of identifier, the names of that kind, in order of first appearance."""
         table: dict[str, list[str]] = {}
 
         def note(text: str) -> str:
-            for match in _ID.finditer(text):
-                kind, name = _split(match.group())
+            for _, kind, name in self._found(text):
                 if name not in table.setdefault(kind, []):
                     table[kind].append(name)
             return text
@@ -80,12 +96,15 @@ class EntitySlots:
         """A copy of ``messages`` with every identifier spelled as a slot."""
         table = self.table(messages)
 
-        def spell(match: re.Match) -> str:
-            kind, name = _split(match.group())
-            rank = table[kind].index(name)
-            return f"{kind}<e{rank}>" if rank < self.count else match.group()
+        def spell(text: str) -> str:
+            out, end = [], 0
+            for match, kind, name in self._found(text):
+                rank = table[kind].index(name)
+                out += [text[end:match.start()], f"{kind}<e{rank}>" if rank < self.count else match.group()]
+                end = match.end()
+            return "".join(out) + text[end:]
 
-        return [_map_texts(message, lambda text: _ID.sub(spell, text)) for message in messages]
+        return [_map_texts(message, spell) for message in messages]
 
     def decode(self, text: str, messages: list[dict]) -> str:
         """``text`` written by a model that read ``messages`` (real ids), with its slots spelled as real ids."""
@@ -94,15 +113,18 @@ class EntitySlots:
         def spell(match: re.Match) -> str:
             known = table.get(match.group(1), [])
             rank = int(match.group(2))
-            return match.group(1) + known[rank] if rank < min(len(known), self.count) else match.group()
+            if rank >= min(len(known), self.count):
+                return match.group()
+            return known[rank] if match.group(1) == NUMBER else match.group(1) + known[rank]
 
         return _SLOT.sub(spell, text)
 
 
 def slots_of(tokenizer: Any) -> EntitySlots | None:
     """The entity slots ``tokenizer`` reads with, or None for a tokenizer that reads ids as they are."""
-    count = getattr(tokenizer, "init_kwargs", {}).get("entity_slots")
-    return EntitySlots(int(count)) if count else None
+    config = getattr(tokenizer, "init_kwargs", {})
+    count = config.get("entity_slots")
+    return EntitySlots(int(count), numbers=bool(config.get("number_slots"))) if count else None
 
 
 def _map_texts(message: dict, change) -> dict:

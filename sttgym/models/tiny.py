@@ -157,7 +157,7 @@ def _train_tokenizer(texts: Iterable[str], vocab_size: int, max_token_length: in
 def build_tiny_model(path: str | os.PathLike, *, vocab_size: int = 4096, max_token_length: int = 24,
                      hidden_size: int = 64, num_layers: int = 2, num_heads: int = 4, num_kv_heads: int = 2,
                      intermediate_size: int = 192, max_positions: int = 8192, seeds_per_env: int = 2,
-                     copy_steps: int = 0, entity_slots: int = 0, seed: int = 0) -> Path:
+                     copy_steps: int = 0, entity_slots: int = 0, number_slots: bool = False, seed: int = 0) -> Path:
     """Build (or reuse) a tiny Qwen3 chat model and its tokenizer in the directory ``path``.
 
     The directory is reused when it already holds a model built from the same arguments
@@ -169,24 +169,26 @@ def build_tiny_model(path: str | os.PathLike, *, vocab_size: int = 4096, max_tok
     steps of :func:`pretrain_copying`; the global torch RNG is left as it was. With
     ``entity_slots=N`` the tokenizer reads ids as slots ``<e0>`` to ``<e{N-1}>``
     (:mod:`sttgym.models.slots`): everything that renders through
-    :mod:`sttgym.training.render` or runs the local transformers backend spells them so.
-    Returns ``path``.
+    :mod:`sttgym.training.render` or runs the local transformers backend spells them so;
+    ``number_slots=True`` makes standalone integers slots too (``#<e0>``). Returns ``path``.
     """
     import torch
     from transformers import GenerationConfig, PreTrainedTokenizerFast, Qwen3Config, Qwen3ForCausalLM
 
+    if number_slots and not entity_slots:
+        raise ValueError("number_slots needs entity_slots: the slot tokens numbers are spelled with")
     path = Path(path)
     texts = list(suite_corpus(seeds_per_env))
     args = {"vocab_size": vocab_size, "max_token_length": max_token_length, "hidden_size": hidden_size,
             "num_layers": num_layers, "num_heads": num_heads, "num_kv_heads": num_kv_heads,
             "intermediate_size": intermediate_size, "max_positions": max_positions, "copy_steps": copy_steps,
-            "entity_slots": entity_slots, "seed": seed, "template": CHAT_TEMPLATE, "corpus": hashlib.sha256("\x00".join(texts).encode()).hexdigest()}
+            "entity_slots": entity_slots, **({"number_slots": True} if number_slots else {}), "seed": seed, "template": CHAT_TEMPLATE, "corpus": hashlib.sha256("\x00".join(texts).encode()).hexdigest()}
     stamp = path / _BUILD_FILE
     if stamp.exists() and json.loads(stamp.read_text()) == args:
         return path
 
     if entity_slots:  # the merges go to what the model will read: slots, not the names they stand for
-        slots = EntitySlots(entity_slots)
+        slots = EntitySlots(entity_slots, numbers=number_slots)
         texts = [slots.encode([{"role": "user", "content": text}])[0]["content"] for text in texts]
     bpe = _train_tokenizer(texts, vocab_size, max_token_length)
     bpe.add_tokens(slot_tokens(entity_slots))
@@ -194,6 +196,8 @@ def build_tiny_model(path: str | os.PathLike, *, vocab_size: int = 4096, max_tok
                                         unk_token=None)
     if entity_slots:
         tokenizer.init_kwargs["entity_slots"] = entity_slots  # saved with the tokenizer: the checkpoint says how it reads
+        if number_slots:
+            tokenizer.init_kwargs["number_slots"] = True
     tokenizer.chat_template = CHAT_TEMPLATE
     config = Qwen3Config(vocab_size=len(tokenizer), hidden_size=hidden_size, intermediate_size=intermediate_size,
                          num_hidden_layers=num_layers, num_attention_heads=num_heads, num_key_value_heads=num_kv_heads,

@@ -59,6 +59,21 @@ def test_ranks_past_the_last_slot_keep_their_names():
     assert slots.decode("RD-<e2> RD-<e3> RD-13", many) == "RD-12 RD-<e3> RD-13"
 
 
+def test_with_numbers_standalone_integers_are_slots_and_times_dates_decimals_and_ids_are_not():
+    slots = EntitySlots(8, numbers=True)
+    ask = [{"role": "user", "content": "Ship 650 doses of LOT-OPV-6244 in VH-273 on 2025-08-20 at 11:50 (2.5 h, "
+                                       "batch B50987, -20 C); 650 is the session's need, not 700."}]
+    assert slots.encode(ask)[0]["content"] == ("Ship #<e0> doses of LOT-<e0> in VH-<e0> on 2025-08-20 at 11:50 (2.5 h, "
+                                               "batch B50987, -20 C); #<e0> is the session's need, not #<e1>.")
+    call = {"role": "assistant", "content": "", "tool_calls": [
+        {"type": "function", "function": {"name": "ship", "arguments": {"lot": "LOT-OPV-6244", "quantity": 650}}}]}
+    spelled = slots.encode(ask + [call])[1]["tool_calls"][0]["function"]["arguments"]
+    assert spelled == '{"lot": "LOT-<e0>", "quantity": #<e0>}'
+    assert json.loads(slots.decode(spelled, ask)) == {"lot": "LOT-OPV-6244", "quantity": 650}
+    assert slots.decode('{"quantity": #<e7>}', ask) == '{"quantity": #<e7>}'  # a guess stays, and the call is unreadable
+    assert EntitySlots(8).encode(ask)[0]["content"].startswith("Ship 650 doses of LOT-<e0>")  # off unless asked for
+
+
 def test_a_tokenizer_says_whether_it_reads_slots():
     class Plain:
         init_kwargs: dict = {}
@@ -66,18 +81,22 @@ def test_a_tokenizer_says_whether_it_reads_slots():
     class Slotted:
         init_kwargs = {"entity_slots": 16}
 
+    class Numbered:
+        init_kwargs = {"entity_slots": 16, "number_slots": True}
+
     assert slots_of(Plain()) is None and slots_of(object()) is None
-    assert slots_of(Slotted()).count == 16
+    assert slots_of(Slotted()).count == 16 and not slots_of(Slotted()).numbers and slots_of(Numbered()).numbers
     assert slot_tokens(3) == ["<e0>", "<e1>", "<e2>"]
     with pytest.raises(ValueError):
         EntitySlots(0)
 
 
+@pytest.mark.parametrize("numbers", [False, True])
 @pytest.mark.parametrize("env_id", ["STTArena/ColdChain-S3-easy", "STTArena/CarRental-T1-easy",
                                     "STTArena/Airline-ST2-medium", "STTArena/Warehouse-S2-hard"])
-def test_oracle_transcripts_spell_back_exactly_and_prefixes_keep_their_spelling(env_id):
+def test_oracle_transcripts_spell_back_exactly_and_prefixes_keep_their_spelling(env_id, numbers):
     transcript = from_trajectory(rollout(gym.make(env_id), OracleAgent(), seed=1_000_000))
-    slots = EntitySlots(64)
+    slots = EntitySlots(64, numbers=numbers)
     spelled = slots.encode(transcript.messages)
     assert spelled != transcript.messages  # every domain's requests name ids
     unspelled = re.findall(r"\b[A-Z][A-Z0-9]*-(?!<e)", json.dumps(spelled[1:]))
@@ -90,13 +109,14 @@ def test_oracle_transcripts_spell_back_exactly_and_prefixes_keep_their_spelling(
 
 _IDS = st.builds(lambda letters, name: f"{letters}-{name}", st.sampled_from(["VH", "LOT-OPV", "RD", "HUB"]),
                  st.one_of(st.integers(0, 99999).map(str), st.sampled_from(["EAST", "WEST", "OLD-TOWN"])))
-_TEXT = st.lists(st.one_of(_IDS, st.sampled_from([" ", ", ", "ship", "12:30", "-", "<e1>", "\n"])))
+_TEXT = st.lists(st.one_of(_IDS, st.integers(0, 999).map(str),
+                           st.sampled_from([" ", ", ", "ship", "12:30", "-", "<e1>", "2.5", ".", "\n"])))
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(_TEXT.map("".join), min_size=1, max_size=4), st.integers(1, 6))
-def test_any_text_spells_back_to_itself(texts, count):
+@given(st.lists(_TEXT.map("".join), min_size=1, max_size=4), st.integers(1, 6), st.booleans())
+def test_any_text_spells_back_to_itself(texts, count, numbers):
     messages = [{"role": "user", "content": text} for text in texts]
-    slots = EntitySlots(count)
+    slots = EntitySlots(count, numbers=numbers)
     for k, message in enumerate(slots.encode(messages)):
         assert slots.decode(message["content"], messages[:k + 1]) == messages[k]["content"]

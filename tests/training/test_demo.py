@@ -87,12 +87,15 @@ def test_gains_are_reported_per_task_as_well():
 def test_models_are_reused_only_from_a_finished_run_with_the_same_plan_before_rl(tmp_path, capsys):
     demo = load_demo()
     assert "no results.json" in demo.reuse_problem(tmp_path, demo.FULL)
-    (tmp_path / "results.json").write_text(json.dumps({"plan": dataclasses.asdict(demo.FULL)}))
+    earlier = dataclasses.asdict(demo.FULL)
+    del earlier["number_slots"]  # a run from before the field existed: it had the default
+    (tmp_path / "results.json").write_text(json.dumps({"plan": earlier}))
     assert "no SFT model" in demo.reuse_problem(tmp_path, demo.FULL)
     (tmp_path / "sft" / "final").mkdir(parents=True)
     (tmp_path / "sft" / "final" / "model.safetensors").write_bytes(b"")
     assert demo.reuse_problem(tmp_path, dataclasses.replace(demo.FULL, rl_steps=40, eval_seeds=(0, 1))) is None
     assert "vocab" in demo.reuse_problem(tmp_path, dataclasses.replace(demo.FULL, vocab=1024))
+    assert "number_slots" in demo.reuse_problem(tmp_path, dataclasses.replace(demo.FULL, number_slots=True))
     with pytest.raises(SystemExit):
         demo.main(["--out", str(tmp_path / "new"), "--from", str(tmp_path), "--set", "hidden=64"])
     assert "hidden" in capsys.readouterr().err and not (tmp_path / "new").exists()

@@ -132,3 +132,18 @@ def test_copy_steps_are_part_of_the_build(tmp_path):
     assert json.loads((copied / "sttgym_build.json").read_text())["copy_steps"] == 2
     weights = [AutoModelForCausalLM.from_pretrained(p).model.embed_tokens.weight for p in (plain, copied)]
     assert not weights[0].equal(weights[1])  # same seed, so only the copy steps can tell them apart
+
+
+def test_a_tokenizer_built_with_number_slots_reads_the_request_s_quantity_as_a_slot(tmp_path):
+    from sttgym.models.slots import slots_of
+    from sttgym.training.render import spelled
+
+    path = build_tiny_model(tmp_path / "numbers", vocab_size=512, hidden_size=32, num_layers=1, num_heads=2,
+                            num_kv_heads=1, intermediate_size=64, entity_slots=8, number_slots=True)
+    tokenizer = AutoTokenizer.from_pretrained(path)
+    assert slots_of(tokenizer).numbers and json.loads((path / "sttgym_build.json").read_text())["number_slots"]
+    (message,) = spelled(tokenizer, [{"role": "user", "content": "Ship 650 doses of LOT-OPV-6244 at 11:50."}])
+    assert message["content"] == "Ship #<e0> doses of LOT-<e0> at 11:50."
+    assert tokenizer.convert_ids_to_tokens(tokenizer("#<e0>")["input_ids"])[-1] == "<e0>"  # one token for the slot
+    with pytest.raises(ValueError, match="number_slots needs entity_slots"):
+        build_tiny_model(tmp_path / "none", number_slots=True)
