@@ -26,9 +26,10 @@ the kind ``#``: the request's first number is ``#<e0>``. A model that writes one
 quantity instead of the request's (docs/training.md) then has one token to copy, with a role.
 
 A tokenizer carries the scheme as ``entity_slots`` (the number of slot tokens) and
-``number_slots`` (true when numbers are slots) in its configuration, so a checkpoint says how it reads; :func:`slots_of` gives the codec or None.
-The tiny model builds with it (``build_tiny_model(..., entity_slots=N)``); a pretrained model
-copies well and has no use for it.
+``number_slots`` (true when numbers are slots) in its configuration, so a checkpoint says how
+it reads; :func:`slots_of` gives the codec or None. The tiny model builds with it
+(``build_tiny_model(..., entity_slots=N, number_slots=...)``); a pretrained model copies well
+and has no use for it.
 """
 
 from __future__ import annotations

@@ -182,7 +182,8 @@ def build_tiny_model(path: str | os.PathLike, *, vocab_size: int = 4096, max_tok
     args = {"vocab_size": vocab_size, "max_token_length": max_token_length, "hidden_size": hidden_size,
             "num_layers": num_layers, "num_heads": num_heads, "num_kv_heads": num_kv_heads,
             "intermediate_size": intermediate_size, "max_positions": max_positions, "copy_steps": copy_steps,
-            "entity_slots": entity_slots, **({"number_slots": True} if number_slots else {}), "seed": seed, "template": CHAT_TEMPLATE, "corpus": hashlib.sha256("\x00".join(texts).encode()).hexdigest()}
+            "entity_slots": entity_slots, **({"number_slots": True} if number_slots else {}), "seed": seed,
+            "template": CHAT_TEMPLATE, "corpus": hashlib.sha256("\x00".join(texts).encode()).hexdigest()}
     stamp = path / _BUILD_FILE
     if stamp.exists() and json.loads(stamp.read_text()) == args:
         return path

@@ -671,8 +671,8 @@ class OverShipper(OracleAgent):
 
 
 def test_shipping_more_doses_than_requested_does_not_deliver_the_request():
-    """Under RL the tiny CPU model learned to ship one large quantity whatever the request said; with an "at least"
-    delivery check that passed whenever the lot had the doses. The oracle's plan with more doses on every shipment
+    """Under RL the tiny CPU model learned to ship one large quantity whatever the request said, and "at least"
+    checks paid for it wherever the lot had the doses. The oracle's plan with more doses on every shipment must
     neither reach the goal nor earn a milestone that counts the doses, wherever the world accepts the larger
     shipments (stories that split the doses over lots whose whole stock they take refuse them: nothing to try
     there)."""

@@ -71,6 +71,11 @@ def lapsed(shipment: dict, now: str) -> bool:
     return bool(expires) and shipment["status"] in ACTIVE + ("held",) and now >= expires
 
 
+def _within(total: int, at_least: int, at_most: int | None) -> bool:
+    """``total`` doses are at least ``at_least`` and, where ``at_most`` is given, no more than it."""
+    return at_least <= total and (at_most is None or total <= at_most)
+
+
 def _plus(moment: str, minutes: int) -> str:
     return format_time(parse_time(moment) + timedelta(minutes=minutes))
 
@@ -679,7 +684,7 @@ class ColdChainWorld(World):
     def doses_received(self, product: str, sites: list, at_least: int, at_most: int | None = None) -> bool:
         """At least ``at_least`` doses of ``product`` were received at ``sites`` (and no more than ``at_most``)."""
         total = sum(s["quantity"] for s in self._delivered(product, sites))
-        return at_least <= total <= (total if at_most is None else at_most)
+        return _within(total, at_least, at_most)
 
     @predicate
     def received_before_session(self, product: str, sites: list, clinic: str, session: str) -> bool:
@@ -756,9 +761,8 @@ class ColdChainWorld(World):
                         team: bool = False, goods_id: str | None = None, origin_site_id: str | None = None,
                         vehicle_id: str | None = None, at_most: int | None = None) -> bool:
         """At least ``at_least`` (and no more than ``at_most``) doses of ``product`` in ``statuses`` (matching the
-        given fields) are on a run, planned
-        or driven, that gets them to ``sites`` over open roads, in time for the session, while the site is open and
-        with the cold chain intact (or were received so)."""
+        given fields) are on a run, planned or driven, that gets them to ``sites`` over open roads, in time for the
+        session, while the site is open and with the cold chain intact (or were received so)."""
         want = {k: v for k, v in (("goods_id", goods_id), ("origin_site_id", origin_site_id),
                                   ("vehicle_id", vehicle_id)) if v}
         total = 0
@@ -769,7 +773,7 @@ class ColdChainWorld(World):
             arrival = self._arrival(s)
             if arrival and self._in_time(s, arrival, clinic, session, team) and self._cold(s, arrival):
                 total += s["quantity"]
-        return at_least <= total <= (total if at_most is None else at_most)
+        return _within(total, at_least, at_most)
 
     @predicate
     def settled(self, product: str, sites: list, at_least: int, log) -> bool:
@@ -797,7 +801,7 @@ class ColdChainWorld(World):
                     if ("lapsed" if lapsed(s, self.now) else s["status"]) in statuses
                     and all(s.get(k) == v for k, v in want.items())
                     and (not cold or cooling_covers(self._unit_of(s), self.goods_inventory[s["goods_id"]])))
-        return at_least <= total <= (total if at_most is None else at_most)
+        return _within(total, at_least, at_most)
 
     @predicate
     def none_sent(self, product: str, sites: list) -> bool:
