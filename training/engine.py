@@ -274,25 +274,40 @@ def _load(path: str) -> tuple[Any, Any]:
     return prepare_tokenizer(AutoTokenizer.from_pretrained(path)), AutoModelForCausalLM.from_pretrained(path).eval()
 
 
-def evaluate_policy(path: str, instances: list[tuple[str, int]], *, max_turns: int = 50, max_turn_tokens: int = 256,
-                    max_episode_tokens: int = 32768, batch_size: int = 64) -> dict[str, Any]:
-    """Greedy episodes of the checkpoint at ``path`` on ``instances``, summarised.
-
-    Returns each episode's reward (``rewards``, in the order of ``instances``, for paired
-    comparisons), the mean reward, the success rate (reward 1), the share of turns that were one
-    readable call or the final reply, the shares of tool calls that fit a tool's schema and
-    that the world carried out, the mean number of tool calls per episode, and the
-    :func:`refusals` on feasible tasks.
-    """
+def _play(path: str, instances: list[tuple[str, int]], *, samples: int, temperature: float, seed: int,
+          max_turns: int, max_turn_tokens: int, max_episode_tokens: int, batch_size: int) -> list[Episode]:
+    """Episodes of the checkpoint at ``path``: each instance played ``samples`` times in a row."""
     tokenizer, model = _load(path)
-    engine = RolloutEngine(tokenizer, HFGenerator(model, tokenizer, temperature=0.0, batch_size=batch_size),
-                           max_turns=max_turns, max_turn_tokens=max_turn_tokens, max_episode_tokens=max_episode_tokens)
-    episodes = engine.run(instances)
+    generator = HFGenerator(model, tokenizer, temperature=temperature, batch_size=batch_size,
+                            rng=np.random.default_rng(seed))
+    engine = RolloutEngine(tokenizer, generator, max_turns=max_turns, max_turn_tokens=max_turn_tokens,
+                           max_episode_tokens=max_episode_tokens)
+    return engine.run([instance for instance in instances for _ in range(samples)])
+
+
+def evaluate_policy(path: str, instances: list[tuple[str, int]], *, samples: int = 1, temperature: float = 0.0,
+                    seed: int = 0, max_turns: int = 50, max_turn_tokens: int = 256, max_episode_tokens: int = 32768,
+                    batch_size: int = 64) -> dict[str, Any]:
+    """Episodes of the checkpoint at ``path`` on ``instances``, summarised: greedy by default.
+
+    With ``temperature`` above 0 every instance is played ``samples`` times (torch seeds drawn from
+    ``seed``), which scores the policy RL samples from rather than its most likely path. Returns each
+    instance's reward (``rewards``, in the order of ``instances``, the mean of its samples: for paired
+    comparisons), the mean reward, the success rate (reward 1, over all episodes), the share of turns that
+    were one readable call or the final reply, the shares of tool calls that fit a tool's schema and that
+    the world carried out, the mean number of tool calls per episode, and the :func:`refusals` on feasible
+    tasks.
+    """
+    if samples < 1 or (samples > 1 and temperature == 0.0):
+        raise ValueError(f"samples={samples} at temperature {temperature}: greedy episodes repeat exactly, "
+                         "so take one sample greedily and several only when sampling")
+    episodes = _play(path, instances, samples=samples, temperature=temperature, seed=seed, max_turns=max_turns,
+                     max_turn_tokens=max_turn_tokens, max_episode_tokens=max_episode_tokens, batch_size=batch_size)
+    rewards = np.array([e.reward for e in episodes]).reshape(len(instances), samples)
     turns = sum(len(e.actions) for e in episodes) or 1
     calls = sum(e.tool_calls for e in episodes)
-    return {"episodes": len(episodes), "rewards": [e.reward for e in episodes],
-            "reward": float(np.mean([e.reward for e in episodes])),
-            "success": float(np.mean([e.reward >= 1.0 for e in episodes])),
+    return {"episodes": len(episodes), "rewards": rewards.mean(axis=1).tolist(),
+            "reward": float(rewards.mean()), "success": float((rewards >= 1.0).mean()),
             "readable_turns": 1.0 - sum(e.violations for e in episodes) / turns,
             "valid_calls": sum(e.valid_calls for e in episodes) / calls if calls else 0.0,
             "accepted_calls": sum(e.accepted_calls for e in episodes) / calls if calls else 0.0,
@@ -339,12 +354,8 @@ def rl_readiness(path: str, instances: list[tuple[str, int]], *, samples: int = 
     and ``spread``: the share of instances whose samples did not all score the same. A spread of
     0 means every gradient of RL on these tasks would be 0.
     """
-    tokenizer, model = _load(path)
-    generator = HFGenerator(model, tokenizer, temperature=temperature, batch_size=batch_size,
-                            rng=np.random.default_rng(seed))
-    engine = RolloutEngine(tokenizer, generator, max_turns=max_turns, max_turn_tokens=max_turn_tokens,
-                           max_episode_tokens=max_episode_tokens)
-    episodes = engine.run([instance for instance in instances for _ in range(samples)])
+    episodes = _play(path, instances, samples=samples, temperature=temperature, seed=seed, max_turns=max_turns,
+                     max_turn_tokens=max_turn_tokens, max_episode_tokens=max_episode_tokens, batch_size=batch_size)
     rewards = np.array([e.reward for e in episodes]).reshape(len(instances), samples)
     return {"samples": samples, "sampled_success": float((rewards >= 1.0).mean()),
             f"pass@{samples}": float((rewards >= 1.0).any(axis=1).mean()), "sampled_reward": float(rewards.mean()),

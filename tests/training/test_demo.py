@@ -49,7 +49,13 @@ def test_quick_demo_trains_and_evaluates_on_held_out_instances(tmp_path):
     assert (tmp_path / "rl" / "final" / "model.safetensors").exists() == ("rl" in results["scores"])
     assert "held-out episodes" in demo.table(results)
     stages = list(results["scores"])
-    assert list(results["gains"]) == [f"{b} - {a}" for a, b in zip(stages, stages[1:])]
+    sampled = [name for name in stages if "sampled" in results["scores"][name]]
+    assert sampled == stages[1:]  # the base model is scored greedily only
+    for name in sampled:
+        assert results["scores"][name]["sampled"]["episodes"] == 2 * len(held_out)
+        assert len(results["scores"][name]["sampled"]["rewards"]) == len(held_out)
+    assert list(results["gains"]) == ([f"{b} - {a}" for a, b in zip(stages, stages[1:])]
+                                      + [f"{b} - {a}, sampled" for a, b in zip(sampled, sampled[1:])])
     assert all(sorted(change["by_task"]) == ids for change in results["gains"].values())
 
     # RL alone, from the models just trained, on one of the two tasks
@@ -58,6 +64,7 @@ def test_quick_demo_trains_and_evaluates_on_held_out_instances(tmp_path):
     assert again["models_from"] == str(tmp_path) and "build" not in again["seconds"] and "sft" not in again["seconds"]
     assert not (tmp_path / "again" / "base").exists() and not (tmp_path / "again" / "sft").exists()
     assert again["scores"]["sft"]["rewards"] == results["scores"]["sft"]["rewards"]  # the same model, greedy
+    assert again["scores"]["sft"]["sampled"] == results["scores"]["sft"]["sampled"]  # and sampled from one seed
     if "rl" in again["scores"]:
         assert {row["env_id"] for row in load_dataset(tmp_path / "again" / "rl" / "data")} == {ids[1]}
         shown = demo.table(again)
@@ -84,18 +91,30 @@ def test_gains_are_reported_per_task_as_well():
     assert change["by_task"]["B"] == {"gain": -1.0, "ci95": [-1.0, -1.0]}
 
 
+def test_sampled_scores_are_compared_apart_from_the_greedy_ones():
+    demo = load_demo()
+    held_out = [("A", 0), ("A", 1)]
+    scores = {"base": {"rewards": [0.0, 0.0]},  # scored greedily only: no sampled comparison with it
+              "sft": {"rewards": [1.0, 0.0], "sampled": {"rewards": [0.25, 0.0]}},
+              "rl": {"rewards": [1.0, 0.0], "sampled": {"rewards": [0.75, 0.5]}}}
+    changes = demo.gains(scores, held_out)
+    assert list(changes) == ["sft - base", "rl - sft", "rl - sft, sampled"]
+    assert changes["rl - sft"]["gain"] == 0.0 and changes["rl - sft, sampled"]["gain"] == 0.5
+
+
 def test_models_are_reused_only_from_a_finished_run_with_the_same_plan_before_rl(tmp_path, capsys):
     demo = load_demo()
     assert "no results.json" in demo.reuse_problem(tmp_path, demo.FULL)
     earlier = dataclasses.asdict(demo.FULL)
-    del earlier["number_slots"]  # a run from before the field existed: it had the default
+    del earlier["number_slots"]  # a run from before the field existed: it read numbers as digits
     (tmp_path / "results.json").write_text(json.dumps({"plan": earlier}))
     assert "no SFT model" in demo.reuse_problem(tmp_path, demo.FULL)
     (tmp_path / "sft" / "final").mkdir(parents=True)
     (tmp_path / "sft" / "final" / "model.safetensors").write_bytes(b"")
-    assert demo.reuse_problem(tmp_path, dataclasses.replace(demo.FULL, rl_steps=40, eval_seeds=(0, 1))) is None
-    assert "vocab" in demo.reuse_problem(tmp_path, dataclasses.replace(demo.FULL, vocab=1024))
-    assert "number_slots" in demo.reuse_problem(tmp_path, dataclasses.replace(demo.FULL, number_slots=True))
+    digits = dataclasses.replace(demo.FULL, number_slots=False)
+    assert demo.reuse_problem(tmp_path, dataclasses.replace(digits, rl_steps=8, eval_seeds=(0, 1))) is None
+    assert "vocab" in demo.reuse_problem(tmp_path, dataclasses.replace(digits, vocab=1024))
+    assert "number_slots" in demo.reuse_problem(tmp_path, demo.FULL)
     with pytest.raises(SystemExit):
         demo.main(["--out", str(tmp_path / "new"), "--from", str(tmp_path), "--set", "hidden=64"])
     assert "hidden" in capsys.readouterr().err and not (tmp_path / "new").exists()

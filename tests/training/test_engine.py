@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import torch
 
 from sttgym.training.engine import HFGenerator, RolloutEngine, evaluate_policy
@@ -58,6 +59,17 @@ def test_evaluate_policy_summarises_greedy_episodes(tiny_path, toy_ids):
                            "accepted_calls", "tool_calls", "refusals_on_feasible", "reads_before_refusal"}
     assert len(scores["rewards"]) == 2 and sum(scores["rewards"]) / 2 == scores["reward"]
     assert 0.0 <= scores["readable_turns"] <= 1.0 and 0.0 <= scores["reward"] <= 1.0
+
+
+def test_a_sampled_evaluation_plays_each_instance_several_times_and_keeps_one_reward_each(tiny_path, toy_ids):
+    instances = [(toy_ids[0], SEED), (toy_ids[1], SEED)]
+    caps = {"max_turns": 2, "max_turn_tokens": 8}
+    scores = evaluate_policy(str(tiny_path), instances, samples=3, temperature=1.0, seed=5, **caps)
+    assert scores["episodes"] == 6 and len(scores["rewards"]) == 2  # paired per instance, whatever the samples
+    assert abs(sum(scores["rewards"]) / 2 - scores["reward"]) < 1e-12
+    assert scores == evaluate_policy(str(tiny_path), instances, samples=3, temperature=1.0, seed=5, **caps)
+    with pytest.raises(ValueError, match="greedy"):
+        evaluate_policy(str(tiny_path), instances, samples=3, **caps)
 
 
 def test_a_finished_process_keeps_generating_while_others_play(tiny, toy_ids):
