@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+import json
 import math
 from typing import Any
 
@@ -101,6 +102,17 @@ class Episode:
     def accepted_calls(self) -> int:
         """Tool calls the world carried out."""
         return sum("name" in a and bool(r.get("success")) for a, r in zip(self.actions, self.results))
+
+    @property
+    def repeated_calls(self) -> int:
+        """Tool calls identical (tool and arguments) to an earlier call of the episode."""
+        calls = [json.dumps(a, sort_keys=True, default=str) for a in self.actions if "name" in a]
+        return len(calls) - len(set(calls))
+
+    @property
+    def replied(self) -> bool:
+        """Whether the episode ended with the policy's final reply (not a turn cap or a token budget)."""
+        return any("content" in a for a in self.actions)
 
     @property
     def length(self) -> int:
@@ -295,8 +307,8 @@ def evaluate_policy(path: str, instances: list[tuple[str, int]], *, samples: int
     instance's reward (``rewards``, in the order of ``instances``, the mean of its samples: for paired
     comparisons), the mean reward, the success rate (reward 1, over all episodes), the share of turns that
     were one readable call or the final reply, the shares of tool calls that fit a tool's schema and that
-    the world carried out, the mean number of tool calls per episode, and the :func:`refusals` on feasible
-    tasks.
+    the world carried out, the mean numbers of tool calls and of repeated identical calls per episode, the
+    share of episodes that ended with the final reply, and the :func:`refusals` on feasible tasks.
     """
     if samples < 1 or (samples > 1 and temperature == 0.0):
         raise ValueError(f"samples={samples} at temperature {temperature}: greedy episodes repeat exactly, "
@@ -311,7 +323,9 @@ def evaluate_policy(path: str, instances: list[tuple[str, int]], *, samples: int
             "readable_turns": 1.0 - sum(e.violations for e in episodes) / turns,
             "valid_calls": sum(e.valid_calls for e in episodes) / calls if calls else 0.0,
             "accepted_calls": sum(e.accepted_calls for e in episodes) / calls if calls else 0.0,
-            "tool_calls": calls / len(episodes), **refusals(episodes)}
+            "tool_calls": calls / len(episodes),
+            "repeated_calls": sum(e.repeated_calls for e in episodes) / len(episodes),
+            "replied": float(np.mean([e.replied for e in episodes])), **refusals(episodes)}
 
 
 def refusals(episodes: list[Episode]) -> dict[str, float]:

@@ -56,7 +56,8 @@ def test_evaluate_policy_summarises_greedy_episodes(tiny_path, toy_ids):
     scores = evaluate_policy(str(tiny_path), [(toy_ids[0], 0), (toy_ids[1], 0)], max_turns=2, max_turn_tokens=8)
     assert scores["episodes"] == 2
     assert set(scores) == {"episodes", "rewards", "reward", "success", "readable_turns", "valid_calls",
-                           "accepted_calls", "tool_calls", "refusals_on_feasible", "reads_before_refusal"}
+                           "accepted_calls", "tool_calls", "repeated_calls", "replied", "refusals_on_feasible",
+                           "reads_before_refusal"}
     assert len(scores["rewards"]) == 2 and sum(scores["rewards"]) / 2 == scores["reward"]
     assert 0.0 <= scores["readable_turns"] <= 1.0 and 0.0 <= scores["reward"] <= 1.0
 
@@ -178,6 +179,18 @@ def test_refusals_on_feasible_tasks_are_counted_with_the_reads_before_them(toy_i
                        episode([{"content": "Task Completed"}]),
                        episode([give_up], solvable=False)])  # refusing an impossible task is right
     assert scores == {"refusals_on_feasible": 0.5, "reads_before_refusal": 2.0}
+
+
+def test_an_episode_counts_its_repeated_calls_and_whether_it_replied(toy_ids):
+    from sttgym.training.engine import Episode
+
+    read = {"name": "get_locker", "arguments": {"locker_id": "L1", "fresh": True}}
+    same = {"arguments": {"fresh": True, "locker_id": "L1"}, "name": "get_locker"}  # key order does not matter
+    other = {"name": "get_locker", "arguments": {"locker_id": "L2", "fresh": True}}
+    looping = Episode(toy_ids[0], SEED, [], actions=[read, other, same, read])
+    assert looping.repeated_calls == 2 and not looping.replied  # cut off by the turn cap
+    finished = Episode(toy_ids[0], SEED, [], actions=[read, other, {"content": "Task Completed"}])
+    assert finished.repeated_calls == 0 and finished.replied
 
 
 def test_rl_readiness_samples_each_instance_and_measures_spread(tiny_path, toy_ids):
