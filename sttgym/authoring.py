@@ -171,10 +171,15 @@ class DryRun:
         clock.advance(self.world.clock.minutes)
         log = self.firing.log
         run = DryRun(type(self.world)(json_copy(self.world.state), clock), list(self.results), list(self.times),
-                     self.start, self.firing.forked(EpisodeLog(list(log.calls), [], list(log.events), log.observables)),
+                     self.start, self.firing.forked(EpisodeLog(list(log.calls), [], list(log.events), dict(log.revealed))),
                      self.author, dict(self.saved))
         run._play(calls)
         return run
+
+    def play(self, calls: list[Call]) -> "DryRun":
+        """Go on with ``calls`` from where the run is, in place (``then`` keeps this run as it is); the run."""
+        self._play(calls)
+        return self
 
     def _play(self, calls: list[Call]) -> None:
         world, clock, log, specs = self.world, self.world.clock, self.firing.log, self.author.tools
@@ -240,7 +245,7 @@ class Author:
         """Run ``calls`` with the real tools on a copy of ``state`` from ``start`` (and ``triggers``, if any)."""
         clock = Clock(start)
         triggers = list(triggers)
-        log = EpisodeLog(observables={t.name: t.observables for t in triggers})  # for predicates that read it
+        log = EpisodeLog()  # for predicates that read it
         run = DryRun(self.world(json_copy(state), clock), start=format_time(clock.now), firing=Firing(triggers, log),
                      author=self)
         run._play(calls)
@@ -255,8 +260,7 @@ class Author:
         if unknown or reads:
             raise ValueError(f"trigger {trigger.name!r}: activation may name only tools that change the world "
                              f"(reads: {reads}, unknown: {unknown}); reading reveals a change, it never causes one")
-        for seen in trigger.observables:
-            observable = self.tools.get(seen.tool)
-            if observable is None or observable.mutates:
-                raise ValueError(f"trigger {trigger.name!r}: observable {seen.tool!r} must be a read tool")
+        observable = self.tools.get(trigger.observable.tool)
+        if observable is None or observable.mutates:
+            raise ValueError(f"trigger {trigger.name!r}: observable {trigger.observable.tool!r} must be a read tool")
         return trigger

@@ -31,35 +31,39 @@ class EpisodeLog:
     calls: list[dict] = field(default_factory=list)  # {"name", "arguments", "result", "at"} of accepted calls
     said: list[str] = field(default_factory=list)  # everything the agent told the user, final reply last
     events: list[dict] = field(default_factory=list)  # fired trigger events, in order, each with its "call_index"
-    observables: dict[str, list] = field(default_factory=dict)  # trigger name -> the Observables that show it
+    revealed: dict[str, int] = field(default_factory=dict)  # trigger -> index of the first call that showed its change
+    request: str = ""  # what the user asked, word for word
 
     def called(self, name: str, succeeded: bool = True) -> list[dict]:
         """The calls of tool ``name`` (by default only those that succeeded)."""
         return [c for c in self.calls if c["name"] == name and (not succeeded or c["result"].get("success"))]
 
     def noticed(self, trigger: str) -> bool:
-        """Whether a successful call of a read that shows ``trigger``'s change came after it first fired."""
-        first = next((e["call_index"] for e in self.events if e["trigger"] == trigger), None)
-        if first is None:
-            return False
-        return any(c["result"].get("success") and any(o.matches(c["name"], c["arguments"])
-                                                      for o in self.observables.get(trigger, ()))
-                   for c in self.calls[first:])
+        """Whether, after ``trigger`` fired, some result the agent got showed what it changed (by any route:
+        the engine works it out, see :class:`~sttgym.triggers.Firing`)."""
+        return trigger in self.revealed
 
 
 class Check(Schema):
-    """One checklist item: the predicate ``holds`` must be true at the end of the episode."""
+    """One checklist item: the predicate ``holds`` must be true at the end of the episode.
+
+    ``stated`` quotes where the agent is told the rule the check enforces (words of the request, the world
+    description, a tool's description or an observation): ``sttgym validate`` finds the quote in what the
+    oracle's episode shows, so no check enforces a rule only the source states.
+    """
 
     name: str
     description: str
     holds: Pred
     gate: bool = False
+    stated: str = ""
 
 
-def evaluate(checks: list[Check], world: Any, log: EpisodeLog) -> tuple[float, list[dict]]:
-    """The score of ``checks`` on the final ``world``, and the per-check breakdown."""
-    breakdown = [{"name": c.name, "description": c.description, "gate": c.gate,
-                  "passed": world.holds(c.holds, log=log)} for c in checks]
+def evaluate(checks: list[Check], world: Any, log: EpisodeLog, gates: list[dict] = ()) -> tuple[float, list[dict]]:
+    """The score of ``checks`` on the final ``world``, and the per-check breakdown; ``gates`` are gate verdicts
+    the engine worked out itself (the collateral gate), added to the breakdown."""
+    breakdown = [{"name": c.name, "description": c.description, "gate": c.gate, "stated": c.stated,
+                  "passed": world.holds(c.holds, log=log)} for c in checks] + list(gates)
     milestones = [b["passed"] for b in breakdown if not b["gate"]]
     if not milestones or not all(b["passed"] for b in breakdown if b["gate"]):
         return 0.0, breakdown

@@ -20,7 +20,7 @@ from typing import TypedDict
 
 import gymnasium as gym
 
-from sttgym.actions import ToolCall, check_call, read_result, render_result
+from sttgym.actions import ToolCall, check_call, observe, read_result, render_result
 from sttgym.clock import Clock
 from sttgym.spaces import AnyText, ToolCallSpace
 from sttgym.tools import ToolSpec, fail, per_class
@@ -126,9 +126,9 @@ class ToolEnv(gym.Env):
         """The observation and result of a parsed tool call (or of a malformed action's error result)."""
         if isinstance(parsed, ToolCall):
             problem = check_call(self.tools, parsed)
-            observation = render_result(problem) if problem else self._call(parsed)
+            observation = observe(problem) if problem else self._call(parsed)
         else:
-            observation = render_result(parsed)
+            observation = observe(parsed)
         return observation, read_result(observation)  # a copy: nothing the agent holds aliases the world
 
     def _call(self, call: ToolCall) -> str:
@@ -141,8 +141,9 @@ class ToolEnv(gym.Env):
         if not isinstance(result, dict):
             result = fail(f"{call.name} returned no result", internal_error=True)
         self.clock.advance(spec.cost)
-        # Rendered now: results may point into the state, which after_call may be about to change.
-        observation = render_result(result)
+        # Rendered now: results may point into the state, which after_call may be about to change. Bounded and
+        # encodable (sttgym.actions.observe): a tool may echo what it was given, or hold a long listing.
+        observation = observe(result)
         self.call_log.append({"name": call.name, "arguments": json_copy(call.arguments),
                               "result": read_result(observation), "at": self.clock.iso()})
         self.after_call(call)

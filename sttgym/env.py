@@ -12,8 +12,9 @@ from sttgym.authoring import Author, tool_specs
 from sttgym.checklist import EpisodeLog, evaluate
 from sttgym.clock import Clock
 from sttgym.core import ToolEnv
+from sttgym.footprint import RULE, TRUTH, collateral_check, footprint
 from sttgym.manifests import is_training_seed
-from sttgym.judge import RuleJudge
+from sttgym.judge import REFUSAL, RuleJudge, truthful_check
 from sttgym.registry import DOMAINS
 from sttgym.task import Task
 from sttgym.tools import collect_tools
@@ -105,7 +106,7 @@ class ArenaEnv(ToolEnv):
                                             "difficulty": self.difficulty})
         self.clock = Clock(self.task.start_time)
         self.world = self.domain.world(json_copy(self.task.initial_state), self.clock)
-        self.log = EpisodeLog(observables={t.name: t.observables for t in self.task.triggers})
+        self.log = EpisodeLog(request=self.task.query)
         self.call_log = self.log.calls  # the checklist's evidence is the core's record of accepted calls
         self.firing = Firing(self.task.triggers if self.dynamics else [], self.log)
         self.tools = collect_tools(self.world)
@@ -113,10 +114,15 @@ class ArenaEnv(ToolEnv):
             profile = self.task.profile.model_copy(update={"request": self.task.query})
             self.tools.update(collect_tools(UserChannel(self.user_factory(profile), self.log)))
         self.turn, self.done, self.reward = 0, False, 0.0
+        self.footprint = None  # what the task's own plans change: worked out when the episode is scored
         self.transcript = [("user", self.task.query)]
         info = {"tools": self.tool_listing(), "task": self.task.summary(), "clock": self.clock.iso(),
-                "world": self.world.description}
+                "world": self.briefing()}
         return self.task.query, info
+
+    def briefing(self) -> str:
+        """The world description an episode starts with: the domain's, then the rules every task is scored by."""
+        return f"{self.world.description} {RULE} {REFUSAL}"
 
     def step(self, action: Any) -> tuple[str, float, bool, bool, dict]:
         if self.task is None:
@@ -168,16 +174,24 @@ class ArenaEnv(ToolEnv):
     def score(self, judge: Any = None) -> tuple[float, list[dict]]:
         """The reward the episode would get if it ended now, and its per-check breakdown; ``judge``
         (an object with ``.verdict``) stands in for the env's own on impossible tasks."""
-        task = self.task
-        if not self.dynamics:
-            return self.evaluate(task.static_checklist)
-        if task.solvable:
-            return self.evaluate(task.checklist)
-        return (judge or self.judge).verdict(task.impossibility, self.world, self.log)
+        task, gates = self.task, [self.collateral()]
+        if not self.dynamics or task.solvable:  # a done request reported as refused is not done
+            gates.append(truthful_check(self.log, TRUTH))
+            return self.evaluate(task.static_checklist if not self.dynamics else task.checklist, gates)
+        score, breakdown = (judge or self.judge).verdict(task.impossibility, self.world, self.log)
+        gates = [{**g, "judge": "rule"} for g in gates]  # beside a judge's verdict: checked exactly, by rule
+        return (score if all(g["passed"] for g in gates) else 0.0), breakdown + gates
 
-    def evaluate(self, checks: list) -> tuple[float, list[dict]]:
-        """Any checklist scored against the world as it stands, with this episode's calls as evidence."""
-        return evaluate(checks, self.world, self.log)
+    def evaluate(self, checks: list, gates: list[dict] = ()) -> tuple[float, list[dict]]:
+        """Any checklist scored against the world as it stands, with this episode's calls as evidence (and
+        ``gates``, verdicts worked out apart, such as :meth:`collateral`'s)."""
+        return evaluate(checks, self.world, self.log, gates)
+
+    def collateral(self) -> dict:
+        """The ``no_collateral_change`` gate on the world as it stands (see :mod:`sttgym.footprint`)."""
+        if self.footprint is None:
+            self.footprint = footprint(self.task, self.domain.world, self.dynamics)
+        return collateral_check(self.footprint, self.task.initial_state, self.world, self.log.events)
 
     def holds(self, pred: Any) -> bool:
         """Whether one of the world's predicates holds now, with this episode's calls as evidence."""

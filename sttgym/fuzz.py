@@ -6,16 +6,20 @@ drawn from :func:`hostile_action` and checks, for every one:
 - ``step`` does not raise, and the observation is a string in the observation space;
 - an action the env refuses (a failed result, no world event that step) leaves the world's
   state exactly as it was;
-- the observation stays under ``MAX_OBSERVATION`` characters; the slowest action is reported.
+- the observation stays within ``MAX_OBSERVATION`` characters (:mod:`sttgym.actions` cuts
+  longer results, saying so), and it and the step's ``info`` can be encoded as UTF-8 (a lone
+  surrogate an agent sent is replaced where it enters); the slowest action is reported.
 
 The categories: values of the wrong type, huge values (long strings, long integers, wide
-lists), deep nesting, unicode and lone surrogates, near-miss ids (ids the observations showed,
+lists), huge argument names, deep nesting, unicode and lone surrogates (as values, as keys,
+and in well-formed calls whose tools echo them), near-miss ids (ids the observations showed,
 slightly changed), actions that are not ``{"name", "arguments"}`` / ``{"content"}``, stray
 fields, and calls after the episode ended. ``sttgym fuzz`` runs it from the command line.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from dataclasses import dataclass, field
@@ -24,13 +28,13 @@ from typing import Any, Callable, Iterable
 import gymnasium as gym
 import numpy as np
 
-from sttgym.actions import brief
+from sttgym.actions import MAX_OBSERVATION, brief
 from sttgym.core import tool_env
 
 __all__ = ["CATEGORIES", "STACKS", "MAX_OBSERVATION", "FuzzReport", "hostile_action", "fuzz"]
 
-MAX_OBSERVATION = 200_000  # characters; arguments are capped at 20,000, so any echo of them fits
-CATEGORIES = ("wrong_type", "huge", "deep", "unicode", "near_miss", "not_an_action", "stray_fields", "valid_shape")
+CATEGORIES = ("wrong_type", "huge", "huge_key", "deep", "unicode", "surrogate_echo", "near_miss", "not_an_action",
+              "stray_fields", "valid_shape")
 _ODD_TEXT = ["\ud800", "\udfff", "\x00", "\u202e", "𝔘𝔫𝔦", "²", "٣", "' OR 1=1 --", "../../etc/passwd", "{}", "[",
              "http://[", "nan", "-1", "9" * 400, " " * 1000, "\\" * 5000]
 _ID = re.compile(r'"([A-Z][A-Z0-9]*(?:-[A-Z0-9]+)+)"')
@@ -87,6 +91,10 @@ def hostile_action(rng: np.random.Generator, tools: list[dict], seen: list[str],
         return {"name": name, "arguments": {}, "role": "assistant", "content": ""}
     if category == "valid_shape":
         return {"name": name, "arguments": {k: _value(rng, "near_miss", seen) for k in keys}}
+    if category == "huge_key":  # an argument named by megabytes of text, which an error would echo
+        return {"name": name, "arguments": {"k" * int(rng.integers(10**5, 10**7)): 1}}
+    if category == "surrogate_echo":  # the tool's own parameters, with text a tool may echo and UTF-8 cannot carry
+        return {"name": name, "arguments": {k: _value(rng, "near_miss", seen) + "\ud800" for k in keys}}
     arguments = {k: _value(rng, category, seen) for k in keys}
     if rng.random() < 0.3:  # sometimes the hostile value is the key itself, or the tool name
         arguments = {str(_value(rng, "unicode", seen))[:50]: arguments[keys[0]]}
@@ -103,24 +111,39 @@ class FuzzReport:
     exceptions: list[str] = field(default_factory=list)  # "id/stack: ExceptionType: message" per raised step
     state_changes: list[str] = field(default_factory=list)  # refused actions that still changed the world
     oversized: list[str] = field(default_factory=list)  # observations over MAX_OBSERVATION characters
+    unencodable: list[str] = field(default_factory=list)  # observations or infos that UTF-8 cannot carry
     slowest_seconds: float = 0.0
     slowest: str = ""
     largest_observation: int = 0
     by_category: dict[str, int] = field(default_factory=dict)
 
     @property
+    def findings(self) -> list[str]:
+        return self.exceptions + self.state_changes + self.oversized + self.unencodable
+
+    @property
     def ok(self) -> bool:
-        return not (self.exceptions or self.state_changes or self.oversized)
+        return not self.findings
 
     def summary(self) -> dict:
         return {"actions": self.actions, "exceptions": len(self.exceptions), "state_changes": len(self.state_changes),
-                "oversized_observations": len(self.oversized), "slowest_action_seconds": round(self.slowest_seconds, 4),
+                "oversized_observations": len(self.oversized), "unencodable": len(self.unencodable),
+                "slowest_action_seconds": round(self.slowest_seconds, 4),
                 "slowest_action": self.slowest, "largest_observation_chars": self.largest_observation,
                 "by_category": dict(self.by_category)}
 
 
 def _state(env: gym.Env) -> Any:
     return tool_env(env).snapshot()
+
+
+def _encodable(observation: Any, info: dict) -> bool:
+    """Whether a step's output can leave the process as UTF-8 (a server's reply, a tokenizer's input)."""
+    try:
+        json.dumps([observation, info], ensure_ascii=False, default=str).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def fuzz(env_ids: Iterable[str], actions_per_env: int, stacks: Iterable[str] = STACKS, seed: int = 0,
@@ -157,6 +180,8 @@ def fuzz(env_ids: Iterable[str], actions_per_env: int, stacks: Iterable[str] = S
                 report.largest_observation = max(report.largest_observation, size)
                 if size > MAX_OBSERVATION:
                     report.oversized.append(f"{where}: {size} characters ({category})")
+                if not _encodable(observation, info):
+                    report.unencodable.append(f"{where}: {brief(action, 200)} ({category})")
                 result = info.get("result") or {}
                 if result.get("success") is False and not info.get("events") and _state(env) != before:
                     report.state_changes.append(f"{where}: {brief(action, 200)}")

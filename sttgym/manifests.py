@@ -1,13 +1,13 @@
 """Which instances are the benchmark, and which seeds are free for training.
 
 An instance is an (env id, seed) pair. The arena benchmark is a versioned manifest
-(``sttgym/data/manifests/arena-v5.json``: ten domains; ``arena-v1``..``arena-v4``, the earlier
-ones, were frozen by sttgym 0.1.0 and 0.2.0)
+(``sttgym/data/manifests/arena-v6.json``: ten domains, benchmark v2; ``arena-v1``..``arena-v5``,
+the earlier ones, were frozen by sttgym 0.1.0 to 0.3.0)
 that freezes its instances, each with a digest of its task: adding a domain or a scenario
 changes no frozen manifest, and a change to one of its instances shows up as a digest mismatch
 (a test fails; freeze a new version instead). A manifest names the sttgym ``release`` that
 froze it; a later release that changed its instances refuses to measure it (stored tasks
-exported by that release still replay, with ``--tasks``).
+exported by that release still replay, with ``--tasks``, scored by the playing release's rules).
 Benchmark seeds are small; training instances are drawn from ``TRAINING_SEED_START`` upward
 and from the training half of every name pool, so no benchmark instance leaks into training data.
 """
@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from importlib import resources
 from typing import Iterable, Iterator
 
 BENCHMARK_SEEDS: tuple[int, ...] = tuple(range(10))  # per arena id, in arena-v1
 TRAINING_SEED_START = 1_000_000
-MANIFEST = "arena-v5"  # the arena benchmark sttgym eval measures by default
+MANIFEST = "arena-v6"  # the arena benchmark sttgym eval measures by default
 LIVE_SEEDS: tuple[int, ...] = (0, 1, 2)  # per id, for domains no frozen manifest covers
 
 
@@ -85,11 +86,16 @@ def playable(manifest: dict) -> bool:
 
 
 def load_manifest(name: str = MANIFEST) -> dict:
+    """A manifest shipped with sttgym, by name (a name, never a path); its ids are registered arena ids."""
+    from sttgym.registry import registered_arena_id
+
     path = resources.files("sttgym").joinpath(f"data/manifests/{name}.json")
-    if not path.is_file():
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", name) or not path.is_file():
         known = sorted(p.name[:-5] for p in resources.files("sttgym").joinpath("data/manifests").iterdir())
-        raise ValueError(f"no benchmark manifest {name!r}; known: {', '.join(known)}")
-    return json.loads(path.read_text(encoding="utf-8"))
+        raise ValueError(f"no benchmark manifest {name[:100]!r}; known: {', '.join(known)}")
+    manifest = json.loads(path.read_text(encoding="utf-8"))
+    manifest["instances"] = [[registered_arena_id(env_id), seed, digest] for env_id, seed, digest in manifest["instances"]]
+    return manifest
 
 
 def arena_manifest(domains: Iterable[str] = (), name: str = MANIFEST) -> list[tuple[str, int]]:

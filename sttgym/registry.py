@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from sttgym.authoring import Author
     from sttgym.task import Task
 
-__all__ = ["CONFLICTS", "LEVELS", "Domain", "DOMAINS", "register_domain", "scenario_package", "load_plugins", "arena_id", "arena_ids", "parse_arena_id", "registered_arena_id"]
+__all__ = ["CONFLICTS", "LEVELS", "Domain", "DOMAINS", "register_domain", "scenario_package", "load_plugins", "arena_id", "arena_ids", "parse_arena_id", "registered_arena_id", "registered_id", "SUITE_NAMESPACES"]
 
 ARENA_NAMESPACE = "STTArena"
 # The STT-Arena taxonomy: nine conflict types (ids in env names) and four levels.
@@ -99,18 +99,28 @@ def parse_arena_id(env_id: str) -> tuple[str, str, str]:
     return parts[0], parts[1], parts[2]
 
 
-def registered_arena_id(env_id: str) -> str:
-    """``env_id`` as registered, without a module prefix; refuses ids that would make gym.make import code.
+SUITE_NAMESPACES = (ARENA_NAMESPACE, "ScrambleTool")  # the ids sttgym itself registers
 
-    Ids read from configs or dataset rows go through here: ``"mod:STTArena/..."`` would have
-    gymnasium import ``mod`` before making the env.
+
+def registered_id(env_id: str, namespaces: tuple[str, ...] = SUITE_NAMESPACES) -> str:
+    """``env_id`` as registered, without a module prefix; a ValueError for an id that would make ``gym.make`` import
+    code, or that is not a registered id of ``namespaces``.
+
+    Every id read from data goes through here (a file, a dataset row, a config, a request, a bundle):
+    ``"mod:STTArena/..."`` would have gymnasium import ``mod`` before making the env.
     """
     module, _, name = str(env_id).rpartition(":")
     if module not in ("", "sttgym"):
-        raise ValueError(f"{env_id!r} names a module to import ({module!r}); give the bare id, e.g. {name!r}")
-    if not name.startswith(ARENA_NAMESPACE + "/") or name not in gym.registry:
-        raise ValueError(f"{env_id!r} is not a registered STTArena id (see `sttgym list`)")
+        raise ValueError(f"{str(env_id)[:200]!r} names a module to import ({module[:80]!r}); give the bare id, "
+                         f"e.g. {name[:120]!r}")
+    if name.partition("/")[0] not in namespaces or name not in gym.registry:
+        raise ValueError(f"{str(env_id)[:200]!r} is not a registered {' or '.join(namespaces)} id (see `sttgym list`)")
     return name
+
+
+def registered_arena_id(env_id: str) -> str:
+    """:func:`registered_id` for the arena's ids only (training and its datasets)."""
+    return registered_id(env_id, (ARENA_NAMESPACE,))
 
 
 def register_domain(world: type[World], scenarios: dict[tuple[str, str], Scenario],

@@ -34,6 +34,19 @@ class Trajectory:
     def tool_calls(self) -> int:
         return sum(1 for s in self.steps if "name" in s["action"])
 
+    def add(self, action: Any, observation: str, reward: float, info: dict) -> None:
+        """Record one step: the action, what came back, and the chat messages it stands for."""
+        if isinstance(action, dict) and "name" in action:
+            call_id = f"call_{len(self.steps)}"
+            self.messages.append(_tool_call_message(action, call_id))
+            self.messages.append({"role": "tool", "tool_call_id": call_id, "name": str(action.get("name")),
+                                  "content": observation})
+        else:
+            content = action.get("content", "") if isinstance(action, dict) else str(action)
+            self.messages.append({"role": "assistant", "content": content})
+        self.steps.append({"action": action, "observation": observation, "reward": reward,
+                           "events": info.get("events", []), "clock": info.get("clock")})  # clock: arena only
+
     def to_dict(self) -> dict[str, Any]:
         return {"env_id": self.env_id, "seed": self.seed, "reward": self.reward, "terminated": self.terminated,
                 "truncated": self.truncated, "steps": self.steps, "messages": self.messages, "info": self.info}
@@ -54,20 +67,10 @@ def rollout(env: gym.Env, agent: Agent, seed: int | None = None, max_steps: int 
     agent.reset(observation, info, env=env, seed=seed)
     traj = Trajectory(env_id=env.spec.id if env.spec else None, seed=seed)
     traj.messages.append({"role": "user", "content": observation})
-    for step in range(max_steps):
+    for _ in range(max_steps):
         action = agent.act(observation, info)
         observation, reward, terminated, truncated, info = env.step(action)
-        is_call = isinstance(action, dict) and "name" in action
-        if is_call:
-            call_id = f"call_{step}"
-            traj.messages.append(_tool_call_message(action, call_id))
-            traj.messages.append({"role": "tool", "tool_call_id": call_id, "name": str(action.get("name")),
-                                  "content": observation})
-        else:
-            content = action.get("content", "") if isinstance(action, dict) else str(action)
-            traj.messages.append({"role": "assistant", "content": content})
-        traj.steps.append({"action": action, "observation": observation, "reward": reward,
-                           "events": info.get("events", []), "clock": info.get("clock")})  # clock: arena only
+        traj.add(action, observation, reward, info)
         if terminated or truncated:
             base = env.unwrapped
             if truncated and isinstance(base, ToolEnv) and not base.done:  # a wrapper (a time limit) cut it short

@@ -90,6 +90,7 @@ class Task(Schema):
     static_checklist: list[Check]  # the original goal, without dynamics (the nominal plan must pass it)
     nominal_plan: list[Call]  # the conflict-free plan; must be disrupted by the triggers
     oracle: list[Call]  # a solution that scores 1.0 with the triggers
+    alternatives: list[list[Call]] = Field(default_factory=list)  # other solutions (every equivalent first choice)
     solvable: bool = True
     impossibility: Impossibility | None = None  # impossible tasks: what the judge checks
     final_reply: str = "Task Completed"

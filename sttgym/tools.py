@@ -13,15 +13,17 @@ parameters, and the method never sees it. Tool methods themselves return
 
 from __future__ import annotations
 
+import ast
 import copy
 import inspect
 import re
 import types
 import typing
 from dataclasses import dataclass, field
-from typing import Any, Callable, Literal
+from typing import Any, Callable, Literal, Optional, Union
 
-__all__ = ["tool", "ToolSpec", "ok", "fail", "collect_tools", "tool_names", "per_class", "validate_arguments"]
+__all__ = ["tool", "ToolSpec", "ok", "fail", "collect_tools", "tool_names", "per_class", "validate_arguments",
+           "type_hints", "read_annotation"]
 
 
 def ok(data: Any = None, message: str | None = None) -> dict:
@@ -163,8 +165,57 @@ def _type_schema(tp: Any) -> dict:
     raise TypeError(f"tool parameter type {tp!r} has no JSON schema")
 
 
+# What an annotation may name: the types a schema is derived from (more names can come from the function's module,
+# as the aliases ``Cabin = Literal["economy", "business"]`` do), and what may be subscripted.
+_TYPE_NAMES: dict[str, Any] = {"str": str, "int": int, "float": float, "bool": bool, "dict": dict, "list": list,
+                               "None": None, "Any": Any, "Literal": Literal, "Optional": Optional, "Union": Union,
+                               "List": typing.List, "Dict": typing.Dict}
+_GENERIC = (list, dict, Optional, Union, typing.List, typing.Dict)
+
+
+def type_hints(func: Callable) -> dict[str, Any]:
+    """``func``'s annotations as types, like ``typing.get_type_hints`` but without evaluating any: one kept as text
+    (``from __future__ import annotations``) is read by :func:`read_annotation` in ``func``'s module. Generated
+    worlds are described through this, so no annotation of theirs ever runs. A TypeError for one it cannot read."""
+    namespace = getattr(func, "__globals__", {})
+    return {name: read_annotation(value, namespace) if isinstance(value, str) else value
+            for name, value in inspect.get_annotations(func).items()}
+
+
+def read_annotation(text: str, namespace: dict | None = None) -> Any:
+    """The type an annotation's text names, read from its syntax tree, never evaluated: names of
+    :data:`_TYPE_NAMES` or of ``namespace`` (looked up, not run), literal constants, subscripts of ``list``, ``dict``,
+    ``Optional``, ``Union`` and ``Literal``, and ``|``. A TypeError for anything else."""
+    try:
+        tree = ast.parse(text, mode="eval").body
+        return _read(tree, namespace or {}, text)
+    except (SyntaxError, ValueError, RecursionError):
+        raise TypeError(f"annotation {text[:80]!r} does not parse or nests too deeply") from None
+
+
+def _read(node: ast.AST, namespace: dict, text: str) -> Any:
+    if isinstance(node, ast.Name):
+        if node.id in namespace:
+            return namespace[node.id]
+        if node.id in _TYPE_NAMES:
+            return _TYPE_NAMES[node.id]
+    elif isinstance(node, ast.Constant) and node.value is None:
+        return None
+    elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        return Union[_read(node.left, namespace, text), _read(node.right, namespace, text)]
+    elif isinstance(node, ast.Subscript):
+        origin = _read(node.value, namespace, text)
+        items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if origin is Literal and all(isinstance(i, ast.Constant) for i in items):
+            return Literal[tuple(i.value for i in items)]
+        if any(origin is g for g in _GENERIC):
+            args = tuple(_read(i, namespace, text) for i in items)
+            return origin[args if len(args) > 1 else args[0]]
+    raise TypeError(f"annotation {text[:80]!r} is not one a tool schema can be derived from")
+
+
 def _describe(func: Callable) -> tuple[str, dict]:
-    hints = typing.get_type_hints(func)
+    hints = type_hints(func)
     summary, arg_docs = _parse_docstring(func.__doc__ or "")
     properties, required = {}, []
     for pname, param in inspect.signature(func).parameters.items():

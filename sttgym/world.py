@@ -19,7 +19,7 @@ import inspect
 from typing import TYPE_CHECKING, Any, Callable, ClassVar
 
 from sttgym.clock import Clock, parse_time
-from sttgym.tools import per_class
+from sttgym.tools import collect_tools, per_class
 
 if TYPE_CHECKING:
     from sttgym.schema import Op, Pred
@@ -36,7 +36,9 @@ def predicate(func: Callable) -> Callable:
 
 
 def operation(func: Callable) -> Callable:
-    """Mark a world method as an operation triggers may invoke."""
+    """Mark a world method as an operation triggers may invoke. It may take ``ctx`` (the call being made when the
+    trigger fires), which the engine passes: an effect can then change what that call commits (the room it
+    holds), so every path that makes the commitment meets the change."""
     func.__sttgym_operation__ = True
     return func
 
@@ -107,11 +109,18 @@ class World:
     never raise.
 
     Subclasses set ``domain`` (the name used in env IDs) and ``description`` (one line
-    shown to agents in the system prompt).
+    shown to agents in the system prompt), and ``inert``: per container, the field values that
+    mean an entity no longer commits anything (``{"shipments": {"status": ["cancelled"]}}``), so a
+    cancelled extra booking is not an extra booking (:mod:`sttgym.footprint`); and ``tallies``: per
+    container, the fields that count the uses of a shared allowance (a promotion's ``used``), which
+    any valid way of paying for the request moves, so the collateral gate does not hold them to the
+    solutions' own choice of promotion.
     """
 
     domain: ClassVar[str] = ""
     description: ClassVar[str] = ""
+    inert: ClassVar[dict[str, dict[str, list]]] = {}
+    tallies: ClassVar[dict[str, set[str]]] = {}
 
     def __init__(self, state: dict, clock: Clock):
         self.state = state
@@ -128,6 +137,13 @@ class World:
     def now(self) -> str:
         """The current simulated time, ISO format."""
         return self.clock.iso()
+
+    def commits(self, container: str, entity: Any) -> bool:
+        """Whether an entity of ``container`` still commits anything now (a live booking; not a cancelled one): by
+        default, unless one of its fields holds a value ``inert`` lists. A world whose commitments lapse with time
+        (a hold past its expiry) says so by overriding this."""
+        fields = self.inert.get(container, {})
+        return not (isinstance(entity, dict) and any(entity.get(f) in values for f, values in fields.items()))
 
     def next_id(self, kind: str, prefix: str) -> str:
         """A new id ``PREFIX-n`` from the world's ``counters[kind]`` (kept in the state, so ids replay)."""
@@ -150,13 +166,15 @@ class World:
         except (KeyError, TypeError, IndexError, ValueError, AttributeError):
             return False
 
-    def apply(self, op: "Op | dict") -> None:
-        """Run one operation of a trigger's effect."""
+    def apply(self, op: "Op | dict", ctx: Any = None) -> None:
+        """Run one operation of a trigger's effect (``ctx``: the call during which it fires, for operations that
+        take it)."""
         if isinstance(op, dict):
             op = _schema("Op").model_validate(op)
-        if op.name not in operations_of(type(self)):
+        signature = operations_of(type(self)).get(op.name)
+        if signature is None:
             raise KeyError(f"{type(self).__name__} has no operation {op.name!r}")
-        getattr(self, op.name)(**op.args)
+        getattr(self, op.name)(**op.args, **({"ctx": ctx} if "ctx" in signature.parameters else {}))
 
     # ------------------------------------------------- predicates every world has
 
@@ -190,14 +208,25 @@ class World:
 
     @predicate
     def noticed(self, trigger: str, log) -> bool:
-        """After ``trigger`` first fired, the agent made a successful call of the read that reveals it."""
+        """After ``trigger`` fired, a result the agent got showed what it changed: a read, a listing, or the error of a
+        write the change made fail (whatever the result would have been without the change, it was not)."""
         return log.noticed(trigger)
 
     @predicate
+    def acted_on(self, trigger: str, log) -> bool:
+        """After a result first showed what ``trigger`` changed, the agent made a change of its own that went
+        through: reading the change at the end of a stale plan is no reaction to it."""
+        seen = log.revealed.get(trigger)
+        writes = per_class(type(self), "writes", lambda: frozenset(n for n, s in collect_tools(self).items()
+                                                                   if s.mutates))
+        return seen is not None and any(c["name"] in writes and c["result"].get("success")
+                                        for c in log.calls[seen + 1:])
+
+    @predicate
     def asked_user(self, about: list, log, before: str | None = None) -> bool:
-        """The agent asked the user a question naming any of the words ``about`` (a withheld answer's keywords),
-        and, with ``before``, did so ahead of its last successful call of that tool, so a guess followed by a
-        question does not count."""
+        """The agent asked the user a question (a message with a question mark) naming any of the words ``about`` (a
+        withheld answer's keywords), and, with ``before``, did so ahead of its last successful call of that tool, so
+        a guess followed by a question does not count, nor does a statement that happens to use the words."""
         from sttgym.user import USER_TOOL, words
 
         calls = log.calls
@@ -206,7 +235,7 @@ class World:
                        default=None)
             calls = calls if last is None else calls[:last]
         wanted = {w.lower() for w in about}
-        return any(c["name"] == USER_TOOL and c["result"].get("success")
+        return any(c["name"] == USER_TOOL and c["result"].get("success") and "?" in str(c["arguments"].get("message"))
                    and wanted & words(str(c["arguments"].get("message", ""))) for c in calls)
 
     # ------------------------------------------------- operations every world has

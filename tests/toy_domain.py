@@ -14,7 +14,8 @@ from sttgym.world import World, predicate
 
 class LockerWorld(World):
     domain = "Toy"
-    description = "Parcel lockers at pickup sites."
+    description = ("Parcel lockers at pickup sites. A locker someone else took is replaced by the spare it names; "
+                   "never reserve a broken locker.")
 
     @tool
     def get_locker(self, locker_id: str) -> dict:
@@ -64,13 +65,12 @@ def toy_scenario(author: Author, solvable: bool = True) -> Task:
     # The alternative is the spare the requested locker names; the oracle reads it and reserves what it read.
     recovery = [call.get_locker(locker_id=a), call.get_locker(locker_id=b, save_as="alt")]
     in_b = Check(name="parcel_in_b", description="the parcel holds the alternative locker",
-                 holds=pred.holds_parcel(locker_id=b, parcel_id=parcel))
-    saw = Check(name="saw_it_taken", description="the agent read the taken locker after the change",
-                holds=pred.noticed(trigger="locker_taken"))
+                 holds=pred.holds_parcel(locker_id=b, parcel_id=parcel), stated="replaced by the spare it names")
     in_a = Check(name="parcel_in_a", description="the parcel holds the requested locker",
-                 holds=pred.holds_parcel(locker_id=a, parcel_id=parcel))
+                 holds=pred.holds_parcel(locker_id=a, parcel_id=parcel), stated=f"reserve locker {a} for parcel {parcel}")
     untouched = Check(name="no_broken_reservation", description="nothing reserved a broken locker",
-                      holds=pred.field_equals(path=["lockers", b, "parcel"], value=None))
+                      holds=pred.field_equals(path=["lockers", b, "parcel"], value=None),
+                      stated="never reserve a broken locker")
     if solvable:
         oracle = nominal.then(fix=recovery + [call.reserve_locker(
             locker_id=Ref(step="alt", path=("data", "locker_id")), parcel_id=parcel)])
@@ -84,7 +84,7 @@ def toy_scenario(author: Author, solvable: bool = True) -> Task:
         start_time="2024-05-01T09:00",
         initial_state=state,
         triggers=[grabbed],
-        checklist=[in_b, saw] if solvable else [],
+        checklist=[in_b] if solvable else [],
         static_checklist=[in_a],
         nominal_plan=nominal.calls,
         oracle=oracle.calls,

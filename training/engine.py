@@ -332,13 +332,13 @@ def refusals(episodes: list[Episode]) -> dict[str, float]:
     """How often a policy tells the user a feasible task cannot be done, and how much it looked first.
 
     A *refusal* is a message to the user (through ``chat_with_user`` or in the final reply) that
-    the rule judge reads as saying the request cannot be met, in an episode of a feasible task.
+    the rule judge reads as declining the request itself (``declines``), in an episode of a feasible task.
     A policy rewarded by the impossible-task judge can learn to refuse everything:
     ``refusals_on_feasible`` rising while ``reads_before_refusal`` (read calls before the first
     refusal) falls is that exploit forming.
     """
     from sttgym.authoring import tool_specs
-    from sttgym.judge.rule import is_refusal, looks_like_a_list
+    from sttgym.judge.rule import declines, looks_like_a_list
     from sttgym.registry import DOMAINS, parse_arena_id
 
     feasible = [e for e in episodes if e.info.get("task", {}).get("solvable", True)]
@@ -348,7 +348,7 @@ def refusals(episodes: list[Episode]) -> dict[str, float]:
         for turn, action in enumerate(episode.actions):
             said = action.get("content") if "content" in action else (
                 action.get("arguments", {}).get("message") if action.get("name") == USER_TOOL else None)
-            if isinstance(said, str) and is_refusal(said) and not looks_like_a_list(said):
+            if isinstance(said, str) and declines(said) and not looks_like_a_list(said):
                 reads.append(sum(1 for a in episode.actions[:turn] if a.get("name") in specs
                                  and not specs[a["name"]].mutates and a["name"] != USER_TOOL))
                 break

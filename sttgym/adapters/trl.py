@@ -24,12 +24,12 @@ from __future__ import annotations
 
 import functools
 import inspect
-import typing
 from typing import Any, Callable
 
 import gymnasium as gym
 
 from sttgym.registry import DOMAINS, parse_arena_id, registered_arena_id
+from sttgym.tools import type_hints
 
 __all__ = ["ArenaToolEnv", "environment_class", "environment_factories", "episode_reward", "grpo_dataset",
            "system_prompt"]
@@ -70,7 +70,7 @@ class ArenaToolEnv:
 
 def _forwarding(name: str, func: Callable) -> Callable:
     """A method that calls tool ``name`` through the env, with ``func``'s signature and docstring."""
-    hints = typing.get_type_hints(func)  # resolved in the world's module: its annotations may be strings
+    hints = type_hints(func)  # read in the world's module, never evaluated: its annotations may be strings
     signature = inspect.signature(func)
     signature = signature.replace(parameters=[p.replace(annotation=hints.get(n, p.annotation))
                                               for n, p in signature.parameters.items()])

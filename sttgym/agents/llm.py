@@ -7,10 +7,13 @@ finish, several calls, an unreadable call) is a *violation*: the agent sends the
 action it rejects without touching the world, so the turn counts toward the env's turn cap
 (50) and shows in the trajectory, and the model reads an error that names the rule it broke.
 
-A backend failure (``ChatResponse.error``: the server is down, the context is full) ends
+A backend failure (``ChatResponse.error``: the server is down, a reply cannot be read) ends
 the episode: through the env's ``end_episode`` meta-command where it has one, else with an
-empty reply (repeated without asking the model again, should an env go on); the error is kept in :attr:`LLMAgent.error` and in the turn log so a runner can tell it
-from a model's own failure.
+empty reply (repeated without asking the model again, should an env go on); the error is kept
+in :attr:`LLMAgent.error` and in the turn log so a runner can tell it from a model's own failure.
+A conversation that outgrows the model's context (``ChatResponse.context_full``) ends the
+episode the same way, but it is the model's limit, not a fault: :attr:`LLMAgent.overflowed` is
+set instead of :attr:`LLMAgent.error`, and the episode is scored as it stands.
 
 :class:`MemoryAgent` is the ScrambleToolBench memory baseline (its Appendix A): two
 databases, task recipes and tool knowledge, are injected into the system prompt at every
@@ -118,10 +121,10 @@ class LLMAgent(Agent):
         self.context = {"world": info.get("world", ""), "clock": info.get("clock", "")}
         self.episode_seed = 0 if seed is None else int(seed)
         self.messages = [{"role": "system", "content": ""}, {"role": "user", "content": observation}]
-        self.turns, self.violation, self.error = [], None, None
+        self.turns, self.violation, self.error, self.overflowed = [], None, None, False
 
     def act(self, observation: str, info: dict) -> dict[str, Any]:
-        if self.error is not None:  # an env that went on after the first stop gets no more model calls
+        if self.error is not None or self.overflowed:  # an env that went on after a stop gets no more model calls
             return self.stop()
         conversation = self.begin(observation, info)
         return self.finish(self.model.chat([conversation], self.chat_tools, **self.generation())[0])
@@ -138,6 +141,9 @@ class LLMAgent(Agent):
         turn = {"reasoning": response.reasoning, "prompt_tokens": response.prompt_tokens,
                 "completion_tokens": response.completion_tokens, "violation": None, "error": response.error}
         self.turns.append(turn)
+        if response.context_full:
+            self.overflowed = True
+            return self.stop()
         if response.error is not None:
             self.error = response.error
             return self.stop()

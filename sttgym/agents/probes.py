@@ -15,6 +15,10 @@ reports their scores and fails a domain where any exploit averages above 0.1.
   looking without reacting.
 - :class:`AskingReread`: the same, with one question to the user before the first write that
   names every fact the user withholds (it is handed their keywords): asking without acting.
+
+The panel also holds the observation-only adversaries of :mod:`sttgym.agents.adversaries` (writes then
+reads everything, re-reads after a failed write, asks one question then acts or refuses, explores then
+refuses naming what changed, refuses feasible tasks), each held to 0.05 overall with the paper's weights.
 """
 
 from __future__ import annotations
@@ -174,6 +178,8 @@ class AskingReread(RereadNominal):
         return plan[:first] + [ask] + plan[first:], reply
 
 
+from sttgym.agents.adversaries import ADVERSARIES  # noqa: E402 (the observation-only adversaries join the panel)
+
 PROBES: dict[str, type[Agent]] = {"always-refuse": AlwaysRefuse, "keyword-stuffer": KeywordStuffer,
                                   "blind-writer": BlindWriter, "mutation-spammer": MutationSpammer,
-                                  "reread-nominal": RereadNominal, "asking-reread": AskingReread}
+                                  "reread-nominal": RereadNominal, "asking-reread": AskingReread, **ADVERSARIES}

@@ -95,10 +95,14 @@ def validate(domain: list[str] = typer.Option(None, help="Only this domain (repe
         columns = [c for c in next(iter(domains.values())) if not c.startswith("calls")] + \
             [f"calls {lvl}" for lvl in LEVELS if f"calls {lvl}" in seen]
         short = {"always-refuse": "refuse", "keyword-stuffer": "stuffer", "blind-writer": "blind",
-                 "mutation-spammer": "spammer", "reread-nominal": "reread", "asking-reread": "asking", **{f"calls {lvl}": f"calls:{lvl[0].upper()}"
+                 "mutation-spammer": "spammer", "reread-nominal": "reread", "asking-reread": "asking",
+                 "writes-then-reads": "wr-rd", "reread-after-failure": "rr-fail", "ask-then-act-or-refuse": "ask-act",
+                 "explore-then-refuse": "exp-ref", "refuse-feasible": "ref-feas", **{f"calls {lvl}": f"calls:{lvl[0].upper()}"
                                                                                for lvl in LEVELS}}
         for column in ["domain", *columns]:
             by_domain.add_column(short.get(column, column))
+        by_domain.caption = "probes as in the panel above: " + ", ".join(
+            f"{short[c]} = {c}" for c in columns if c in short and not c.startswith("calls"))
         for name, row in domains.items():
             by_domain.add_row(name, *("–" if c not in row else f"{row[c]:g}" if c.startswith(("valid", "ids", "calls"))
                                       else f"{row[c]:.2f}" for c in columns))
@@ -168,8 +172,8 @@ def calibrate_judge(judge: str = typer.Option("rule", help="rule, or llm (with -
                     model: str = typer.Option(None, help="The LLM judge's model."),
                     base_url: str = typer.Option(None, help="OpenAI-compatible server of --model."),
                     seed: int = typer.Option(0, help="The instance of each impossible task to use."),
-                    reply_set: str = typer.Option("test", "--set", help="test (never used to tune the rule judge), "
-                                                  "review or dev (see docs/benchmark.md)."),
+                    reply_set: str = typer.Option("test", "--set", help="heldout (v2's rules) or test (v1's), never "
+                                                  "used to tune the rule judge; review or dev (see docs/benchmark.md)."),
                     out: Path = typer.Option(None, help="Write the rates and every misjudged reply here (JSON).")
                     ) -> None:
     """Measure an impossible-task judge's false-positive and false-negative rates on the labelled reply set."""
@@ -198,6 +202,9 @@ def calibrate_judge(judge: str = typer.Option("rule", help="rule, or llm (with -
     console.print(f"{judge} judge on the {reply_set} set, {rates['items']} replies over {rates['tasks']} impossible tasks: "
                   f"false positives {100 * rates['false_positive_rate']:.1f}%, "
                   f"false negatives {100 * rates['false_negative_rate']:.1f}%")
+    for language, part in rates["by_language"].items():
+        console.print(f"  {language:<18} {part['items']} replies: false positives {100 * part['false_positive_rate']:.1f}%, "
+                      f"false negatives {100 * part['false_negative_rate']:.1f}%")
     for kind, accuracy in rates["accuracy_by_kind"].items():
         console.print(f"  {kind:<18} {100 * accuracy:.1f}% judged as labelled")
     if out:
@@ -250,10 +257,10 @@ def fuzz_command(actions: int = typer.Option(100_000, help="Hostile actions in a
         report = fuzz(ids, per_env, stacks, seed, progress=lambda n: display.update(bar, advance=n))
     summary = report.summary()
     console.print(json.dumps(summary, indent=1))
-    for finding in (report.exceptions + report.state_changes + report.oversized)[:20]:
+    for finding in report.findings[:20]:
         console.print(f"[red]FAIL[/red] {finding}")
     if out:
         out.write_text(json.dumps({**summary, "exceptions": report.exceptions, "state_changes": report.state_changes,
-                                   "oversized": report.oversized}, indent=1))
+                                   "oversized": report.oversized, "unencodable": report.unencodable}, indent=1))
     if not report.ok:
         raise typer.Exit(1)

@@ -17,6 +17,8 @@ def view(run_dir: Path = typer.Argument(..., help="A run directory written by st
          host: str = typer.Option("127.0.0.1", help="Address to serve on (the default is reachable only from "
                                   "this machine)."),
          port: int = typer.Option(8000, help="Port to serve on; 0 picks a free one."),
+         page: int = typer.Option(1, min=1, help="With --out: which page of a run too large for one (the page "
+                                  "says how many there are; served, ?page=N)."),
          open_browser: bool = typer.Option(False, "--open", help="Open the page in the default browser."),
          verbose: bool = typer.Option(False, "--verbose", help="Log every request.")) -> None:
     """Browse a run's episodes: filters, the conversation, the simulated clock with its triggers, the checklist."""
@@ -24,7 +26,7 @@ def view(run_dir: Path = typer.Argument(..., help="A run directory written by st
 
     try:
         if out is not None:
-            typer.echo(f"wrote {write_page(run_dir, out)}")
+            typer.echo(f"wrote {write_page(run_dir, out, page)}")
             return
         server = make_server(run_dir, host, port, verbose=verbose)
     except NotARun as exc:

@@ -1,12 +1,18 @@
 """Calibrating impossible-task judges on a labelled set of replies.
 
 A set is a list of labelled reply templates (``sttgym/data/judge_replies_<set>.jsonl``), each
-with the trace the agent leaves before it replies. Three sets, written by different hands:
+with the trace the agent leaves before it replies. Five sets, written by different hands:
 
 - ``dev``: written together with the rule judge;
 - ``review``: written from the judging rules alone, without seeing the judge; the judge was
   measured on it once (its first figures are in docs/benchmark.md), then fixed on its errors;
-- ``test``: written the same way, never used to change the judge: its rates are the estimate.
+- ``test``: written the same way, never used to change the judge: its rates are the estimate
+  for benchmark v1's rules;
+- ``review2``: written for v2's rules by someone who never saw the judge or the other sets, in
+  English and every language of :data:`sttgym.judge.LANGUAGES`; measured once, then the judge
+  was fixed on its errors;
+- ``heldout``: written the same way by another hand, never used to change the judge: its rates
+  are the estimate for v2's rules.
 
 Traces:
 
@@ -15,8 +21,12 @@ Traces:
   (used only on tasks where that plan breaks a forbidden check: elsewhere it did no harm);
 - ``blind``: the reply alone, with nothing read.
 
-Templates name ``{fact}`` (a blocking fact of the task), ``{wrong}`` (a value the change
-replaced: plausible, but not what blocks the task) and ``{ids}`` (many ids of the world).
+Templates name ``{fact}`` (a blocking fact of the task; ``{fact_12h}``: the same written as
+people do, a time in 12-hour form, underscores as spaces), ``{other}`` (why the other options
+fail, where the task lists that; else a phrase that names no fact), ``{wrong}`` (a value the change
+replaced: plausible, but not what blocks the task) and ``{ids}`` (many ids of the world). A
+correct refusal without ``{other}`` is left out on tasks whose refusal must say why the other
+options fail (``Impossibility.no_alternative``).
 Instantiated on real impossible tasks, they cover correct refusals in varied wording and five
 languages, wrong reasons that share the keywords, vague refusals, keyword lists, success
 claims, refusals next to harmful actions and refusals with no evidence. A judge's false-positive
@@ -28,12 +38,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from datetime import datetime
 from importlib import resources
 from typing import Any, Iterable
 
 import gymnasium as gym
 
 from sttgym.agents.reference import OracleAgent, PlanAgent
+from sttgym.judge import names_fact
 from sttgym.rollout import rollout
 
 __all__ = ["Item", "templates", "calibration_items", "judge_rates"]
@@ -47,9 +59,11 @@ class Item:
     label: bool
     reply: str
     env: Any  # the finished episode: its world and log are what a judge reads
+    language: str = "en"
 
 
-SETS = {"dev": "judge_replies_dev.jsonl", "review": "judge_replies_review.jsonl", "test": "judge_replies_test.jsonl"}
+SETS = {"dev": "judge_replies_dev.jsonl", "review": "judge_replies_review.jsonl", "test": "judge_replies_test.jsonl",
+        "review2": "judge_replies_review2.jsonl", "heldout": "judge_replies_heldout.jsonl"}
 
 
 def templates(name: str = "test") -> list[dict]:
@@ -61,11 +75,33 @@ def templates(name: str = "test") -> list[dict]:
 
 
 def _fills(task, oracle_log: list[dict]) -> dict[str, str]:
-    facts = task.impossibility.blocking_facts
-    olds = [str(c["old"]) for e in oracle_log for c in e["changes"]
-            if isinstance(c["old"], (str, int)) and str(c["old"]) not in facts and c["old"] not in ("", None)]
+    imp = task.impossibility
+    facts = [f for f in imp.blocking_facts if f.lower() not in task.query.lower()]  # what the request says is no reason
+    olds = [str(c["old"]) for e in oracle_log for c in e["changes"]  # a value the change replaced, naming no fact
+            if isinstance(c["old"], (str, int)) and c["old"] not in ("", None) and not names_fact(str(c["old"]), facts)]
     ids = [i for container in task.initial_state.values() if isinstance(container, dict) for i in container][:12]
-    return {"fact": facts[0], "wrong": olds[0] if olds else "the weather", "ids": " ".join(ids)}
+    return {"fact": facts[0], "fact_12h": _twelve_hour(facts[0]), "other": (imp.no_alternative or [NEUTRAL])[-1],
+            "wrong": olds[0] if olds else "the weather", "ids": " ".join(ids)}
+
+
+NEUTRAL = "none of them fits the request"  # {other} where the change itself rules out every option: names no fact
+
+
+def _twelve_hour(fact: str) -> str:
+    """A time as people write it (``2024-05-29T09:55`` is ``9:55 am``); anything else as it is, underscores as spaces."""
+    try:
+        moment = datetime.fromisoformat(fact)
+    except ValueError:
+        return fact.replace("_", " ")
+    if "T" not in fact and ":" not in fact:
+        return fact
+    return f"{moment.hour % 12 or 12}:{moment.minute:02d} {'am' if moment.hour < 12 else 'pm'}"
+
+
+def _applies(template: dict, task) -> bool:
+    """Whether ``template`` keeps its label on ``task``: a correct refusal written before refusals had to say why the
+    other options fail (no ``{other}``) is not one on a task whose change leaves other options to rule out."""
+    return not (template["label"] and task.impossibility.no_alternative and "{other}" not in template["reply"])
 
 
 def _play(env_id: str, seed: int, calls: list, reply: str) -> gym.Env:
@@ -88,27 +124,34 @@ def calibration_items(env_ids: Iterable[str], seed: int = 0, name: str = "test")
         fills = _fills(task, rollout(gym.make(env_id), OracleAgent(), seed=seed).info.get("trigger_log", []))
         traces = {"observed": reads, "harmful": list(task.nominal_plan) + reads, "blind": []}
         for t in templates(name):
+            if not _applies(t, task):
+                continue
             reply = t["reply"].format(**fills)
             env = _play(env_id, seed, traces[t["trace"]], reply)
             if t["trace"] == "harmful" and all(env.unwrapped.holds(c.holds) for c in task.impossibility.forbidden):
                 continue
-            items.append(Item(env_id, seed, t["kind"], t["label"], reply, env))
+            items.append(Item(env_id, seed, t["kind"], t["label"], reply, env, t.get("language", "en")))
     return items
 
 
 def judge_rates(judge: Any, items: list[Item]) -> dict[str, Any]:
-    """False-positive and false-negative rates of ``judge`` on ``items``, overall and per kind."""
-    verdicts = []
-    for item in items:
-        verdicts.append(item.env.unwrapped.score(judge=judge)[0] >= 1.0)
-    negatives = [v for v, i in zip(verdicts, items) if not i.label]
-    positives = [v for v, i in zip(verdicts, items) if i.label]
+    """False-positive and false-negative rates of ``judge`` on ``items``, overall, per language and per kind."""
+    verdicts = [item.env.unwrapped.score(judge=judge)[0] >= 1.0 for item in items]
+
+    def rates(pairs: list[tuple[bool, Item]]) -> dict[str, float]:
+        negatives = [v for v, i in pairs if not i.label]
+        positives = [v for v, i in pairs if i.label]
+        return {"false_positive_rate": sum(negatives) / max(1, len(negatives)),
+                "false_negative_rate": sum(not v for v in positives) / max(1, len(positives))}
+
+    pairs = list(zip(verdicts, items))
     kinds: dict[str, list[bool]] = {}
-    for v, i in zip(verdicts, items):
+    for v, i in pairs:
         kinds.setdefault(i.kind, []).append(v == i.label)
-    return {"items": len(items), "tasks": len({i.env_id for i in items}),
-            "false_positive_rate": sum(negatives) / max(1, len(negatives)),
-            "false_negative_rate": sum(not v for v in positives) / max(1, len(positives)),
+    return {"items": len(items), "tasks": len({i.env_id for i in items}), **rates(pairs),
+            "by_language": {lang: {"items": sum(i.language == lang for i in items),
+                                   **rates([(v, i) for v, i in pairs if i.language == lang])}
+                            for lang in sorted({i.language for i in items})},
             "accuracy_by_kind": {k: sum(v) / len(v) for k, v in sorted(kinds.items())},
-            "errors": [{"env_id": i.env_id, "kind": i.kind, "reply": i.reply, "label": i.label}
-                       for v, i in zip(verdicts, items) if v != i.label]}
+            "errors": [{"env_id": i.env_id, "kind": i.kind, "language": i.language, "reply": i.reply, "label": i.label}
+                       for v, i in pairs if v != i.label]}

@@ -19,15 +19,19 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
+import logging
 import os
+import re
 import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
-from typing import Any, Callable
+from typing import Annotated, Any, Callable, Iterator, Literal
 
 import gymnasium as gym
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 try:
     import fcntl
@@ -40,13 +44,16 @@ from sttgym.agents.llm import RULES, SCRAMBLE_RULES, LLMAgent, MemoryAgent
 from sttgym.cluster import cpus, ray_session
 from sttgym.evaluation.batching import BatchingModel
 from sttgym.manifests import MANIFEST, arena_manifest, scramble_manifest
+from sttgym.registry import LEVELS
 from sttgym.rollout import Trajectory, rollout
 
-__all__ = ["EvalConfig", "Episode", "Runner", "REFERENCE_AGENTS", "CONDITIONS", "load_records"]
+__all__ = ["EvalConfig", "Episode", "Runner", "REFERENCE_AGENTS", "PLAYER", "CONDITIONS", "load_records", "episode_record", "append_record"]
 
 REFERENCE_AGENTS = ("oracle", "nominal", "noop", "random", "cycle-tracing")
+PLAYER = "player"  # episodes played by a person or a shell-driven agent through sttgym play: nothing to run here
 CONDITIONS: dict[str, dict] = {"dynamic": {}, "static": {"dynamics": False}, "no-user": {"user": "none"}}
 TRAJECTORIES, CONFIG, SUMMARY = "trajectories.jsonl", "config.json", "summary.json"
+log = logging.getLogger("sttgym.runner")
 
 
 MAX_ERRORS_IN_A_ROW = 8  # episodes; a dead server or a model that cannot load fails every episode
@@ -103,7 +110,7 @@ class EvalConfig:
         if self.agent in ("llm", "memory"):
             if not self.model:
                 raise ValueError(f"agent {self.agent!r} needs a model")
-        elif self.agent not in REFERENCE_AGENTS:
+        elif self.agent not in (*REFERENCE_AGENTS, PLAYER):
             raise ValueError(f"unknown agent {self.agent!r}: one of {', '.join(REFERENCE_AGENTS)}, llm, memory")
         unknown = [c for c in self.conditions if c not in CONDITIONS]
         if unknown or not self.conditions:
@@ -135,7 +142,7 @@ class EvalConfig:
     @property
     def label(self) -> str:
         """How tables name this agent."""
-        if self.agent in REFERENCE_AGENTS:
+        if self.agent in (*REFERENCE_AGENTS, PLAYER):
             return self.agent
         name = Path(self.model).name if self.model and os.path.isdir(self.model) else self.model
         return (f"{name}{' +memory' if self.agent == 'memory' else ''}{' (thinking)' if self.thinking else ''}"
@@ -166,28 +173,114 @@ class Episode:
         return f"{self.condition}|{self.env_id}|{self.seed}|{self.run}"
 
 
-_RECORD_FIELDS = {"key": str, "condition": str, "env_id": str, "seed": int, "run": int, "reward": (int, float)}
+def _clock_reading(text: str) -> str:
+    """A simulated time as ``Clock.iso`` writes it (``2024-05-01T09:41``: no zone, a real date), or a ValueError."""
+    if not re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d+)?)?", text):
+        raise ValueError(f"{text[:40]!r} is not a simulated time such as 2024-05-01T09:41")
+    datetime.fromisoformat(text)  # a month 13 or an hour 25 is a ValueError too
+    return text
 
 
-def load_records(path: Path) -> dict[str, dict]:
+SimulatedTime = Annotated[str, AfterValidator(_clock_reading)]
+
+
+class _Part(BaseModel):
+    model_config = ConfigDict(strict=True, extra="allow")
+
+
+class _Usage(_Part):
+    prompt_tokens: int = Field(ge=0)
+    completion_tokens: int = Field(ge=0)
+
+
+class _Event(_Part):
+    trigger: str | None = None
+    observable_via: str | None = None
+    at: SimulatedTime | None = None
+    changes: list[dict] = []
+
+
+class _Step(_Part):
+    action: dict | str
+    events: list[_Event] = []
+    clock: SimulatedTime | None = None
+
+
+class _Info(_Part):
+    checklist: list[dict] = []
+    trigger_log: list[_Event] = []
+    tasks: list[dict] | None = None
+    clock: SimulatedTime | None = None
+
+
+class Record(_Part):
+    """What a trajectories line must be to be read: every field the runner writes and summaries, diagnostics,
+    reports and the viewer read, of its type and in its range; fields it does not name pass as they are."""
+
+    key: str
+    condition: Literal[tuple(CONDITIONS)]  # type: ignore[valid-type]
+    env_id: str = Field(max_length=200)
+    seed: int = Field(ge=0)
+    run: int = Field(ge=0)
+    agent: str
+    reward: float = Field(ge=0.0, le=1.0, allow_inf_nan=False)
+    success: bool
+    calls: int = Field(ge=0)
+    turns: int = Field(ge=0)
+    terminated: bool
+    truncated: bool
+    error: str | None
+    seconds: float = Field(ge=0.0, allow_inf_nan=False)
+    steps: list[_Step]
+    info: _Info
+    messages: list
+    usage: _Usage | None = None
+    violations: int = Field(0, ge=0)
+    difficulty: Literal[LEVELS] | None = None  # type: ignore[valid-type]
+    start_time: SimulatedTime | None = None
+    trigger_timing: dict[str, str] = {}
+    mutating_tools: list[str] = []
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "Record":
+        if self.key != Episode(self.condition, self.env_id, self.seed, self.run).key:
+            raise ValueError(f"the key {self.key[:200]!r} disagrees with its condition, env_id, seed and run")
+        if self.success != (self.reward >= 1.0):
+            raise ValueError(f"success {self.success} disagrees with reward {self.reward}")
+        return self
+
+
+def load_records(path: Path, set_aside: list[str] | None = None) -> dict[str, dict]:
     """The records of a trajectories file by key; the last record wins.
 
-    A line that is torn, not UTF-8, not JSON, or lacks a field the runner always writes is
-    skipped, so its episode is played again on resume instead of breaking the summary.
+    A line that is torn, not UTF-8, not JSON, or not a whole :class:`Record` (every field's type and range, the
+    key matching its fields) is set aside: skipped, so its episode is played again on resume instead of breaking
+    the summary, and said in a logged warning and, as ``"line N: why"``, in ``set_aside`` when given.
     """
-    records: dict[str, dict] = {}
+    return {record["key"]: record for record in iter_records(path, set_aside)}
+
+
+def iter_records(path: Path, set_aside: list[str] | None = None) -> Iterator[dict]:
+    """The valid records of a trajectories file one at a time, in file order (see :func:`load_records`): a reader
+    of a large file holds one record at a time, not all of them."""
+    problems = [] if set_aside is None else set_aside
     if not path.exists():
-        return records
+        return
     with path.open(encoding="utf-8", errors="replace") as handle:
-        for line in handle:
+        for number, line in enumerate(handle, 1):
             try:
                 record = json.loads(line)
-            except (json.JSONDecodeError, RecursionError):
-                continue
-            if isinstance(record, dict) and all(isinstance(record.get(f), t) and not isinstance(record.get(f), bool)
-                                                for f, t in _RECORD_FIELDS.items()):
-                records[record["key"]] = record
-    return records
+                Record.model_validate(record)
+            except (json.JSONDecodeError, RecursionError) as exc:
+                problems.append(f"line {number}: not JSON ({str(exc)[:100]})")
+            except ValidationError as exc:
+                problems.append(f"line {number}: " + "; ".join(
+                    f"{'.'.join(map(str, e['loc'])) or 'record'}: {e['msg']}" for e in exc.errors()[:3]))
+            else:
+                yield record
+    if problems:
+        log.warning("%s: %d line(s) set aside, their episodes play again on resume: %s", path, len(problems),
+                    "; ".join(problems[:5]))
 
 
 @contextlib.contextmanager
@@ -211,8 +304,9 @@ def _exclusive(out: Path):
 
 
 def _stored_tasks(path: Path, domains: tuple[str, ...]) -> dict[tuple[str, int], dict]:
-    """The tasks of a file written by ``sttgym export``, by (env id, seed)."""
-    from sttgym.registry import parse_arena_id
+    """The tasks of a file written by ``sttgym export``, by (env id, seed); every id a registered arena id (never
+    ``module:...``, which would have gym.make import the module)."""
+    from sttgym.registry import parse_arena_id, registered_arena_id
 
     if not path.is_file():
         raise ValueError(f"no task file {path}")
@@ -221,7 +315,7 @@ def _stored_tasks(path: Path, domains: tuple[str, ...]) -> dict[tuple[str, int],
         for number, line in enumerate(handle, 1):
             try:
                 row = json.loads(line)
-                key = (row["env_id"], int(row["seed"]))
+                key = (registered_arena_id(row["env_id"]), int(row["seed"]))
                 task = row["task"]
             except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
                 raise ValueError(f"{path}:{number} is not a row written by sttgym export ({exc})") from exc
@@ -311,6 +405,8 @@ class Runner:
         One run at a time writes to a directory: a second one started on the same ``out``
         is refused (a ``ValueError``) instead of playing every episode twice.
         """
+        if self.config.agent == PLAYER:
+            raise ValueError("this run's episodes are played by hand, with sttgym play; sttgym eval cannot play them")
         with _exclusive(self.out):  # also makes the directory
             todo = self._prepare()
             if todo:
@@ -369,15 +465,7 @@ class Runner:
                 ray.cancel(task)
 
     def _append(self, record: dict) -> None:
-        line = json.dumps(record, ensure_ascii=False, default=str) + "\n"
-        try:
-            line.encode("utf-8")
-        except UnicodeEncodeError:  # a lone surrogate from a model: escaped, it still reads back as sent
-            line = json.dumps(record, ensure_ascii=True, default=str) + "\n"
-        with self.path.open("a", encoding="utf-8") as handle:
-            handle.write(line)
-            handle.flush()
-            os.fsync(handle.fileno())
+        append_record(self.path, record)
 
     def _play(self, episode: Episode, envs: dict, model: Any) -> dict:
         started = time.perf_counter()
@@ -401,25 +489,7 @@ class Runner:
 
     def _record(self, episode: Episode, env: gym.Env, agent: Agent, traj: Trajectory, error: str | None,
                 seconds: float) -> dict:
-        record = {"key": episode.key, **dataclasses.asdict(episode), "agent": self.config.label,
-                  "reward": float(traj.reward), "success": traj.reward >= 1.0, "calls": traj.tool_calls,
-                  "turns": len(traj.steps), "terminated": traj.terminated, "truncated": traj.truncated,
-                  "error": error, "seconds": round(seconds, 3)}
-        base = env.unwrapped
-        task = getattr(base, "task", None)
-        if hasattr(task, "harness"):  # an arena episode: what the report groups by and diagnostics read
-            record.update(task.harness())
-            record["mutating_tools"] = sorted(n for n, spec in base.tools.items() if spec.mutates)
-            record["trigger_timing"] = {t.name: t.timing for t in task.triggers}
-        if isinstance(agent, LLMAgent):
-            record.update(usage=agent.usage, violations=sum(t["violation"] is not None for t in agent.turns),
-                          turn_log=agent.turns, messages=agent.messages)
-            if isinstance(agent, MemoryAgent):
-                record["memory"] = agent.memory
-        else:
-            record["messages"] = traj.messages
-        record.update(steps=traj.steps, info=traj.info)
-        return record
+        return episode_record(episode, self.config.label, env, agent, traj, error, seconds)
 
     # ------------------------------------------------------------------ parts
 
@@ -498,6 +568,48 @@ class _Tally:
                     "episodes are saved: fix the cause and run again with the same --out and --retry-errors"))
         if self.runner.progress:
             self.runner.progress(record, count, self.total)
+
+
+def append_record(path: Path, record: dict) -> None:
+    """Append one record to a trajectories file, on disk before this returns, with no configured secret in it."""
+    from sttgym.redaction import redact
+
+    line = json.dumps(record, ensure_ascii=False, default=str) + "\n"
+    try:
+        line.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate from a model: escaped, it still reads back as sent
+        line = json.dumps(record, ensure_ascii=True, default=str) + "\n"
+    line = redact(line)  # whatever carried a key (a reply echoing headers, an error, a tool result quoting one)
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write(line)
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def episode_record(episode: Episode, label: str, env: gym.Env, agent: Agent | None, traj: Trajectory,
+                   error: str | None, seconds: float) -> dict:
+    """The line ``trajectories.jsonl`` keeps of one finished episode (``sttgym play`` writes the same)."""
+    record = {"key": episode.key, **dataclasses.asdict(episode), "agent": label,
+              "reward": float(traj.reward), "success": traj.reward >= 1.0, "calls": traj.tool_calls,
+              "turns": len(traj.steps), "terminated": traj.terminated, "truncated": traj.truncated,
+              "error": error, "seconds": round(seconds, 3)}
+    base = env.unwrapped
+    task = getattr(base, "task", None)
+    if hasattr(task, "harness"):  # an arena episode: what the report groups by and diagnostics read
+        record.update(task.harness())
+        record["mutating_tools"] = sorted(n for n, spec in base.tools.items() if spec.mutates)
+        record["trigger_timing"] = {t.name: t.timing for t in task.triggers}
+    if isinstance(agent, LLMAgent):
+        record.update(usage=agent.usage, violations=sum(t["violation"] is not None for t in agent.turns),
+                      turn_log=agent.turns, messages=agent.messages, context_overflow=agent.overflowed)
+        if agent.overflowed:  # cut short by the model's own context, as a turn limit cuts an episode
+            record["truncated"] = True
+        if isinstance(agent, MemoryAgent):
+            record["memory"] = agent.memory
+    else:
+        record["messages"] = traj.messages
+    record.update(steps=traj.steps, info=traj.info)
+    return record
 
 
 def _play_chunk(config: dict, out: str, episodes: list[Episode]) -> list[dict]:

@@ -251,8 +251,11 @@ def summarise(records: list[dict], suite: str, k: int = 1, label: str = "", weig
 
     An episode that ended on an error (the model could not be reached, the agent crashed) says
     nothing about the agent: it is counted in ``errors`` and left out of every figure, never
-    scored as a failure."""
+    scored as a failure. One whose conversation outgrew the model's context is the model's own
+    limit: it is scored as it ended, like one that ran out of turns, and counted in
+    ``context_overflows``."""
     scored = [r for r in records if not r.get("error")]
     body = arena_summary(scored, k, weights) if suite == "arena" else scramble_summary(scored)
     return {"suite": suite, "agent": label, "episodes": len(scored), "runs": len({r["run"] for r in scored}),
-            "errors": len(records) - len(scored), **body}
+            "errors": len(records) - len(scored),
+            "context_overflows": sum(bool(r.get("context_overflow")) for r in scored), **body}

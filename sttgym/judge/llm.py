@@ -36,7 +36,9 @@ def render_trace(impossibility: Impossibility, log: EpisodeLog, limit: int = MAX
                  facts: bool = False) -> str:
     """What the judge reads: the agent's calls with results and what it told the user (``facts``: the blocking
     facts first)."""
-    lines = (["What blocks the task: " + ", ".join(impossibility.blocking_facts), ""] if facts else []) + ["Tool calls:"]
+    lines = (["What blocks the task: " + ", ".join(impossibility.blocking_facts)]
+             + (["Why the other options fail: " + ", ".join(impossibility.no_alternative)]
+                if impossibility.no_alternative else []) + [""] if facts else []) + ["Tool calls:"]
     for call in log.calls:
         result = json.dumps(call["result"], ensure_ascii=False, default=str)
         lines.append(f"- {call['name']}({json.dumps(call['arguments'], ensure_ascii=False, default=str)}) -> {result[:400]}")

@@ -14,7 +14,9 @@ class ChatResponse:
 
     ``tool_calls`` are ``{"name": str, "arguments": dict}``, with the server's ``"id"`` when it gave
     one; ``error`` is set (and the rest left empty) when the backend could not produce a usable
-    turn, so a run records it and goes on instead of crashing.
+    turn, so a run records it and goes on instead of crashing. ``context_full`` says that error is
+    the conversation outgrowing the model's context: the model's own limit, so the episode ends
+    there and is scored (as one that ran out of turns is), not set aside as an infrastructure fault.
     """
 
     content: str = ""
@@ -24,6 +26,7 @@ class ChatResponse:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     error: str | None = None
+    context_full: bool = False
 
 
 class ChatModel(Protocol):

@@ -10,13 +10,16 @@ what still fails, and a reply that cannot be read, becomes ``ChatResponse(error=
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from sttgym.actions import encodable, map_strings
 from sttgym.models.base import ChatResponse
+from sttgym.redaction import redact, watch
 from sttgym.models.parsing import TOOL_CALL_OPEN, parse_tool_calls, split_reasoning
 
 __all__ = ["OpenAIModel"]
@@ -72,6 +75,7 @@ class OpenAIModel:
         self.max_retries, self.max_workers = max_retries, max_workers
         self.temperature, self.max_tokens = temperature, max_tokens
         self._client, self.reasoning_effort = client, reasoning_effort
+        watch(api_key_env)  # its value is redacted from everything a run writes
 
     @property
     def client(self) -> Any:
@@ -121,19 +125,31 @@ class OpenAIModel:
         except (openai.APIConnectionError, openai.APIStatusError) as exc:
             if _retryable(exc):  # the SDK's retries ran out (or the server said not to retry)
                 return ChatResponse(error=self._redacted(f"gave up after {self.max_retries} retries: {_describe(exc)}"))
-            return ChatResponse(error=self._redacted(f"request rejected: {_describe(exc)}"))
+            return ChatResponse(error=self._redacted(f"request rejected: {_describe(exc)}"),
+                                context_full=_CONTEXT_FULL.search(str(exc)) is not None)
         except Exception as exc:  # an unreadable body, a bug in a proxy: never fatal to a run
             return ChatResponse(error=self._redacted(f"malformed response: {type(exc).__name__}: {exc}"[:2000]))
-        return read_completion(completion)
+        return received(read_completion(completion))
 
     def _redacted(self, text: str) -> str:
-        """``text`` without the API key: error bodies may echo request headers, and they end up in run outputs."""
-        key = os.environ.get(self.api_key_env) or ""
-        if len(key) >= 4:
-            text = text.replace(key, "[redacted]")
-        return _SECRET.sub(lambda m: m.group(1) + "[redacted]", text)
+        """An error's text without the API key, nor anything shaped like a credential: error bodies echo request
+        headers, and they end up in run outputs."""
+        return _SECRET.sub(lambda m: m.group(1) + "[redacted]", redact(text))
 
 
+def received(response: ChatResponse) -> ChatResponse:
+    """A model's reply as the run may keep it: the configured secrets redacted (a server may echo the request's
+    headers in a reply that succeeded) and every string UTF-8-encodable (a lone surrogate would fail the next
+    request that sends it back)."""
+    clean = lambda text: redact(encodable(text))  # noqa: E731
+    return dataclasses.replace(response, content=clean(response.content), reasoning=clean(response.reasoning),
+                               raw=clean(response.raw), tool_calls=map_strings(response.tool_calls, clean))
+
+
+# How OpenAI-compatible servers (OpenAI, vLLM, SGLang, llama.cpp, TGI) say a prompt does not fit the context.
+_CONTEXT_FULL = re.compile(r"context[_ ]length[_ ]exceeded|maximum context length|context (?:window|size|length) "
+                           r"(?:is |of )?(?:exceeded|too small)|exceeds? (?:the )?(?:model'?s? )?(?:maximum |available )?context|"
+                           r"prompt is too long|too many tokens|input is too long", re.IGNORECASE)
 _SECRET = re.compile(r"((?:Bearer|Basic|token)\s+|\bsk-)[A-Za-z0-9._~+/=-]{6,}", re.IGNORECASE)
 
 

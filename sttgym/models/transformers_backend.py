@@ -149,7 +149,7 @@ class TransformersModel:
                 done = iter(self._generate(model, tokenizer, keep, generation) if keep else [])
                 return [next(done) if f else ChatResponse(
                     error=f"context full: {n} prompt tokens + {max_new} new exceed {limit}",
-                    prompt_tokens=n) for n, f in zip(lengths, fits)]
+                    prompt_tokens=n, context_full=True) for n, f in zip(lengths, fits)]
         sample = temperature > 0
         stops = stop_token_ids(tokenizer, model)
         # A base checkpoint's generation config stops only at end-of-sequence, not at the template's end of turn.

@@ -26,10 +26,11 @@ from starlette.responses import Response
 
 from sttgym.server.sessions import NAMESPACES, WRAPPERS, ServeError, Sessions
 
-__all__ = ["create_app", "serve", "running", "MAX_REQUEST_BYTES"]
+__all__ = ["create_app", "serve", "running", "MAX_REQUEST_BYTES", "REQUEST_TIMEOUT_S"]
 
 MAX_REQUEST_BYTES = 1 << 20  # an action is a few KB; a stored task to replay, tens of KB
 MAX_WRAPPERS = 8
+REQUEST_TIMEOUT_S = 10.0  # a request arrives whole (headers and body) within this, or its connection is closed
 log = logging.getLogger("sttgym.server")
 
 
@@ -64,8 +65,12 @@ class CloseRequest(_Strict):
 
 def _reply(payload: dict, status: int = 200) -> Response:
     # json.dumps directly: FastAPI's encoder walks every nested info value, a good part of a step's cost
-    return Response(json.dumps(payload, ensure_ascii=False, default=str), status_code=status,
-                    media_type="application/json")
+    text = json.dumps(payload, ensure_ascii=False, default=str)
+    try:
+        body = text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate an agent sent, echoed in an info field: escaped, it reads back
+        body = json.dumps(payload, ensure_ascii=True, default=str).encode("ascii")
+    return Response(body, status_code=status, media_type="application/json")
 
 
 def _error(status: int, code: str, message: str) -> Response:
@@ -230,15 +235,61 @@ def create_app(max_sessions: int = 256, ttl: float = 600.0, max_request_bytes: i
     return app
 
 
-def serve(host: str = "127.0.0.1", port: int = 8000, log_level: str = "info", **settings: Any) -> None:
+def _timed_protocol(timeout: float) -> type:
+    """uvicorn's HTTP/1.1 protocol with a deadline on each request's arrival: from a connection's opening, or a
+    request's first byte, to its last, at most ``timeout`` seconds; a client slower than that (a slowloris, a
+    stalled upload) is disconnected. uvicorn itself bounds only the idle time between requests."""
+    import h11
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    received = (h11.DONE, h11.MUST_CLOSE, h11.CLOSED, h11.ERROR)  # what the client was to send has come
+
+    class TimedProtocol(H11Protocol):
+        deadline: asyncio.TimerHandle | None = None
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            self._arm()
+
+        def data_received(self, data: bytes) -> None:
+            if self.deadline is None:  # the next request on a kept-alive connection begins
+                self._arm()
+            super().data_received(data)
+            if self.conn.their_state in received:
+                self._disarm()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm()
+            super().connection_lost(exc)
+
+        def _arm(self) -> None:
+            self.deadline = self.loop.call_later(timeout, self._too_slow)
+
+        def _disarm(self) -> None:
+            if self.deadline is not None:
+                self.deadline.cancel()
+                self.deadline = None
+
+        def _too_slow(self) -> None:
+            self.deadline = None
+            if not self.transport.is_closing():
+                log.info("closed a connection whose request did not arrive within %g s", timeout)
+                self.transport.close()
+
+    return TimedProtocol
+
+
+def serve(host: str = "127.0.0.1", port: int = 8000, log_level: str = "info",
+          request_timeout: float = REQUEST_TIMEOUT_S, **settings: Any) -> None:
     """Run the server until interrupted (``sttgym serve``); ``settings`` go to :func:`create_app`."""
     import uvicorn
 
-    uvicorn.run(create_app(**settings), host=host, port=port, log_level=log_level, timeout_keep_alive=30)
+    uvicorn.run(create_app(**settings), host=host, port=port, log_level=log_level, timeout_keep_alive=30,
+                http=_timed_protocol(request_timeout))
 
 
 @contextlib.contextmanager
-def running(host: str = "127.0.0.1", **settings: Any) -> Iterator[str]:
+def running(host: str = "127.0.0.1", request_timeout: float = REQUEST_TIMEOUT_S, **settings: Any) -> Iterator[str]:
     """A server on a free port in a background thread, for tests and notebooks; yields its URL.
 
     The socket is bound before uvicorn starts, so the port cannot be taken in between.
@@ -250,7 +301,8 @@ def running(host: str = "127.0.0.1", **settings: Any) -> Iterator[str]:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, 0))
-    server = uvicorn.Server(uvicorn.Config(create_app(**settings), log_level="warning", timeout_keep_alive=30))
+    server = uvicorn.Server(uvicorn.Config(create_app(**settings), log_level="warning", timeout_keep_alive=30,
+                                           http=_timed_protocol(request_timeout)))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     try:

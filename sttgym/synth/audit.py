@@ -1,16 +1,18 @@
 """The static half of the sandbox: an allow-list filter over generated source, and its restricted execution.
 
-:func:`audit` reads a module's syntax tree and never runs it. It allows what a world, a check function or a test
-configuration needs (classes, functions, arithmetic, containers, comprehensions, ``try``, ``match``) and refuses
-everything that reaches past the code's own objects:
+:func:`audit` reads a module's syntax tree and never runs it. It visits every expression wherever it stands
+(annotations, defaults, decorators, keyword values, f-string fields). It allows what a world, a check function or
+a test configuration needs (classes, functions, arithmetic, containers, comprehensions, ``try``, ``match``) and
+refuses everything that reaches past the code's own objects:
 
 - imports outside :data:`ALLOWED_IMPORTS`, and ``import m`` of any module but ``math`` (a module's attributes lead
   to other modules: ``re.enum.sys.modules``), so names come one by one with ``from m import name``;
-- every dunder name and attribute (``__class__``, ``__globals__``, ``__builtins__``, ...), a private attribute
-  (``x._y``) on anything but ``self``/``cls``, and the attributes that reach frames and code without dunders
+- every dunder name and attribute (``__class__``, ``__globals__``, ``__builtins__``, ...) but a method ``__init__``
+  of a class and ``super().__init__``, a private attribute (``x._y``) on anything but ``self``/``cls``, and the
+  attributes that reach frames and code without dunders
   (``gi_frame``, ``f_back``, ``tb_frame``, ``mro``, ...), also in ``match`` class patterns;
 - ``.format`` on anything but a string literal whose fields read no attribute or item (``"{0.__class__}".format(x)``
-  reads one), ``format_map``, and quoted annotations (``typing.get_type_hints`` evaluates them);
+  reads one), ``format_map``, and quoted annotations (text the audit cannot read into);
 - builtins that escape or do I/O (``exec``, ``eval``, ``getattr``, ``open``, ``type``, ``vars``, ``print``, ...),
   ``global``/``nonlocal`` (state outside ``self.state`` would not replay), generators' ``yield``, ``async``,
   ``with``, metaclasses and class keywords, assignment to attributes (``World.holds = ...`` would patch the
@@ -20,8 +22,9 @@ everything that reaches past the code's own objects:
   code set on nondeterminism could still alias its way to the wall clock, which the pipeline's replays reveal.
 
 :func:`execute` runs audited source with :data:`SAFE_BUILTINS` (whose ``__import__`` enforces the same import
-allow-list at run time, handing out only the allowed names). It bounds neither time nor memory: that is the
-worker process's job (:mod:`sttgym.synth.sandbox`).
+allow-list at run time, handing out only the allowed names). It bounds neither time nor memory, nor isolates
+anything from the operating system: that is the sandboxed worker's job (:mod:`sttgym.synth.sandbox`), which
+does not rely on this filter being perfect.
 """
 
 from __future__ import annotations
@@ -51,7 +54,8 @@ ALLOWED_IMPORTS: dict[str, frozenset[str] | str] = {
     "json": frozenset({"dumps", "loads"}),
     "sttgym.world": frozenset({"World", "predicate", "operation", "json_copy"}),
     "sttgym.tools": frozenset({"tool", "ok", "fail"}),
-    "sttgym.clock": frozenset({"parse_time", "local_time", "format_time", "shift", "minutes_between", "hhmm",
+    # Clock: what a world's constructor is annotated with (the world already holds its instance as self.clock)
+    "sttgym.clock": frozenset({"Clock", "parse_time", "local_time", "format_time", "shift", "minutes_between", "hhmm",
                                "floor_to", "ceil_to"}),
     "sttgym.geo": frozenset({"shortest_route"}),
 }
@@ -115,9 +119,17 @@ def _plain_fields(template: str) -> bool:
                for _, name, spec, _ in fields)
 
 
+def _super_init(node: ast.Attribute) -> bool:
+    """Whether ``node`` is ``super().__init__``: a constructor handing on to its base class's, and nothing else."""
+    owner = node.value
+    return (node.attr == "__init__" and isinstance(owner, ast.Call) and isinstance(owner.func, ast.Name)
+            and owner.func.id == "super" and not owner.args and not owner.keywords)
+
+
 class _Auditor(ast.NodeVisitor):
     def __init__(self) -> None:
         self.problems: list[str] = []
+        self.constructors: set[int] = set()  # ids of the `def __init__` methods of class bodies
         self.plain_formats: set[int] = set()  # ids of `"literal".format` attributes whose fields read nothing
 
     def visit_Call(self, node: ast.Call) -> None:
@@ -170,10 +182,13 @@ class _Auditor(ast.NodeVisitor):
     def visit_arg(self, node: ast.arg) -> None:
         self._name(node, node.arg)
         self._annotation(node.annotation)
+        self.generic_visit(node)  # the annotation is an expression like any other
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         attr, owner = node.attr, node.value
-        if _dunder(attr) or _engine_private(attr):
+        if _super_init(node):
+            pass  # a constructor handing on to its base class's (see visit_ClassDef)
+        elif _dunder(attr) or _engine_private(attr):
             self.refuse(node, f"the attribute .{attr}")
         elif attr.startswith("_") and not (isinstance(owner, ast.Name) and owner.id in ("self", "cls")):
             self.refuse(node, f"the private attribute .{attr} of anything but self")
@@ -212,7 +227,8 @@ class _Auditor(ast.NodeVisitor):
     # --------------------------------------------------------------- definitions
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
-        self._name(node, node.name)
+        if id(node) not in self.constructors:
+            self._name(node, node.name)
         self._annotation(node.returns)
         self.generic_visit(node)
 
@@ -224,6 +240,10 @@ class _Auditor(ast.NodeVisitor):
         if node.keywords:
             self.refuse(node, "a class keyword (metaclass=...)")
         for item in node.body:
+            # A constructor is the one dunder a class may define (a world that fills in its state, calling
+            # super().__init__): it runs as the class's other methods do, and reaches nothing they cannot.
+            if isinstance(item, ast.FunctionDef) and item.name == "__init__":
+                self.constructors.add(id(item))
             names = [item.name] if isinstance(item, ast.FunctionDef) else [
                 t.id for t in (item.targets if isinstance(item, ast.Assign) else [getattr(item, "target", None)])
                 if isinstance(t, ast.Name)]
@@ -237,7 +257,8 @@ class _Auditor(ast.NodeVisitor):
         self.generic_visit(node)
 
     def _annotation(self, node: ast.AST | None) -> None:
-        """typing.get_type_hints evaluates a quoted annotation: only Literal[...] may hold strings."""
+        """An annotation is code the audit reads: text (a quoted annotation) would hide what it names from the audit,
+        so only Literal[...] may hold strings. (Nothing evaluates annotations: sttgym.tools.type_hints reads them.)"""
         if node is None:
             return
         stack = [node]
@@ -305,5 +326,8 @@ def execute(source: str, module_name: str = "sttgym_generated") -> dict[str, Any
     """Run audited ``source`` as a module with :data:`SAFE_BUILTINS`; its namespace. Call :func:`audit` first:
     this adds no check of its own beyond the builtins and imports it offers."""
     namespace: dict[str, Any] = {"__builtins__": dict(SAFE_BUILTINS), "__name__": module_name}
-    exec(compile(source, f"<{module_name}>", "exec"), namespace)  # noqa: S102  (audited, restricted builtins)
+    # dont_inherit: this module's `from __future__ import annotations` must not turn the code's annotations into text
+    # (text a later typing.get_type_hints would evaluate, unaudited); the code keeps only the future flags it states.
+    code = compile(source, f"<{module_name}>", "exec", dont_inherit=True)
+    exec(code, namespace)  # noqa: S102  (audited, restricted builtins)
     return namespace

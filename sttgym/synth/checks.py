@@ -8,7 +8,8 @@ candidate passes or a sentence saying why it is rejected.
   the outcome it declared, no tool raising, every successful read returning data, the state
   staying JSON, every tool exercised;
 - :func:`assemble`: the model's pieces make an sttgym :class:`~sttgym.task.Task` that names only
-  what the world has, with a trigger caused by a write and plans that fit the tools' schemas;
+  what the world has, with a trigger caused by a write and plans that fit the tools' schemas (an
+  impossible task's refusal the oracle's last message to the user);
 - :func:`dual_agent`: the nominal plan, run in the dynamic world, meets the trigger at the intended
   call, which changes exactly the declared fields from their declared old values and disrupts
   the plan, which still reaches the goal without the trigger;
@@ -38,8 +39,9 @@ _RESULT_CHARS = 600  # of each tool result a check agent or auditor is shown
 
 
 def loaded_world(source: str, isolate: bool = True) -> tuple[Any, str | None]:
-    """The world class of ``source`` through the sandbox, or why it is refused."""
-    from sttgym.synth.sandbox import SandboxError, Unsafe, audit, load_world
+    """The world class of ``source`` through the sandbox, or why it is refused (no sandbox here is no reason to
+    refuse a candidate: :class:`~sttgym.synth.sandbox.SandboxUnavailable` stops the run instead)."""
+    from sttgym.synth.sandbox import SandboxError, SandboxUnavailable, Unsafe, audit, load_world
 
     try:
         ast.parse(source)
@@ -52,6 +54,8 @@ def loaded_world(source: str, isolate: bool = True) -> tuple[Any, str | None]:
         world = load_world(source, isolate=isolate)
     except Unsafe as exc:
         return None, f"unsafe code: {exc}"
+    except SandboxUnavailable:
+        raise
     except (SandboxError, SyntaxError) as exc:
         return None, f"the code does not load: {exc}"
     kinds = {spec.mutates for name, spec in tool_specs(world).items() if name != "chat_with_user"}
@@ -132,6 +136,10 @@ def assemble(world: type, data: Any, checklist: Any, plan: Any, conflict: str, l
         plans = {}
         for which, calls in (("oracle", data.oracle), ("nominal plan", plan.plan)):
             plans[which] = [getattr(author.call, c.name)(save_as=c.save_as, **c.arguments) for c in calls]
+        if data.final_reply:
+            # The oracle tells the user; the task's final reply stays the protocol's end, which the nominal plan and
+            # the probes end with too: a refusal there would be theirs as well, and score for what they never found.
+            plans["oracle"].append(author.call.chat_with_user(message=data.final_reply))
         profile = data.profile.model_dump()
         impossibility = None
         if not solvable:
@@ -145,8 +153,7 @@ def assemble(world: type, data: Any, checklist: Any, plan: Any, conflict: str, l
                     checklist=[c.model_dump() for c in checklist.checklist],
                     static_checklist=[c.model_dump() for c in checklist.static_checklist],
                     nominal_plan=plans["nominal plan"], oracle=plans["oracle"], solvable=solvable,
-                    impossibility=impossibility, conflict=conflict, difficulty=level,
-                    **({"final_reply": data.final_reply} if data.final_reply else {}))
+                    impossibility=impossibility, conflict=conflict, difficulty=level)
         Clock(task.start_time)  # an unreadable start time fails here, not in the first episode
     except (ValueError, TypeError, AttributeError, KeyError) as exc:
         return None, f"the pieces do not make a task: {str(exc)[:400]}"

@@ -15,8 +15,9 @@ sttgym's conventions and writes a bundle, through the same audit, sandbox and ga
 - each blueprint becomes a task: the concrete mutations are a trigger's ``set_field`` effect,
   fired by the blueprint's ``fires_during`` write (default: the normal flow's first write; the
   paper activates on a read, which sttgym refuses: reading reveals a change, never causes one),
-  observed through ``observable_via``; the checklist is "the change was noticed" plus the check
-  functions; ``test_plan`` (the plan agent's format) is the nominal plan and ``solution`` the oracle.
+  observed through ``observable_via``; the checklist is the check functions, which score the outcome
+  (noticing the change is the engine's to work out), each quoting in ``stated`` where the agent is
+  told its rule; ``test_plan`` (the plan agent's format) is the nominal plan and ``solution`` the oracle.
 
 A blueprint whose task fails a gate (dual-agent invariants, ``sttgym validate``'s rules) is left
 out of the bundle and reported with the reason.
@@ -168,15 +169,20 @@ def _task(item: dict, world: type, containers: dict) -> tuple[dict, str, list]:
                     "effect": [{"name": "set_field", "args": {"path": m.path, "value": m.new}} for m in mutations],
                     "timing": item.get("timing", "before"),
                     "observable": {"tool": design.get("observable_via") or item["observable_via"], "args": {}}}})
-    noticed = {"name": "noticed", "args": {"trigger": name}}
-    named = item.get("checks", {})
+    impossible = item["difficulty"] == "impossible"
+    named = {} if impossible else item.get("checks", {})
+    static = item.get("static_checks", item.get("checks", {}))
+    stated = item.get("stated", {})
+    unstated = sorted((set(named) | set(static)) - set(stated))
+    if unstated:
+        raise ValueError(f"checks {unstated} need \"stated\": a quote of where the agent is told the rule they check")
+
+    def check(name: str, text: str) -> dict:
+        return {"name": name, "description": text, "holds": {"name": name, "args": {}}, "stated": stated[name]}
+
     checklist = Checklist.model_validate({
-        "checklist": [] if item["difficulty"] == "impossible" else [
-            {"name": "noticed_the_change", "description": "re-read what changed after it happened", "holds": noticed},
-            *({"name": check, "description": text, "holds": {"name": "all_of", "args": {"preds": [
-                noticed, {"name": check, "args": {}}]}}} for check, text in named.items())],
-        "static_checklist": [{"name": check, "description": text, "holds": {"name": check, "args": {}}}
-                             for check, text in item.get("static_checks", named).items()],
+        "checklist": [check(n, text) for n, text in named.items()],
+        "static_checklist": [check(n, text) for n, text in static.items()],
         "impossibility": item.get("impossibility")})
     task, reason = checks.assemble(world, data, checklist, NominalPlan(plan=_calls(item["test_plan"])),
                                    item["conflict_type"], item["difficulty"])

@@ -21,6 +21,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from sttgym.redaction import redact
 from sttgym.synth.prompts import CODE, Template
 
 __all__ = ["Answer", "Asker", "read_answer"]
@@ -123,4 +124,4 @@ class Asker:
             totals["seconds"] += seconds
             self.log.parent.mkdir(parents=True, exist_ok=True)
             with self.log.open("a", encoding="utf-8") as handle:
-                handle.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
+                handle.write(redact(json.dumps(row, ensure_ascii=False, default=str)) + "\n")

@@ -360,7 +360,8 @@ class Pipeline:
         ready = [r["id"] for r in self.requests() if self.alive(r["id"], "dynamic_world")]
         todo = [(rid, key) for rid in ready for key in self.scenarios(rid, "task_data")]
         self._ask("assess", PROMPTS["checklist"], {(rid, key): {
-            "predicates": self.value(rid, "dynamic_world")["predicates"], "level": key.split("-")[1],
+            "predicates": self.value(rid, "dynamic_world")["predicates"],
+            "tools": self.value(rid, "dynamic_world")["tools"], "level": key.split("-")[1],
             "level_guide": LEVEL_GUIDE[key.split("-")[1]],
             **{k: self.value(rid, "task_data", key)[k] for k in ("query", "trigger", "mutations", "oracle")}}
             for rid, key in todo})

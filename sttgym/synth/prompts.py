@@ -23,6 +23,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from sttgym.registry import CONFLICTS, LEVELS
+from sttgym.footprint import RULE
 from sttgym.schema import Op, Pred
 from sttgym.task import Call
 from sttgym.synth.audit import ALLOWED_IMPORTS
@@ -253,6 +254,9 @@ class CheckSpec(Contract):
     description: str
     holds: Pred
     gate: bool = False
+    # Where the agent is told the rule the check enforces, quoted word for word (sttgym validate finds it in what the
+    # agent reads): a check may hold an agent only to what it was told.
+    stated: str = Field(min_length=1)
 
 
 class ImpossibilitySpec(Contract):
@@ -445,11 +449,11 @@ You make a simulated system dynamic. Triggers and checklists are data that name 
 (yes/no questions about the state, methods decorated `@predicate` returning bool) and operations (changes \
 the world makes by itself, methods decorated `@operation`); they are never written into tool code. Every \
 world already has the predicates `all_of(preds)`, `any_of(preds)`, `none_of(preds)`, `time_reached(moment)`, \
-`field_equals(path, value)`, `noticed(trigger)` and the operation `set_field(path, value)`. Add to the class \
-the predicates and operations that the blueprints below need: their trigger conditions, their changes when \
-one field is not enough, and what their checklists will ask of the final state (a booking made, a deadline \
-met). A predicate may take the parameter `ctx` (the call being made: ctx.tool, ctx.arguments, ctx.now). Keep \
-every tool as it is.
+`field_equals(path, value)`, `noticed(trigger)`, `acted_on(trigger)`, `asked_user(about, before)` and the \
+operation `set_field(path, value)`. Add to the class the predicates and operations that the blueprints below \
+need: their trigger conditions, their changes when one field is not enough, and what their checklists will ask \
+of the final state (a booking made, a deadline met). A predicate may take the parameter `ctx` (the call being \
+made: ctx.tool, ctx.arguments, ctx.now). Keep every tool as it is.
 {_WORLD_RULES}
 Answer with the whole modified module in one ```python fence and nothing else.""",
                    "Code:\n```python\n{code}\n```\n\nBlueprints:\n{blueprints}", CODE)
@@ -484,17 +488,22 @@ CHECKLIST = Template("checklist", f"""\
 You write the checklist a finished episode is scored by. Every check names a predicate of the world with \
 JSON arguments ({{"name", "args"}}) and holds or not on the final state; the reward is the fraction of \
 milestone checks that hold, 0 if a gate check fails.
-- "checklist" (solvable tasks): milestones that a correct recovery reaches in order: the change noticed \
-(`noticed` with the trigger's name, alone or inside `all_of`), the stale plan unwound, the alternative \
-secured, the goal met on the final state; plus gates for constraints no outcome may break. None may hold in \
-the initial state, and the oracle must pass all of them. Impossible tasks: an empty list.
+- "checklist" (solvable tasks): milestones that score the outcome on the final state: the stale plan unwound \
+(what the nominal plan made that no longer serves, cancelled or released), the alternative secured, the goal \
+met; plus gates for constraints no outcome may break. Score outcomes only: no check for reading or noticing \
+the change (the engine works out by itself what the agent saw), and none that the nominal plan, or the \
+nominal plan's writes redone without reading, would pass after the change. None may hold in the initial \
+state, and the oracle must pass all of them. Impossible tasks: an empty list.
+- Every check has "stated": a quote, word for word, of where the agent is told the rule it enforces: a phrase \
+of the query, of a tool's description, of a result the oracle's calls return, or of the rule every agent is \
+told: "{RULE}"
 - "static_checklist": the original goal as the nominal plan reaches it when nothing changes.
 - "impossibility" (impossible tasks only, else null): {{"blocking_facts" (the new values the change brought, \
 as the agent would read them), "forbidden" (gate checks that must still hold: nothing done anyway)}}.
 Use only the predicates listed.
 {_JSON}""",
-                     "Predicates:\n{predicates}\n\nQuery: {query}\n\nTrigger:\n{trigger}\n\nMutations:\n{mutations}"
-                     "\n\nOracle:\n{oracle}\n\nLevel {level}: {level_guide}", Checklist)
+                     "Predicates:\n{predicates}\n\nTools:\n{tools}\n\nQuery: {query}\n\nTrigger:\n{trigger}\n\n"
+                     "Mutations:\n{mutations}\n\nOracle:\n{oracle}\n\nLevel {level}: {level_guide}", Checklist)
 
 PLAN_AGENT = Template("plan_agent", f"""\
 You are the plan agent of a scenario check. Write the complete tool-call plan that carries out the user's \

@@ -1,9 +1,12 @@
-"""Running generated code safely: the audit, a worker process under limits, and proxy worlds the engine accepts.
+"""Running generated code safely: the audit, a worker process in an OS sandbox, and proxy worlds the engine accepts.
 
 Code an LLM wrote (a :class:`~sttgym.world.World` subclass, a check function, a test configuration) is untrusted.
 It runs only after :func:`~sttgym.synth.audit.audit` found nothing to refuse, with restricted builtins, and by
-default in a separate worker process (:mod:`sttgym.synth.worker`) under CPU, wall-clock, memory and reply-size
-:class:`Limits`::
+default in a separate worker process (:mod:`sttgym.synth.worker`) inside bubblewrap (its own user, PID, network,
+mount and IPC namespaces: no network, a read-only view of the interpreter and its libraries only, no view of this
+process or its ``/proc``) under CPU, wall-clock, memory and reply-size :class:`Limits`. Where bubblewrap cannot
+run, generated code is refused (:class:`SandboxUnavailable`) unless the user opted in to a plain worker process
+with ``STTGYM_SANDBOX=process``::
 
     World = load_world(source)                     # a proxy class; the code runs in the worker
     env_world = World(state, clock)                # tools, predicates and operations forward to the worker
@@ -33,6 +36,8 @@ import functools
 import inspect
 import json
 import os
+import select
+import shutil
 import signal
 import socket
 import subprocess
@@ -45,16 +50,18 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from sttgym.synth.audit import audit, execute
-from sttgym.tools import fail, per_class
+from sttgym.tools import fail, per_class, read_annotation
 from sttgym.world import World
 
-__all__ = ["audit", "Unsafe", "SandboxError", "Limits", "load_world", "call_function", "unload", "shutdown"]
+__all__ = ["audit", "Unsafe", "SandboxError", "SandboxUnavailable", "Limits", "load_world", "call_function", "unload",
+           "shutdown", "os_sandbox_problem", "sandbox_mode", "SANDBOX_VARIABLE"]
 
 MIN_MEMORY_MB = 256  # a worker's interpreter and imports take about 130 MB before any generated code runs
 MAX_LIVE_WORKERS = 8  # beyond these, the least recently used worker ends; its next call starts it again
 START_S = 60.0  # how long a worker may take to start (imports; a loaded machine); not the code's time
 MAX_MINUTES = 10 * 366 * 24 * 60  # a clock the code moved past ten years would overflow the engine's datetimes
 MAX_TOOL_COST = 7 * 24 * 60  # minutes; the engine adds a tool's cost to the clock on every call
+SANDBOX_VARIABLE = "STTGYM_SANDBOX"  # "process": the user's opt-in to plain worker processes where bwrap cannot run
 
 
 class Unsafe(ValueError):
@@ -75,6 +82,14 @@ class SandboxError(RuntimeError):
     def __init__(self, kind: str, message: str):
         self.kind = kind
         super().__init__(message)
+
+
+class SandboxUnavailable(SandboxError):
+    """No sandbox to run generated code in: bubblewrap is missing or cannot create its namespaces here, and the
+    user did not opt in to plain worker processes. Kind ``unavailable``; the message says how to fix it."""
+
+    def __init__(self, message: str):
+        super().__init__("unavailable", message)
 
 
 @dataclass(frozen=True)
@@ -110,6 +125,8 @@ class _Worker:
         self.conn: Any = None
         self.lock = threading.Lock()
         self.starts = 0  # processes started so far (restarts after a limit included)
+        self.seccomp = False  # whether the running process filters its system calls (pyseccomp and libseccomp)
+        self.sandbox: dict = {}  # bwrap's report on the running sandbox ("pid-namespace", ...), and a pidfd of its head
         self.held: str | None = None  # the JSON text of the state the process holds from the last call
 
     def request(self, message: dict, state: str | None = None) -> dict:
@@ -144,28 +161,41 @@ class _Worker:
 
     def _start(self) -> dict | None:
         if os.name != "posix":
-            raise SandboxError("error", "the sandbox's worker needs a POSIX system (its limits are rlimits); "
-                                        "run reviewed code with isolate=False")
+            raise SandboxUnavailable("the sandbox's worker needs a POSIX system (its limits are rlimits); run "
+                                     "reviewed code with isolate=False")
         parent, child = socket.socketpair()
         # A fresh interpreter (never fork: the parent may hold threads and locks), started with exec rather than
         # multiprocessing's spawn, which would re-run the parent's main script in the worker. It imports the same
-        # sttgym as the parent, from "/" and without the current directory on its path (nothing there can shadow a
-        # module), hashes strings with a fixed seed, and sees none of the parent's environment (API keys).
+        # sttgym as the parent, without the current directory on its path (nothing there can shadow a module),
+        # hashes strings with a fixed seed, and sees none of the parent's environment (API keys).
         env = {"PYTHONPATH": os.pathsep.join(p for p in sys.path if p), "PYTHONHASHSEED": "0",
                "PYTHONDONTWRITEBYTECODE": "1", "OMP_NUM_THREADS": "1", "PATH": os.defpath}
         safe_path = ["-P"] if sys.version_info >= (3, 11) else []
+        command = [sys.executable, *safe_path, "-m", "sttgym.synth.worker", str(child.fileno()),
+                   json.dumps(asdict(self.limits))]
+        info = told = None
+        if sandbox_mode() == "bwrap":
+            info, told = os.pipe()  # where bwrap says which process heads the sandbox
+            command = [shutil.which("bwrap"), *_bwrap_arguments(), "--info-fd", str(told), "--", *_INIT, *command]
         try:
             self.process = subprocess.Popen(
-                [sys.executable, *safe_path, "-m", "sttgym.synth.worker", str(child.fileno()),
-                 json.dumps(asdict(self.limits))],
-                pass_fds=[child.fileno()], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, env=env, cwd="/",
-                start_new_session=True)  # a terminal's Ctrl-C reaches the parent, which ends its workers
+                command, pass_fds=[child.fileno()] + ([told] if told is not None else []), stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL, env=env, cwd="/",
+                start_new_session=True)  # a terminal's Ctrl-C reaches the parent, which ends it
+        except BaseException:
+            if info is not None:
+                os.close(info)
+            raise
         finally:
             child.close()
+            if told is not None:
+                os.close(told)
+        if info is not None:
+            self.sandbox = _sandbox_info(info)
         self.conn = Connection(parent.detach())
         self.starts += 1
         self.held = None
-        self._receive(START_S)
+        self.seccomp = bool(self._receive(START_S).get("seccomp"))
         return None if self.preload is None else self._exchange(json.dumps(self.preload).encode())
 
     def _exchange(self, data: bytes) -> dict:
@@ -202,21 +232,153 @@ class _Worker:
         except subprocess.TimeoutExpired:  # alive: it sent more than the reply limit allows
             code = None
         self.close()
-        if code == -signal.SIGXCPU:
+        # A signal that ended the worker: a negative status from a plain process, 128 + the signal through bwrap.
+        killed_by = -code if code is not None and code < 0 else code - 128 if code is not None and code > 128 else 0
+        if killed_by == signal.SIGXCPU:
             return SandboxError("cpu", f"over the {self.limits.cpu_s:g} s CPU-time limit")
-        if code == -signal.SIGKILL:
+        if killed_by == signal.SIGKILL:
             return SandboxError("memory", "the worker was killed (out of memory)")
         return SandboxError("crash", f"the worker ended (exit status {code})")
 
     def close(self) -> None:
-        """End the process (a later request starts a new one)."""
+        """End the process, and with it everything in its sandbox (a later request starts a new one)."""
         with _LIVE_LOCK:
             _LIVE.pop(self, None)
         if self.process is not None:
-            self.process.kill()
-            self.process.wait()
+            head = self.sandbox.pop("pidfd", None)
+            if head is None:  # a plain process (or a sandbox whose head had already ended)
+                self.process.kill()
+            else:
+                # The sandbox's first process: the kernel ends every process of its PID namespace with it, and bwrap,
+                # which reaps it, then exits by itself (killing bwrap first would leave its child unreaped).
+                try:
+                    signal.pidfd_send_signal(head, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                os.close(head)
+            try:
+                self.process.wait(5)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
             self.conn.close()
         self.process = self.conn = None
+        self.sandbox = {}
+
+
+# --------------------------------------------------------------------------------------------- the OS sandbox
+
+
+def sandbox_mode() -> str:
+    """How workers run: ``"bwrap"`` (the default: inside bubblewrap) or ``"process"`` (plain processes, where the user
+    opted in with ``STTGYM_SANDBOX=process``); :class:`SandboxUnavailable`, saying how to fix it, when neither can."""
+    mode = os.environ.get(SANDBOX_VARIABLE) or "bwrap"
+    if mode == "process":
+        return mode
+    if mode != "bwrap":
+        raise SandboxUnavailable(f"{SANDBOX_VARIABLE}={mode!r} is not a sandbox: leave it unset (bubblewrap) or set it "
+                                 "to 'process'")
+    problem = os_sandbox_problem()
+    if problem is not None:
+        raise SandboxUnavailable(
+            f"generated code runs only inside the OS sandbox, and {problem}. Install bubblewrap (Debian and Ubuntu: "
+            f"apt-get install bubblewrap), or set {SANDBOX_VARIABLE}=process to run it in a plain worker process with "
+            "no OS isolation (only for code you would run yourself)")
+    return mode
+
+
+def _sandbox_info(fd: int) -> dict:
+    """What bwrap reports on the sandbox it started (``child-pid``: the host pid of its first process, and its
+    namespaces), read until bwrap closes ``fd``, with a pidfd of that process (a pid could be reused, a pidfd cannot);
+    ``{}`` when bwrap ended first."""
+    with os.fdopen(fd, "rb") as pipe:
+        ready, _, _ = select.select([pipe], [], [], START_S)
+        data = pipe.read() if ready else b""
+    try:
+        info = json.loads(data)
+        info["pidfd"] = os.pidfd_open(int(info["child-pid"]))
+    except (ValueError, KeyError, TypeError, OSError):  # bwrap failed, or its first process already ended
+        return {}
+    return info
+
+
+@functools.lru_cache(maxsize=1)
+def os_sandbox_problem() -> str | None:
+    """Why bubblewrap cannot sandbox a worker on this machine (not installed, no namespaces), or None when it can:
+    it is asked once to start this interpreter exactly as a worker starts."""
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        return "bubblewrap (bwrap) is not installed"
+    try:
+        probe = subprocess.run([bwrap, *_bwrap_arguments(), "--", *_INIT, sys.executable, "-c", ""],
+                               capture_output=True, timeout=START_S, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"bubblewrap did not start ({exc})"
+    if probe.returncode != 0:
+        said = probe.stderr.decode("utf-8", "replace").strip()[:300]
+        return f"bubblewrap cannot create its sandbox here (exit status {probe.returncode}: {said})"
+    return None
+
+
+# The sandbox's first process (PID 1 of its namespace, bwrap's --as-pid-1): it starts the worker, waits for it and
+# exits with its status (128 + the signal that ended it, as bwrap reports one). bwrap's own PID 1 will not do: when
+# the worker ends by itself (a CPU limit, a crash), bwrap's outer process exits on the status its PID 1 reports, before
+# that PID 1 has ended and without reaping it, so it outlives bwrap until the host's init reaps it (seconds, or never
+# where that init reaps nothing). This one is bwrap's child: bwrap exits only once it reaped it, and the kernel holds
+# its end back until every other process of the namespace has ended and been reaped, so when the parent's wait for
+# bwrap returns nothing of the sandbox is left. The worker is not PID 1 itself: a namespace's init ignores every
+# signal it has no handler for but SIGKILL and SIGSTOP, the kernel's SIGXCPU (the CPU limit) included. The first process
+# lets go of the worker's end of the socket pair once the worker holds it: the parent sees the pipe close when the
+# worker closes it.
+_INIT_SOURCE = """import os, sys
+worker = os.posix_spawn(sys.argv[1], sys.argv[1:], os.environ)
+os.closerange(3, 1 << 20)
+code = os.waitstatus_to_exitcode(os.waitpid(worker, 0)[1])
+os._exit(code if code >= 0 else 128 - code)
+"""
+_INIT = [sys.executable, "-I", "-S", "-c", _INIT_SOURCE]
+
+
+def _bwrap_arguments() -> list[str]:
+    """What bubblewrap isolates, and the little it shows: new user, PID, network, IPC, UTS and cgroup namespaces
+    (no network at all, no other process visible, ``/proc`` its own), every capability dropped, killed with the
+    parent, in a session of its own (no terminal to inject keys into), :data:`_INIT` as its first process;
+    read-only, only the system's libraries and programs, the interpreter and the directories of ``sys.path``
+    (sttgym's package alone, never the checkout around it) and the index of shared libraries; an empty ``/tmp`` and
+    ``/dev``, and nothing else (no other file of ``/etc``, no home, no work directories)."""
+    arguments = ["--unshare-all", "--unshare-user", "--cap-drop", "ALL", "--die-with-parent", "--new-session",
+                 "--as-pid-1", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--chdir", "/tmp"]
+    for root in _readable_roots():
+        arguments += ["--ro-bind", root, root]
+    for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64"):  # merged-/usr systems make these links into /usr
+        if os.path.islink(top):
+            arguments += ["--symlink", os.readlink(top), top]
+        elif os.path.isdir(top):
+            arguments += ["--ro-bind", top, top]
+    if os.path.isfile("/etc/ld.so.cache"):  # the index of shared libraries, by which libseccomp is found
+        arguments += ["--ro-bind", "/etc/ld.so.cache", "/etc/ld.so.cache"]
+    return arguments
+
+
+def _readable_roots() -> list[str]:
+    """The directories the worker may read: the system's ``/usr``, the interpreter's prefixes, sttgym's packages
+    (``import sttgym`` imports ``sttgym.envs`` too) and every other directory of ``sys.path``, outermost only."""
+    import sttgym
+    import sttgym.envs
+
+    packages = {os.path.abspath(p) for p in [*sttgym.__path__, *sttgym.envs.__path__]}
+    # An editable install's repository holds tests, docs and whatever else lies there: only its packages are shown.
+    checkouts = {os.path.dirname(p) for p in packages} - {
+        os.path.dirname(p) for p in packages if os.path.basename(os.path.dirname(p)) in ("site-packages", "dist-packages")}
+    wanted = {"/usr", sys.base_prefix, sys.prefix, sys.exec_prefix, os.path.dirname(os.path.realpath(sys.executable)),
+              *packages}
+    wanted.update(os.path.abspath(p) for p in sys.path if p and os.path.isdir(p))
+    wanted -= checkouts
+    roots: list[str] = []
+    for path in sorted(wanted):
+        if not any(path == root or path.startswith(root.rstrip("/") + "/") for root in roots):
+            roots.append(path)
+    return roots
 
 
 # Workers by recency of use. The state lives in the parent, so ending an idle worker loses nothing: a pipeline that
@@ -264,7 +426,7 @@ def _engine_json(value: Any) -> Any:
         return {"$context": asdict(value)}
     if isinstance(value, EpisodeLog):
         return {"$log": {"calls": value.calls, "said": value.said, "events": value.events,
-                         "observables": {k: [o.model_dump() for o in v] for k, v in value.observables.items()}}}
+                         "revealed": value.revealed, "request": value.request}}
     if is_dataclass(value) and not isinstance(value, type):
         return asdict(value)
     raise TypeError(f"{type(value).__name__} cannot be sent to the sandbox")
@@ -288,14 +450,13 @@ def _exception(raised: dict) -> Exception:
 # --------------------------------------------------------------------------------------------- proxy worlds
 
 
-_SIMPLE_TYPES = {t.__name__: t for t in (str, int, float, bool, dict, list, tuple, set, type(None))} | {"Any": Any}
-
-
-def _annotation(described: dict | None) -> Any:
-    if described is None:
+def _annotation(text: str | None) -> Any:
+    """The type the worker described, read without evaluating anything (never a string a later
+    ``typing.get_type_hints`` would evaluate here); none for a type outside the schemas' vocabulary."""
+    try:
+        return inspect.Parameter.empty if text is None else read_annotation(str(text))
+    except TypeError:
         return inspect.Parameter.empty
-    text = str(described["text"])
-    return text if described["quoted"] else _SIMPLE_TYPES.get(text, text)
 
 
 def _signature(described: dict) -> inspect.Signature:
@@ -401,9 +562,10 @@ def load_world(source: str, *, class_name: str | None = None, limits: Limits = L
                isolate: bool = True) -> type[World]:
     """The World subclass ``source`` defines (the only one, or ``class_name``), after the audit.
 
-    ``isolate=True``: the code runs in a worker process under ``limits`` and the class returned is a proxy the
-    engine uses like any world. ``isolate=False``: it runs here with restricted builtins, unbounded (for code that
-    passed validation, and tests). Raises :class:`Unsafe` (the audit's problems) or :class:`SandboxError`.
+    ``isolate=True``: the code runs in a sandboxed worker process under ``limits`` and the class returned is a
+    proxy the engine uses like any world. ``isolate=False``: it runs here with restricted builtins, unbounded and
+    with no OS isolation (only for code you reviewed, and tests). Raises :class:`Unsafe` (the audit's problems),
+    :class:`SandboxUnavailable` (no sandbox here) or :class:`SandboxError`.
     """
     _audited(source)
     if not isolate:
@@ -411,6 +573,8 @@ def load_world(source: str, *, class_name: str | None = None, limits: Limits = L
     worker = _Worker(limits, {"op": "load", "source": source, "class_name": class_name})
     try:
         return _proxy_class(worker.start()["value"], worker)
+    except SandboxUnavailable:
+        raise
     except SandboxError as exc:
         worker.close()
         raise SandboxError(exc.kind, f"loading the world failed: {exc}") from None

@@ -25,6 +25,7 @@ parent reads the exit status.
 from __future__ import annotations
 
 import builtins
+import errno
 import hashlib
 import inspect
 import json
@@ -36,7 +37,7 @@ from typing import Any
 
 from sttgym.clock import Clock
 from sttgym.synth.audit import ALLOWED_IMPORTS, execute
-from sttgym.tools import _described
+from sttgym.tools import _described, type_hints
 from sttgym.world import World
 
 __all__ = ["main", "find_world", "describe", "module_name", "MARKS"]
@@ -67,22 +68,24 @@ def _json(value: Any) -> bool:
     return True
 
 
-def _annotation(value: Any) -> dict | None:
-    if value is inspect.Parameter.empty:
-        return None
-    return {"text": value, "quoted": True} if isinstance(value, str) else {"text": inspect.formatannotation(value),
-                                                                           "quoted": False}
+def _annotation(hints: dict, name: str) -> str | None:
+    """The text of an annotation's type (``"list[str]"``, ``"Literal['a', 'b']"``), which the parent reads back with
+    :func:`~sttgym.tools.read_annotation`; None when there is none."""
+    return inspect.formatannotation(hints[name]) if name in hints else None
 
 
 def _signature(func: Any) -> dict:
-    signature = inspect.signature(func)
+    try:
+        hints = type_hints(func)  # read, never evaluated: with `from __future__ import annotations` they are text
+    except TypeError:
+        hints = {}  # a helper annotated with what no schema reads: its signature goes without annotations
     params = []
-    for p in signature.parameters.values():
-        param: dict[str, Any] = {"name": p.name, "kind": int(p.kind), "annotation": _annotation(p.annotation)}
+    for p in inspect.signature(func).parameters.values():
+        param: dict[str, Any] = {"name": p.name, "kind": int(p.kind), "annotation": _annotation(hints, p.name)}
         if p.default is not inspect.Parameter.empty:  # a default that is not JSON: only its presence matters
             param["default"] = p.default if _json(p.default) else repr(p.default)
         params.append(param)
-    return {"params": params, "returns": _annotation(signature.return_annotation)}
+    return {"params": params, "returns": _annotation(hints, "return")}
 
 
 def describe(cls: type[World]) -> dict:
@@ -120,11 +123,10 @@ def _injected(value: Any) -> Any:
             return Context(**value["$context"])
         if "$log" in value:
             from sttgym.checklist import EpisodeLog
-            from sttgym.triggers import Observable
 
             log = value["$log"]
-            observables = {k: [Observable.model_validate(o) for o in v] for k, v in log["observables"].items()}
-            return EpisodeLog(calls=log["calls"], said=log["said"], events=log["events"], observables=observables)
+            return EpisodeLog(calls=log["calls"], said=log["said"], events=log["events"], revealed=log["revealed"],
+                              request=log["request"])
     return value
 
 
@@ -212,9 +214,10 @@ def _failure(kind: str, message: str) -> bytes:
 # ---------------------------------------------------------------------------------------------- process
 
 
-def _confine(limits: dict) -> None:
-    """Limits the code cannot lift (it has no ``resource`` or ``os``): no core files, no file writes, an address
-    space of ``memory_mb``; CPU time is set per request (:func:`_cpu_budget`)."""
+def _confine(limits: dict) -> bool:
+    """Limits the kernel enforces from here on: no core files, no file writes, an address space of ``memory_mb``
+    (soft and hard: without capabilities nothing can raise them), CPU time per request (:func:`_cpu_budget`), and
+    the system-call filter of :func:`_filter_system_calls`. Returns whether that filter is in place."""
     for module in ALLOWED_IMPORTS:  # imported now, under no limit, so no request pays for them
         __import__(module)
     import sttgym.checklist  # noqa: F401  (what ctx/log arguments are rebuilt with)
@@ -224,8 +227,38 @@ def _confine(limits: dict) -> None:
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write over RLIMIT_FSIZE fails instead of killing
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
+    filtered = _filter_system_calls()
     memory = int(limits["memory_mb"]) * 2**20
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    return filtered
+
+
+# What no generated code needs once the worker has started, and code that got past the audit would reach for: new
+# programs and processes (threads stay: libraries start them), sockets, tracing other processes, namespaces and
+# mounts, and the kernel interfaces most exploits go through.
+REFUSED_SYSTEM_CALLS = (
+    "execve", "execveat", "fork", "vfork", "socket", "socketpair", "ptrace", "process_vm_readv", "process_vm_writev",
+    "kcmp", "pidfd_open", "pidfd_getfd", "unshare", "setns", "mount", "umount2", "pivot_root", "chroot", "bpf",
+    "perf_event_open", "userfaultfd", "keyctl", "add_key", "request_key", "io_uring_setup", "personality")
+_CLONE_THREAD = 0x10000
+
+
+def _filter_system_calls() -> bool:
+    """Refuse :data:`REFUSED_SYSTEM_CALLS` (EPERM) and ``clone`` of a process rather than a thread, with seccomp
+    through libseccomp; False where pyseccomp or libseccomp is missing (the OS sandbox's namespaces still hold)."""
+    try:
+        import pyseccomp as seccomp
+
+        rules = seccomp.SyscallFilter(defaction=seccomp.ALLOW)
+        for name in REFUSED_SYSTEM_CALLS:
+            rules.add_rule(seccomp.ERRNO(errno.EPERM), name)
+        rules.add_rule(seccomp.ERRNO(errno.EPERM), "clone", seccomp.Arg(0, seccomp.MASKED_EQ, _CLONE_THREAD, 0))
+        # clone3 keeps its flags in memory a filter cannot read: refused as unknown, glibc falls back to clone.
+        rules.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")
+        rules.load()
+    except (ImportError, OSError, RuntimeError, ValueError):  # no binding or library, a kernel without seccomp
+        return False
+    return True
 
 
 def _cpu_budget(cpu_s: float) -> None:
@@ -237,11 +270,11 @@ def _cpu_budget(cpu_s: float) -> None:
 
 def main(conn: Any, limits: dict) -> None:
     """The worker's loop: one JSON request in, one JSON reply out, until the parent closes the pipe."""
-    _confine(limits)
+    filtered = _confine(limits)
     session = _Session()
     handlers = {"load": session.load, "call": session.call, "function": session.function}
     limit = int(limits["output_mb"] * 2**20)
-    conn.send_bytes(b'{"ready": true}')
+    conn.send_bytes(json.dumps({"ready": True, "seccomp": filtered}).encode())
     while True:
         try:
             request = json.loads(conn.recv_bytes())

@@ -61,8 +61,8 @@ class LLMUser:
         return LLMUser(self.model, profile, self.temperature, self.max_new_tokens)
 
     def system_prompt(self) -> str:
-        insist = (f"- Whatever change to your request the assistant proposes, you refuse it: {self.profile.insist}\n"
-                  if self.profile.insist else "")
+        insist = (f"- You accept a change to your request that the assistant proposes only if it keeps these: "
+                  f"{self.profile.insist}\n" if self.profile.insist else "")
         return USER_PROMPT.format(insist=insist, profile=render_profile(self.profile), signal=COMPLETION_SIGNAL)
 
     def reply(self, message: str) -> str:

@@ -40,8 +40,10 @@ class UserProfile(Schema):
     ``persona``, ``context`` and ``tone`` say who is speaking and how; ``task_goal`` what they
     want (by default their request); ``known_facts`` what they know and may say,
     ``clarifications`` their answers to likely questions, ``withheld`` what they reveal only
-    when asked about directly; ``insist`` is the decline-to-cancel answer to any proposed change
-    of plan (impossible tasks), ``fallback`` the answer when nothing else fits;
+    when asked about their topic (a withheld fact is a requirement, "the group needs a hearing loop", never the
+    id of the option that meets it); ``insist`` states the user's hard constraints, the answer to any proposed
+    change of plan, on every task alike (so how the user answers never tells whether the request can be met);
+    ``fallback`` is the answer when nothing else fits;
     ``frustration_threshold`` and ``flexibility`` shape an LLM user's manner; ``fidelity_rules``
     and ``helpfulness_rules`` bound what it may say.
     """
@@ -54,7 +56,7 @@ class UserProfile(Schema):
     known_facts: list[str] = Field(default_factory=list)
     clarifications: list[Answer] = Field(default_factory=list)
     withheld: list[Answer] = Field(default_factory=list)  # revealed only when asked about directly
-    insist: str | None = None  # impossible tasks: the answer to any proposed change of plan
+    insist: str | None = None  # the hard constraints: the answer to any proposed change of plan
     fallback: str = "I'm not sure what you mean. Everything I know is in my request."
     frustration_threshold: Literal["low", "medium", "high"] = "medium"
     flexibility: Literal["low", "medium", "high"] = "medium"

@@ -2,8 +2,9 @@
 
 It is deterministic: it answers from the task's user
 profile, matching the agent's question against keyword sets. Withheld facts come out only
-when the question names them; on impossible tasks the user refuses any change to the
-original requirement; told that the request is done, it answers with the completion signal.
+when the question names their topic; to any proposed change of plan the user answers with its
+hard constraints (the same kind of answer whether or not the request can be met); told that
+the request is done, it answers with the completion signal.
 """
 
 from __future__ import annotations

@@ -1,52 +1,58 @@
 """Serving the viewer's page on localhost with the standard library's HTTP server.
 
 The page is rebuilt when the run's trajectories file changes, so reloading the browser shows the
-episodes of a run still in progress.
+episodes of a run still in progress; ``?page=N`` serves the pages of a run too large for one.
 """
 
 from __future__ import annotations
 
 import os
 import threading
+import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from sttgym.viewer.page import build_page
+from sttgym.viewer.page import NotARun, build_page
 
 __all__ = ["make_server"]
 
 
 class _Page:
-    """The page's bytes, built again only when the trajectories file has changed."""
+    """The pages' bytes, each built again only when the trajectories file has changed (the last one built kept)."""
 
     def __init__(self, run_dir: Path):
         from sttgym.evaluation.runner import TRAJECTORIES
 
         self.run_dir, self.path = run_dir, run_dir / TRAJECTORIES
-        self._lock, self._stamp, self._body = threading.Lock(), None, b""
+        self._lock, self._built = threading.Lock(), (None, None, b"")  # (stamp, page number, body)
         self.get()  # a directory that is not a run fails here, before anything listens
 
-    def get(self) -> bytes:
+    def get(self, page: int = 1) -> bytes:
         try:
             stat = self.path.stat()
             stamp = (stat.st_mtime_ns, stat.st_size)
         except FileNotFoundError:
             stamp = None
         with self._lock:
-            if stamp != self._stamp or not self._body:
-                self._body, self._stamp = build_page(self.run_dir).encode("utf-8"), stamp
-            return self._body
+            if self._built[:2] != (stamp, page):
+                self._built = (stamp, page, build_page(self.run_dir, page).encode("utf-8"))
+            return self._built[2]
 
 
 class _Handler(BaseHTTPRequestHandler):
     server: "_Server"
 
     def do_GET(self) -> None:  # noqa: N802 (the http.server API)
-        if self.path.split("?", 1)[0] not in ("/", "/index.html"):
-            self.send_error(404, "the viewer serves one page, at /")
+        where = urllib.parse.urlsplit(self.path)
+        pages = urllib.parse.parse_qs(where.query).get("page", ["1"])
+        if where.path not in ("/", "/index.html") or not pages[-1].isdigit() or len(pages[-1]) > 6:
+            self.send_error(404, "the viewer serves one page, at / (?page=N for the pages of a large run)")
             return
         try:
-            body = self.server.page.get()
+            body = self.server.page.get(int(pages[-1]))
+        except NotARun as exc:  # no such page
+            self.send_error(404, str(exc))
+            return
         except (OSError, ValueError) as exc:  # the run directory went away or was overwritten
             self.send_error(500, f"cannot read the run: {exc}")
             return

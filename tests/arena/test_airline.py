@@ -16,7 +16,7 @@ from sttgym.clock import Clock
 from sttgym.envs.arena.airline.generator import CONSULT
 from sttgym.envs.arena.airline.world import AirlineWorld
 from sttgym.rollout import rollout
-from sttgym.task import resolve
+from sttgym.task import Call, Ref, resolve
 from sttgym.tools import collect_tools
 from tests.arena.withheld import assert_withheld_story, unasked
 
@@ -176,6 +176,10 @@ def test_a_hold_lapses_at_its_ticketing_deadline_and_then_takes_no_seat(w):
     refused = w("confirm_booking", booking_id="BK-101")
     assert not refused["success"] and "expired" in refused["error"]
     assert w.hold("NX100", "NX200")["success"]  # the seat is free again
+    # What the collateral gate counts: the live hold commits something, the lapsed one nothing.
+    assert [w.world.commits("bookings", w.world.state["bookings"][b]) for b in ("BK-101", "BK-102")] == [False, True]
+    assert w("cancel_booking", booking_id="BK-101")["success"]  # a lapsed hold can still be tidied away
+    assert not w.world.commits("bookings", w.world.state["bookings"]["BK-101"])
 
 
 def test_released_holds_lapse_at_once_and_new_ones_are_short(w):
@@ -197,9 +201,13 @@ def test_the_budget_and_promotions_gate_the_ticket(w):
     quote = w("get_fare_quote", flight_ids=["NX100", "NX200"], passenger_id="PAX-1", promo_code="HALF")["data"]
     assert quote["total"] == 100 and quote["within_budget"]
     assert w("confirm_booking", booking_id="BK-101", promo_code="HALF")["data"]["price"] == 100
-    assert w.world.state["promotions"]["HALF"]["used"] == 1
+    # A use is the ticket itself: the promotion's own record keeps the uses from before the desk's tickets.
+    assert w("list_promotions")["data"]["promotions"][0]["used"] == 1
+    assert w.world.state["promotions"]["HALF"]["used"] == 0
     w.hold("NX100", "AQ310")
     assert "no quota left" in w("confirm_booking", booking_id="BK-102", promo_code="HALF")["error"]
+    w("cancel_booking", booking_id="BK-101")  # the cancelled ticket gives its use back
+    assert w("list_promotions")["data"]["promotions"][0]["remaining"] == 1
 
 
 def test_a_held_booking_counts_only_if_some_fare_fits_the_budget(w):
@@ -397,6 +405,103 @@ def test_a_stored_task_replays_and_each_seed_draws_a_different_network():
     assert other.task.initial_state != arena.task.initial_state
 
 
+def played(env_id: str, seed: int, plan: list) -> tuple[float, dict, object]:
+    """``plan`` played from ``seed``: the score, each check's outcome, and the env (for its log)."""
+    env = gym.make(env_id)
+    traj = rollout(env, PlanAgent(plan), seed=seed)
+    return traj.reward, {c["name"]: c["passed"] for c in traj.info["checklist"]}, env.unwrapped
+
+
+def shared_prefix(a: list, b: list) -> int:
+    return next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+
+
+@pytest.mark.parametrize("conflict", ["T1", "T2", "S1", "S3", "ST1", "ST2", "ST3"])
+def test_the_failed_ticket_shows_the_change_and_recovering_from_it_alone_scores_full_marks(conflict):
+    """The stale plan's ticket fails with an error that names what changed: that is noticing, by whatever route.
+    The oracle's recovery writes straight after it, without the story's read, get the ticket and full marks. (In
+    S2 and T3 the stale ticket does not fail: it lands late, or the promotion's refusal is the change itself.)"""
+    env_id = f"STTArena/Airline-{conflict}-easy"
+    for seed in range(3):
+        task = start(env_id, seed)[1].task
+        writes = [c for c in task.oracle[shared_prefix(task.oracle, task.nominal_plan):]
+                  if c.name in ("change_segment", "cancel_booking", "hold_itinerary", "confirm_booking")]
+        score, checks, arena = played(env_id, seed, task.nominal_plan + writes)
+        assert score == 1.0, (seed, checks)
+        failed = next(i for i, c in enumerate(arena.log.calls) if not c["result"]["success"])
+        assert arena.log.calls[failed]["name"] == "confirm_booking"
+        assert arena.log.revealed[task.triggers[0].name] == failed  # the error was the first thing to show it
+
+
+def test_a_ticket_the_change_never_touches_is_a_solution():
+    """Ticketing the direct flight from the start (every constraint of the request met, the desk's suggestion
+    aside) never meets the transit rule the first hold sets off, and still scores 1.0."""
+    for seed in range(3):
+        task = start("STTArena/Airline-S3-easy", seed)[1].task
+        direct = [c for c in task.oracle if c.name == "hold_itinerary"][-1].arguments["flight_ids"]
+        hold = next(c for c in task.nominal_plan if c.name == "hold_itinerary")
+        plan = [hold.model_copy(update={"arguments": {**hold.arguments, "flight_ids": direct}}),
+                next(c for c in task.nominal_plan if c.name == "confirm_booking")]
+        score, checks, arena = played("STTArena/Airline-S3-easy", seed, plan)
+        assert score == 1.0 and not arena.log.revealed, (seed, checks)
+
+
+def test_a_hold_the_change_left_as_it_was_earns_nothing():
+    """T3-easy: the stale hold still flies the request (the members' promotion fits the budget), but keeping it
+    is no recovery: only a ticket, or a hold made or changed after the change, counts."""
+    for seed in range(3):
+        assert rollout(gym.make("STTArena/Airline-T3-easy"), BlindWriter(), seed=seed).reward == 0.0
+        assert rollout(gym.make("STTArena/Airline-T3-easy"), OracleAgent(), seed=seed).reward == 1.0
+
+
+@pytest.mark.parametrize("env_id", ["STTArena/Airline-T2-easy", "STTArena/Airline-ST2-medium",
+                                    "STTArena/Airline-T1-hard"])
+def test_anything_beyond_the_request_fails_the_collateral_gate(env_id):
+    task = start(env_id, 0)[1].task
+    traveller = request_of(task)["passenger"]
+    other = next(b for b, x in task.initial_state["bookings"].items() if x["passenger"] != traveller)
+    _, _, solved = played(env_id, 0, task.oracle)
+    flown = next(b["segments"] for b in solved.world.state["bookings"].values()
+                 if b["passenger"] == traveller and b["status"] == "ticketed")
+    extra_hold = Call(name="hold_itinerary", arguments={"passenger_id": traveller, "flight_ids": flown},
+                      save_as="extra")
+    for extra, kept in (([task.oracle[0].model_copy(update={"name": "cancel_booking",
+                                                              "arguments": {"booking_id": other}})], False),
+                        ([extra_hold], False),  # a second live hold on the traveller's routing
+                        ([extra_hold, Call(name="cancel_booking", arguments={"booking_id": Ref(
+                            step="extra", path=("data", "booking_id"))})], True)):  # ... released again
+        score, checks, _ = played(env_id, 0, list(task.oracle) + extra)
+        assert (score == 1.0) == kept and checks["no_collateral_change"] == kept, (extra, checks)
+
+
+def test_every_alternative_the_task_lists_scores_full_marks_and_differs_from_the_oracle():
+    found = 0
+    for env_id in ("STTArena/Airline-T1-easy", "STTArena/Airline-T2-easy", "STTArena/Airline-T3-medium"):
+        for seed in range(2):
+            task = start(env_id, seed)[1].task
+            for plan in task.alternatives:
+                found += 1
+                assert plan != task.oracle and played(env_id, seed, plan)[0] == 1.0
+    assert found
+
+
+@pytest.mark.parametrize("conflict", CONFLICTS)
+def test_the_traveller_answers_a_change_of_plan_alike_whether_or_not_it_can_be_made(conflict):
+    """To any proposed change the traveller states their hard constraints, in the same words at every level (the
+    consulted stories add that they need to be asked about the airline, feasible or not)."""
+    import re
+
+    from sttgym.user import RuleUser
+
+    replies = {}
+    for level in ("easy", "medium", "hard", "impossible"):
+        task = start(f"STTArena/Airline-{conflict}-{level}")[1].task
+        reply = RuleUser(task.profile).reply("Could I book you on a different flight instead?")
+        replies[level] = re.sub(r"\b[A-Z]{3}\b|\d+(?::\d+)?", "#", reply.replace(
+            ", on the airline I need: ask me which.", "."))
+    assert len(set(replies.values())) == 1, replies
+
+
 # ----------------------------------------------------------------- exploits
 
 
@@ -439,10 +544,13 @@ def rebook_same_policy(env, seed: int) -> float:
 
 @pytest.mark.parametrize("conflict", CONFLICTS)
 def test_taking_the_next_flight_by_the_old_schedule_earns_nothing(conflict):
+    """The failed ticket already shows the change (so the policy noticed it); what fails is the outcome. In T3 the
+    next flight on the leg is the partner flight the recovery needs, but ticketing it at the plain fare breaks the
+    budget: the hold counts, the ticket never comes."""
     for level in ("easy", "medium"):
         env = gym.make(f"STTArena/Airline-{conflict}-{level}")
         scores = [next_flight_policy(env, seed, reread=False) for seed in range(3)]
-        assert max(scores) <= 0.25, (level, scores)
+        assert max(scores) <= (2 / 3 if conflict == "T3" else 0.25), (level, scores)
 
 
 @pytest.mark.parametrize("env_id", ["STTArena/Airline-T2-easy", "STTArena/Airline-S1-easy",
@@ -454,11 +562,20 @@ def test_even_seen_anew_the_next_flight_on_the_leg_is_not_the_answer(env_id):
     assert max(scores) <= 0.25, scores
 
 
-@pytest.mark.parametrize("conflict", CONFLICTS)
+@pytest.mark.parametrize("conflict", [c for c in CONFLICTS if c != "T1"])
 def test_ticketing_the_original_routing_again_earns_nothing(conflict):
     env = gym.make(f"STTArena/Airline-{conflict}-easy")
     scores = [rebook_same_policy(env, seed) for seed in range(3)]
     assert max(scores) <= 0.25, scores
+
+
+def test_t1_holding_again_and_ticketing_at_once_is_the_recovery_only_while_the_seats_last():
+    """In T1 the change is the hold lapsing, and the failed ticket says so ("expired"): holding the same flights
+    again and ticketing at once is the easy recovery, noticed by that error alone. Once the lapsed seats are sold
+    (medium, hard) it earns nothing."""
+    assert [rebook_same_policy(gym.make("STTArena/Airline-T1-easy"), seed) for seed in range(3)] == [1.0] * 3
+    for level in ("medium", "hard"):
+        assert max(rebook_same_policy(gym.make(f"STTArena/Airline-T1-{level}"), seed) for seed in range(3)) == 0.0
 
 
 # ----------------------------------------------------------------- the traveller's airline, told only when asked
@@ -498,3 +615,101 @@ def test_the_traveller_s_airline_is_not_the_first_routing_listed():
         flights = env.unwrapped.task.initial_state["flights"]
         firsts.add(min([right, *others], key=lambda r: flights[r[0]]["departs"]) == right)
     assert firsts == {True, False}
+
+
+# ------------------------------------------------- impossible: why the other routings fail, not just the change
+
+
+def _flights(task, origin: str = "", destination: str = "", seats: int | None = None) -> list[str]:
+    return [f for f, x in sorted(task.initial_state["flights"].items())
+            if (not origin or x["origin"] == origin) and (not destination or x["destination"] == destination)
+            and (seats is None or x["seats"]["economy"] == seats)]
+
+
+def _legs(task) -> tuple[str, str, str, str]:
+    """The planned flights, the hub they connect at and the other hub a flight from the origin reaches (if any)."""
+    f1, f2 = next(c for c in task.nominal_plan if c.name == "hold_itinerary").arguments["flight_ids"]
+    flights, spec = task.initial_state["flights"], request_of(task)
+    hub = flights[f1]["destination"]
+    hubs = [flights[f]["destination"] for f in _flights(task, spec["origin"]) if flights[f]["destination"] != hub
+            and _flights(task, flights[f]["destination"], spec["destination"])]
+    other = hubs[0] if hubs else ""
+    return f1, f2, hub, other
+
+
+def _twin(task, hub: str) -> str:
+    airports = task.initial_state["airports"]
+    return next(a for a, x in sorted(airports.items()) if x["city"] == airports[hub]["city"] and a != hub)
+
+
+def _s1(task):
+    f1, f2, hub, _ = _legs(task)
+    twin = _twin(task, hub)
+    direct = _flights(task, request_of(task)["origin"], twin)[0]
+    return (f"{f2} now operates from {twin}, too far from where {f1} lands",
+            f"the direct flight {direct} into {twin} is full")
+
+
+def _s3(task):
+    _, _, hub, _ = _legs(task)
+    spec = request_of(task)
+    return (f"under a new rule you would need a transit visa to connect at {hub}",
+            f"the direct flight {_flights(task, spec['origin'], spec['destination'])[0]} is full")
+
+
+def _t1(task):
+    _, _, _, other = _legs(task)
+    return ("your hold lapsed when the fare closed and both of your flights then sold out",
+            f"the only other routing, via {other}, lands after your deadline")
+
+
+def _t2(task):
+    f1, f2, hub, _ = _legs(task)
+    return f"{f2} was pulled forward, so {f1} no longer connects", f"the earlier flight into {hub} is full"
+
+
+def _t3(task):
+    code = next(c for c in task.initial_state["promotions"] if c in task.query)
+    _, _, hub, _ = _legs(task)
+    other = _flights(task, hub, request_of(task)["destination"], seats=0)[0]
+    return (f"promotion {code} is exhausted and the fare without it is over your budget",
+            f"the other promotion only covers the other carrier, and its flight {other} is full")
+
+
+def _st2(task):
+    f1, f2, hub, other = _legs(task)
+    city = task.initial_state["airports"][other]["city"]
+    return (f"a ground stop has closed {hub} and cancelled {f1} and {f2}",
+            f"the only other routing, through {city}, lands too late for you")
+
+
+def _st3(task):
+    f1, f2, _, _ = _legs(task)
+    carrier = task.initial_state["carriers"][task.initial_state["flights"][f1]["carrier"]]["name"]
+    return (f"{f1} is delayed and now misses the interline connection to {f2}",
+            f"{carrier}'s own onward flight is full and the next one lands too late")
+
+
+@pytest.mark.parametrize("conflict, seed, words", [("S1", 0, _s1), ("S1", 3, _s1), ("S3", 2, _s3), ("T1", 1, _t1),
+                                                    ("T2", 4, _t2), ("T3", 0, _t3), ("T3", 5, _t3),
+                                                    ("ST2", 1, _st2), ("ST3", 2, _st3)])
+def test_an_impossible_trip_s_refusal_says_why_the_other_routings_fail_too(conflict, seed, words):
+    """The change blocks the routing asked for; the other routings fail for reasons only reading them shows (a
+    full flight, a late landing). A refusal in plain words after the oracle's reads that names the change and
+    one of those reasons scores 1.0; naming the change alone is not enough."""
+    env_id = f"STTArena/Airline-{conflict}-impossible"
+    task = start(env_id, seed)[1].task
+    reads, said = task.oracle[:-1], task.oracle[-1]
+    assert said.name == "chat_with_user"
+    change, why = words(task)
+
+    def refusal(message: str) -> dict:
+        traj = rollout(gym.make(env_id), PlanAgent(reads + [Call(name="chat_with_user", arguments={
+            "message": message})]), seed=seed)
+        return {"score": traj.reward, **{c["name"]: c["passed"] for c in traj.info["checklist"]}}
+
+    full = refusal(f"I'm sorry, I can't book this trip: {change}, and {why}.")
+    assert full["score"] == 1.0, full
+    alone = refusal(f"I'm sorry, I can't book this trip: {change}.")
+    assert alone["score"] == 0.0 and not alone["named_why_no_alternative"], alone
+    assert all(passed for name, passed in alone.items() if name not in ("score", "named_why_no_alternative")), alone

@@ -15,10 +15,11 @@ from tests.arena.withheld import assert_unpredictable, assert_withheld_story, qu
 import sttgym  # noqa: F401  (registers the ids)
 from sttgym.agents import NominalAgent, OracleAgent, PlanAgent
 from sttgym.agents.probes import BlindWriter
-from sttgym.checklist import evaluate
 from sttgym.envs.arena.carrental.world import FLIGHT_SLACK, CarRentalWorld
+from sttgym.judge.rule import names_fact
 from sttgym.rollout import rollout
-from sttgym.task import resolve
+from sttgym.task import Call, resolve
+from sttgym.user import RuleUser
 
 START = "2024-05-06T09:00"
 
@@ -393,6 +394,106 @@ def test_impossible_tasks_need_the_blocking_fact_and_punish_a_wrong_booking(conf
     assert info["score"] == 0.0 and not next(c for c in info["checklist"] if c["name"] == "no_wrong_booking")["passed"]
 
 
+@pytest.mark.parametrize("conflict, refusal", [
+    ("T1", "your hold was released in a demand peak and the car was booked online by someone else"),
+    ("T2", "your flight was rescheduled earlier and no car is free when it lands"),
+    ("T3", "the flash fare has expired at the midnight reset and no other fare fits your card"),
+    ("S1", "a rebalancing job relocated the car and a corporate booking holds it there"),
+    ("S2", "the hub is locked down for a safety inspection and nothing may leave it"),
+    ("S3", "the expressway is closed and the detour arrives too late"),
+    ("ST1", "with the commuter peak both cars moved and were booked there"),
+    ("ST2", "a power failure left the chargers offline, so no car can be charged"),
+    ("ST3", "the car is returned late at another depot and the other one is in the workshop"),
+])
+def test_a_refusal_that_names_the_change_in_words_names_the_blocking_fact(conflict, refusal):
+    """An honest refusal need not repeat an id or a time: the change said in a few words names it too."""
+    task = start(f"STTArena/CarRental-{conflict}-impossible", seed=3)[1].task
+    assert names_fact(f"I'm sorry, I can't book this: {refusal}.", task.impossibility.blocking_facts)
+    assert not names_fact("I'm sorry, I can't book this: something changed.", task.impossibility.blocking_facts)
+
+
+# What a careful agent tells the user on each impossible story, in plain words: the change, and why the other option
+# it checked fails too (the story's docstring says where that shows).
+CHANGE_AND_WHY = {
+    "T1": ("your hold was released in a demand peak and another customer took the car online",
+           "is too far away to get here in time"),
+    "T2": ("your flight now lands earlier", "is reserved for another customer's pickup at its own depot"),
+    "T3": ("the flash fare has expired at the midnight reset", "still leaves the price over your card limit"),
+    "S1": ("a rebalancing job relocated your car to another depot",
+           "is held there by a corporate booking, and the only other one is cut off by road closures"),
+    "S2": ("the hub is locked down for a safety inspection", "is reserved for another customer's pickup there"),
+    "S3": ("the expressway is closed, so the detour arrives too late",
+           "is only back from a rental shortly before your pickup"),
+    "ST1": ("with the commuter peak both of the depot's cars moved away", "was booked there by another customer"),
+    "ST2": ("a power failure at the hub damaged the car's battery", "is reserved for another customer's pickup there"),
+    "ST3": ("the car is returned late, at another depot", "is only back from a rental shortly before your pickup"),
+}
+
+
+def refused(env_id: str, seed: int, message: str) -> dict:
+    """The checklist of the oracle's reads (the change and the other options read), then ``message`` to the user."""
+    task = start(env_id, seed=seed)[1].task
+    reads = [c for c in task.oracle if c.name != "chat_with_user"]
+    plan = reads + [Call(name="chat_with_user", arguments={"message": message})]
+    traj = rollout(gym.make(env_id), PlanAgent(plan), seed=seed)
+    return {"score": traj.reward, **{c["name"]: c["passed"] for c in traj.info["checklist"]}}
+
+
+@pytest.mark.parametrize("conflict", list(CHANGE_AND_WHY))
+@pytest.mark.parametrize("seed", [0, 5])
+def test_an_impossible_refusal_must_say_why_the_other_options_fail_too(conflict, seed):
+    """The change alone does not rule everything out: the other option the world offers fails for a fact found only
+    by checking it. A refusal that names the change and why that option fails (by its id, or in plain words) scores
+    1.0; one that names the change alone fails ``named_why_no_alternative`` and scores 0."""
+    env_id = f"STTArena/CarRental-{conflict}-impossible"
+    change, why = CHANGE_AND_WHY[conflict]
+    other = start(env_id, seed=seed)[1].task.impossibility.no_alternative[0]
+    for message in (f"I'm sorry, I can't book this for you: {change}, and the other option, {other}, {why}.",
+                    f"I'm sorry, I can't book this for you: {change}, and the other one {why}."):
+        assert refused(env_id, seed, message)["score"] == 1.0, message
+    alone = refused(env_id, seed, f"I'm sorry, I can't book this for you: {change}.")
+    assert alone["score"] == 0.0 and not alone["named_why_no_alternative"]
+    assert alone["observed_change"] and alone["informed_user"] and alone["named_blocking_fact"]
+
+
+@pytest.mark.parametrize("conflict", ["T1", "T2", "S1", "S2", "S3", "ST2", "ST3"])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_other_car_cannot_be_brought_in_time_even_sent_first_thing(conflict, seed):
+    """The car that rules out an impossible story's other option really fails: sent to the pickup depot as the very
+    first call (before any change, so no agent could send it sooner), then held and confirmed, it books nothing."""
+    env_id = f"STTArena/CarRental-{conflict}-impossible"
+    env, arena = start(env_id, seed=seed)
+    task, cars = arena.task, arena.task.initial_state["vehicles"]
+    asked = next(c for c in task.nominal_plan if c.name == "hold_vehicle").arguments
+    others = [v for v in task.impossibility.no_alternative if v in cars]
+    assert others
+    for vehicle in others:
+        if cars[vehicle]["depot"] != asked["pickup_depot_id"]:
+            call(env, "transfer_vehicle", vehicle_id=vehicle, to_depot_id=asked["pickup_depot_id"])
+        held, _ = call(env, "hold_vehicle", **{**asked, "vehicle_id": vehicle})
+        assert not held["success"] or not call(env, "confirm_reservation",
+                                               reservation_id=held["data"]["reservation_id"])[0]["success"]
+
+
+@pytest.mark.parametrize("extra", ["cancel another customer's booking", "hold a second car"])
+def test_an_extra_write_after_the_oracle_fails_the_collateral_gate(extra):
+    env, arena = start("STTArena/CarRental-S1-easy", seed=1)
+    run(env, arena.task.oracle)
+    state, customer = arena.world.state, arena.task.nominal_plan[1].arguments["customer_id"]
+    if extra == "hold a second car":
+        depot, vehicle = next((x["depot"], v) for v, x in sorted(state["vehicles"].items())
+                              if not any(r["vehicle"] == v for r in state["reservations"].values()))
+        times = {k: arena.task.nominal_plan[1].arguments[k] for k in ("pickup_time", "return_time")}
+        result = call(env, "hold_vehicle", customer_id=customer, vehicle_id=vehicle, pickup_depot_id=depot, **times)
+    else:
+        other = next(r for r, x in sorted(state["reservations"].items()) if x["customer"] != customer)
+        result = call(env, "cancel_reservation", reservation_id=other)
+    assert result[0]["success"]
+    *_, info = env.step({"content": "Task Completed"})
+    assert info["score"] == 0.0
+    assert not next(c for c in info["checklist"] if c["name"] == "no_collateral_change")["passed"]
+
+
 def test_a_stored_task_replays_and_each_seed_draws_a_different_city():
     env, arena = start("STTArena/CarRental-S2-hard", seed=11)
     stored = json.loads(arena.task.model_dump_json())
@@ -422,20 +523,53 @@ def other_car_policy(env, seed: int) -> float:
     return info["score"]
 
 
-@pytest.mark.parametrize("env_id", ["STTArena/CarRental-S1-easy", "STTArena/CarRental-S1-hard",
-                                    "STTArena/CarRental-ST1-easy", "STTArena/CarRental-S3-medium"])
-def test_booking_another_car_without_noticing_the_change_earns_nothing(env_id):
+@pytest.mark.parametrize("env_id", ["STTArena/CarRental-S1-easy", "STTArena/CarRental-S1-hard"])
+def test_the_relocation_meets_whichever_car_is_held(env_id):
+    """Holding the depot's other car first dodges nothing: the job moves that car instead, the stale confirmation
+    fails naming its new depot (so the change counts as seen without any read) and the stale plan earns nothing,
+    while the listed recovery from that first choice scores 1.0."""
     env = gym.make(env_id)
-    scores, goals = [], []
-    for seed in range(5):
-        scores.append(other_car_policy(env, seed))
+    for seed in range(3):
+        assert other_car_policy(env, seed) == 0.0
         arena = env.unwrapped
-        goals.append(evaluate(arena.task.static_checklist, arena.world, arena.log)[0])
-        assert not arena.log.noticed(arena.task.triggers[0].name)  # it never read what changed
-    # The booking it made meets the goal on some seeds (the unguarded milestones would have paid 2/3) ...
-    assert max(goals) == 1.0, goals
-    # ... but the recovery milestones count only once the change was noticed.
-    assert max(scores) <= 0.25, scores
+        planned = next(c for c in arena.task.nominal_plan if c.name == "hold_vehicle").arguments
+        held = arena.log.called("hold_vehicle")[0]["arguments"]["vehicle_id"]
+        assert held != planned["vehicle_id"]
+        assert arena.world.state["vehicles"][held]["depot"] != planned["pickup_depot_id"]
+        assert arena.log.noticed("vehicle_relocated")
+        assert "stationed at" in arena.log.calls[-1]["result"]["error"]
+        assert rollout(gym.make(env_id), PlanAgent(arena.task.alternatives[0]), seed=seed).reward == 1.0
+
+
+def test_a_booking_the_change_never_met_scores_as_well_as_a_recovery():
+    """ST1-easy: the peak moves the planned car before the first hold; the car it leaves behind, held first,
+    serves the request as well, and the outcome is what is scored."""
+    env = gym.make("STTArena/CarRental-ST1-easy")
+    for seed in range(3):
+        assert other_car_policy(env, seed) == 1.0
+        assert not env.unwrapped.log.noticed("commuter_peak_shift")
+
+
+@pytest.mark.parametrize("conflict", ["T1", "T2", "T3", "S1", "S2", "S3", "ST1", "ST2", "ST3"])
+def test_the_user_answers_alike_on_every_level(conflict):
+    """A proposed change of plan gets the user's hard constraints on every level, feasible or not, and every other
+    question the same kind of answer (the same topic's, or the same words): the answers never tell whether the
+    request can be met."""
+    replies = set()
+    for level in ("easy", "medium", "hard", "impossible"):
+        task = start(f"STTArena/CarRental-{conflict}-{level}", seed=4)[1].task
+        user, answers = RuleUser(task.profile), [*task.profile.withheld, *task.profile.clarifications]
+        offer = user.reply("Could I book a different car instead?")
+        assert offer == task.profile.insist and offer
+        cls = next(c.arguments["vehicle_class"] for c in task.nominal_plan if "vehicle_class" in c.arguments)
+
+        def kind(reply: str) -> object:  # the topic an answer is on, else its words
+            return next((tuple(a.keywords) for a in answers if a.text == reply),
+                        re.sub(rf"\S*\d\S*|{cls}", "#", reply, flags=re.I))
+
+        replies.add(tuple(kind(user.reply(q)) for q in ("Do you have a requirement for the car?",
+                                                         "Is there a deadline?", "What is the pickup time?")))
+    assert len(replies) == 1, replies
 
 
 # ------------------------------------------------- facts only the user knows

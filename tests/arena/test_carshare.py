@@ -13,10 +13,11 @@ from tests.arena.harness import WorldHarness
 from tests.arena.withheld import assert_unpredictable, assert_withheld_story, question, unasked
 from sttgym.agents import NominalAgent, OracleAgent, PlanAgent  # importing sttgym registers the ids
 from sttgym.agents.probes import BlindWriter
-from sttgym.checklist import evaluate
 from sttgym.envs.arena.carshare.world import CarShareWorld, walk_minutes
+from sttgym.judge.rule import names_fact
 from sttgym.rollout import rollout
 from sttgym.task import resolve
+from sttgym.user import RuleUser
 
 START = "2025-03-04T18:00"
 CONFLICTS = ["T1", "T2", "T3", "S1", "S2", "S3", "ST1", "ST2", "ST3"]
@@ -118,9 +119,9 @@ def test_one_live_reservation_per_member_and_only_the_holder_cancels(w):
 
 def test_a_reservation_lapses_after_the_zone_hold_and_extends_only_once_while_live(w):
     rid = w("reserve_car", member_id="MB-1", car_id="CS-1")["data"]["reservation_id"]
-    assert w("extend_reservation", reservation_id=rid)["data"]["expires_at"] == "2025-03-04T18:25"
+    assert w("extend_reservation", reservation_id=rid)["data"]["expires_at"] == "2025-03-04T18:35"
     w.refused("extend_reservation", "already extended", reservation_id=rid)
-    w.clock.advance(30)
+    w.clock.advance(40)
     assert w("list_member_reservations", member_id="MB-1")["data"]["reservations"][0]["status"] == "expired"
     w.refused("start_trip", "expired", reservation_id=rid, member_zone_id="ZN-A", destination_zone_id="ZN-C")
     assert w("get_car", car_id="CS-1")["data"]["status"] == "available"  # a lapsed hold holds nothing
@@ -258,6 +259,95 @@ def test_impossible_tasks_need_the_blocking_fact_and_punish_a_trip_started_anywa
     assert rollout(gym.make(env_id), PlanAgent(vague), seed=1).reward == 0.0
 
 
+@pytest.mark.parametrize("conflict, refusal", [
+    ("T1", "a demand peak cut the hold time to 5 minutes, so no car stays held until you get there"),
+    ("T2", "a business account's priority booking took every car within your walk"),
+    ("T3", "your promotions rolled into a new period whose allowance is used up"),
+    ("S1", "the GPS fix shows the cars are really parked beyond your walk"),
+    ("S2", "a damage report and a model recall grounded every car near you"),
+    ("S3", "the destination became a low-emission zone that bans petrol cars, and so did every zone nearby"),
+    ("ST1", "a demand peak elsewhere pulled the cars away: they were relocated"),
+    ("ST2", "a charging outage left every electric car near you locked at their chargers"),
+    ("ST3", "the member bringing the car back is running late"),
+])
+def test_a_refusal_that_names_the_change_in_words_names_the_blocking_fact(conflict, refusal):
+    """An honest refusal need not repeat an id or a time: the change said in a few words names it too."""
+    task = start(f"STTArena/CarShare-{conflict}-impossible", seed=3)[1].task
+    assert names_fact(f"I'm sorry, I can't arrange the car: {refusal}.", task.impossibility.blocking_facts)
+    assert not names_fact("I'm sorry, I can't arrange the car: something changed.", task.impossibility.blocking_facts)
+
+
+# The change in plain words, as a refusal naming only it says it.
+CHANGE = {"T1": "a demand peak cut the hold time in your zone to 5 minutes",
+          "T2": "a business account's priority booking took the nearest car",
+          "T3": "your promotion rolled into a new period whose allowance is used up",
+          "S1": "the GPS fix shows the nearest car is really parked beyond your walk",
+          "S2": "a damage report put the nearest car into maintenance",
+          "S3": "your destination became a low-emission zone that bans petrol cars",
+          "ST1": "a demand peak elsewhere pulled the cars in your zone away: they were relocated",
+          "ST2": "a charging outage locked the electric cars at your zone's hub",
+          "ST3": "the member bringing the car back is running late"}
+
+
+def why_not_the_others(task, seed: int) -> str:
+    """Why the other options fail, in plain words, as a careful agent who read them says it (from the world, never
+    from the task's own lists): the other car within the walk holds too little (its level, or on odd seeds just
+    words), the other promotion takes too little off, the other zones are closed or ban petrol too."""
+    state = task.initial_state
+    if "promo" in task.query:
+        code = next(c for c, p in sorted(state["promotions"].items()) if p["note"] == "member offer"
+                    and c not in task.query)
+        return f"the other promotion, {code}, takes off too little to bring the estimate under your limit"
+    if "pulling into" in task.query:
+        return "the zones within your walk are closed for street works or lie in a clean-air zone that bans them too"
+    ride = next(v for c in task.static_checklist for v in c.holds.args.values() if isinstance(v, dict))
+    low = next(c for c, x in sorted(state["cars"].items()) if x["category"] == ride["category"] and x["level_pct"]
+               < ride["min_level"] and walk_minutes(state, ride["home"], x["zone"]) <= ride["max_walk"])
+    level = state["cars"][low]["level_pct"]
+    return f"the other car within your walk, {low}, " + (f"only has {level}% left" if seed % 2 == 0
+                                                         else "is too low on charge or fuel for the drive")
+
+
+def refusing(task, message: str) -> list:
+    """The oracle's reads (of the change and of the other options), then ``message`` instead of its refusal."""
+    *reads, said = task.oracle
+    assert said.name == "chat_with_user"
+    return [*reads, said.model_copy(update={"arguments": {"message": message}})]
+
+
+@pytest.mark.parametrize("conflict", CONFLICTS)
+@pytest.mark.parametrize("seed", [0, 7])
+def test_a_refusal_must_say_why_the_other_options_fail_too(conflict, seed):
+    """The change blocks the plan but does not say that nothing else works: each other option the world offers (the
+    neighbour's car, the other promotion, the zones within the walk) fails on a fact found only by reading it. A
+    plain-words refusal that says so scores 1.0; one naming only the change fails ``named_why_no_alternative``
+    (and nothing else), as the probe that refuses at the first failed write does."""
+    env_id = f"STTArena/CarShare-{conflict}-impossible"
+    task = start(env_id, seed)[1].task
+    assert task.impossibility.no_alternative
+    careful = f"I'm sorry, I can't do this: {CHANGE[conflict]}, and {why_not_the_others(task, seed)}."
+    assert rollout(gym.make(env_id), PlanAgent(refusing(task, careful)), seed=seed).reward == 1.0
+    traj = rollout(gym.make(env_id), PlanAgent(refusing(task, f"I'm sorry, I can't do this: {CHANGE[conflict]}.")),
+                   seed=seed)
+    assert traj.reward == 0.0
+    assert [c["name"] for c in traj.info["checklist"] if not c["passed"]] == ["named_why_no_alternative"]
+
+
+@pytest.mark.parametrize("seed", [0, 3])
+def test_no_later_hold_of_the_peak_zone_s_car_reaches_the_departure(seed):
+    """T1 impossible: the member leaves long after the cut hold and an extension lapse, and once their hold is gone
+    the peak queue takes the car, so releasing it and holding it again later (or after it lapsed) is no way round."""
+    env, arena = start("STTArena/CarShare-T1-impossible", seed)
+    saved = {}
+    for c in arena.task.nominal_plan:
+        saved[c.save_as or ""] = call(env, c.name, **resolve(c.arguments, saved))
+    held = saved["res"]["data"]
+    member = arena.task.nominal_plan[-1].arguments["member_id"]
+    assert call(env, "cancel_reservation", member_id=member, reservation_id=held["reservation_id"])["success"]
+    again = call(env, "reserve_car", member_id=member, car_id=held["car_id"])
+    assert not again["success"] and "reserved" in again["error"]
+
+
 def test_a_stored_task_replays_and_each_seed_draws_a_different_city():
     _, arena = start("STTArena/CarShare-ST2-hard", seed=11)
     again = gym.make("STTArena/CarShare-ST2-hard")
@@ -324,17 +414,61 @@ def test_reserving_the_same_car_again_earns_little(env_id):
 
 
 @pytest.mark.parametrize("env_id", ["STTArena/CarShare-S1-easy", "STTArena/CarShare-S2-easy",
-                                    "STTArena/CarShare-ST1-medium", "STTArena/CarShare-T2-easy"])
-def test_reserving_any_other_car_of_the_category_without_noticing_earns_nothing(env_id):
+                                    "STTArena/CarShare-T2-easy", "STTArena/CarShare-ST1-medium"])
+def test_reserving_another_car_of_the_category_first_dodges_nothing(env_id):
+    """The change meets whichever car the member reserves (the fix, the report, the priority booking find it; the
+    peak takes both home cars): the stale plan with another car earns nothing, its failed write shows the change
+    without any read, and the listed recovery from that first choice scores 1.0."""
     env = gym.make(env_id)
-    scores, goals = [], []
-    for seed in range(4):
-        scores.append(any_car_of_the_category(env, seed))
+    for seed in range(3):
+        assert any_car_of_the_category(env, seed) == 0.0
         arena = env.unwrapped
-        goals.append(evaluate(arena.task.static_checklist, arena.world, arena.log)[0])
-        assert not arena.log.noticed(arena.task.triggers[0].name)
-    assert max(goals) == 1.0, goals  # the dodge itself often works: a car of the category does get unlocked ...
-    assert max(scores) <= 0.25, scores  # ... but recovery counts only once the change was noticed
+        planned = next(c for c in arena.task.nominal_plan if c.name == "reserve_car").arguments["car_id"]
+        assert arena.log.calls[3]["arguments"]["car_id"] != planned  # after find, profile, quote
+        assert arena.log.noticed(arena.task.triggers[0].name)
+        for plan in arena.task.alternatives:
+            assert rollout(gym.make(env_id), PlanAgent(plan), seed=seed).reward == 1.0
+
+
+@pytest.mark.parametrize("env_id", ["STTArena/CarShare-ST1-easy", "STTArena/CarShare-ST2-easy"])
+def test_a_ride_the_change_never_met_scores_as_well_as_a_recovery(env_id):
+    """The peak leaves a home car behind, the outage spares the street car: reserved first, either serves the ride,
+    and the outcome is what is scored."""
+    env = gym.make(env_id)
+    for seed in range(3):
+        assert any_car_of_the_category(env, seed) == 1.0
+        assert not env.unwrapped.log.noticed(env.unwrapped.task.triggers[0].name)
+
+
+def test_ending_the_new_trip_again_is_no_ride():
+    """After the oracle, ending the member's new trip where it started leaves nobody riding: the goal fails."""
+    env, arena = start("STTArena/CarShare-S1-easy", seed=2)
+    saved = {}
+    for c in arena.task.oracle:
+        saved[c.save_as or ""] = call(env, c.name, **resolve(c.arguments, saved))
+    trip = saved["trip"]["data"]["trip_id"]
+    assert call(env, "end_trip", trip_id=trip, zone_id=arena.world.state["trips"][trip]["start_zone"])["success"]
+    assert finish(env) == 0.0
+
+
+@pytest.mark.parametrize("conflict", CONFLICTS)
+def test_the_member_answers_alike_on_every_level(conflict):
+    """A proposed change of plan gets the member's hard constraints on every level, feasible or not, and every other
+    question the same kind of answer (the same topic's, or the same words): the answers never tell whether the
+    request can be met."""
+    replies = set()
+    for level in ("easy", "medium", "hard", "impossible"):
+        task = start(f"STTArena/CarShare-{conflict}-{level}", seed=4)[1].task
+        user, answers = RuleUser(task.profile), [*task.profile.withheld, *task.profile.clarifications]
+        offer = user.reply("Could I reserve a different car instead?")
+        assert offer == task.profile.insist and offer
+
+        def kind(reply: str) -> object:  # the topic an answer is on, else its words
+            return next((tuple(a.keywords) for a in answers if a.text == reply), re.sub(r"\S*\d\S*", "#", reply))
+
+        replies.add(tuple(kind(user.reply(q)) for q in ("Is there a requirement for where you pick it up?",
+                                                         "Is there a deadline?", "What is your member id?")))
+    assert len(replies) == 1, replies
 
 
 # ------------------------------------------------- facts only the user knows

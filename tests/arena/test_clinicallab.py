@@ -15,7 +15,8 @@ from sttgym.agents.probes import BlindWriter
 from sttgym.envs.arena.clinicallab.generator import CONSULT
 from sttgym.envs.arena.clinicallab.world import ClinicalLabWorld
 from sttgym.rollout import rollout
-from sttgym.task import Call, resolve
+from sttgym.task import Call, Ref, resolve
+from sttgym.validation import panel_answers
 
 START = "2024-05-06T09:00"
 
@@ -221,9 +222,9 @@ def test_impossible_tasks_need_the_fact_the_recollection_and_no_shipment(conflic
     assert rollout(gym.make(env_id), PlanAgent(silent), seed=0).reward == 0.0
 
 
-def original_run_policy(env, seed: int) -> float:
-    """The cheapest recovery: the nominal plan, then cancel and rebook the very same courier to the very same lab
-    under the same accession, never reading what changed."""
+def original_run_policy(env, seed: int) -> dict:
+    """The cheapest recovery: the nominal plan, then cancel and rebook the very same courier (or relay) to the very
+    same lab under the same accession, never reading what changed; the final step's info."""
     env.reset(seed=seed)
     task, saved = env.unwrapped.task, {}
     for c in task.nominal_plan:
@@ -233,21 +234,27 @@ def original_run_policy(env, seed: int) -> float:
     run = saved.get(book.save_as or "", {}).get("data", {}).get("run_id")
     if run:
         call(env, "cancel_run", run_id=run)
-    call(env, "book_pickup", specimen_id=args["specimen_id"], courier_id=args["courier_id"],
-         accession_id=args["accession_id"])
+    call(env, book.name, **args)
     *_, info = env.step({"content": "Task Completed"})
-    return info["score"]
+    return info
+
+
+def passed(info: dict) -> set[str]:
+    return {c["name"] for c in info["checklist"] if c["passed"]}
 
 
 @pytest.mark.parametrize("env_id", ["STTArena/ClinicalLab-T1-easy", "STTArena/ClinicalLab-T2-easy",
                                     "STTArena/ClinicalLab-S3-easy", "STTArena/ClinicalLab-ST3-easy"])
-def test_sending_it_on_the_original_run_without_reading_earns_nothing(env_id):
+def test_sending_it_on_the_original_run_again_does_not_get_it_tested(env_id):
+    # The rebooking fails, and its error shows the change (the agent met it): cancelling the stale run is the one
+    # milestone it earns; the specimen is routed nowhere, so the request is not met.
     env = gym.make(env_id)
-    scores = [original_run_policy(env, seed) for seed in range(3)]
-    assert max(scores) <= 0.25, scores
+    for seed in range(3):
+        info = original_run_policy(env, seed)
+        assert "rerouted" not in passed(info) and info["score"] <= 0.5, (seed, info["checklist"])
 
 
-def nearest_lab_policy(env, seed: int, look: bool) -> float:
+def nearest_lab_policy(env, seed: int, look: bool) -> dict:
     """After the nominal plan, redirect to the lab nearest the ward by driving time with the same courier
     (``look``: reading the home lab first, so the change is noticed)."""
     env.reset(seed=seed)
@@ -270,16 +277,18 @@ def nearest_lab_policy(env, seed: int, look: bool) -> float:
         call(env, "book_pickup", specimen_id=acc["specimen_id"], courier_id=book["courier_id"],
              accession_id=new["data"]["accession_id"])
     *_, info = env.step({"content": "Task Completed"})
-    return info["score"]
+    return info
 
 
 @pytest.mark.parametrize("conflict", ["T1", "T3", "S2", "ST2"])
 def test_redirecting_to_the_nearest_lab_does_not_pass_the_hard_levels(conflict):
+    # The nearest lab is full today: the specimen is routed nowhere, whether or not the change was read first (a
+    # refused accession may show it all the same), so at most the unwinding counts.
     env = gym.make(f"STTArena/ClinicalLab-{conflict}-hard")
-    blind = [nearest_lab_policy(env, seed, look=False) for seed in range(2)]
-    assert max(blind) <= 0.25, blind
-    looked = [nearest_lab_policy(env, seed, look=True) for seed in range(2)]
-    assert max(looked) < 1.0, looked
+    for seed in range(2):
+        for look in (False, True):
+            info = nearest_lab_policy(env, seed, look)
+            assert "rerouted" not in passed(info) and info["score"] <= 0.5, (seed, look, info["checklist"])
 
 
 def test_refusing_a_solvable_order_earns_nothing():
@@ -287,6 +296,82 @@ def test_refusing_a_solvable_order_earns_nothing():
     env.reset(seed=0)
     *_, info = env.step({"content": "I'm sorry, this specimen cannot be tested in time."})
     assert info["score"] == 0.0
+
+
+def booked(plan: list[Call]) -> tuple[str, str]:
+    """The (accession lab or kept accession, courier) of a plan's last booking."""
+    book = [c for c in plan if c.name in ("book_pickup", "schedule_handoff")][-1]
+    labs = [c.arguments["lab_id"] for c in plan if c.name == "accession_specimen"]
+    return labs[-1] if labs else "", book.arguments["courier_id"]
+
+
+@pytest.mark.parametrize("conflict", ["T1", "T2", "S1", "S3", "ST3"])
+def test_every_other_route_that_fits_is_an_alternative_solution_scoring_one(conflict):
+    # Another courier, or another lab that takes the specimen in time, is as good a recovery as the oracle's: the
+    # task lists each, so the collateral gate counts its courier as the recovery's own.
+    found = 0
+    for level in ("easy", "medium", "hard"):
+        env_id = f"STTArena/ClinicalLab-{conflict}-{level}"
+        for seed in range(2):
+            _, arena = start(env_id, seed)
+            task = arena.task
+            for plan in task.alternatives:
+                assert booked(plan) != booked(task.oracle)
+                assert rollout(gym.make(env_id), PlanAgent(plan), seed=seed).reward == 1.0, (env_id, seed)
+                found += 1
+    assert found
+
+
+def test_an_unrelated_write_after_the_recovery_fails_the_collateral_gate():
+    env_id = "STTArena/ClinicalLab-T2-easy"
+    _, arena = start(env_id, seed=0)
+    task = arena.task
+    order = focus(task)
+    other = next(o for o in task.initial_state["orders"] if o != order)
+    spec = task.initial_state["orders"][other]["specimen"]
+    lab = next(c.arguments["lab_id"] for c in task.oracle if c.name == "accession_specimen")
+    for extra in (Call(name="request_recollection", arguments={"order_id": other, "reason": "just in case"}),
+                  Call(name="accession_specimen", arguments={"specimen_id": spec, "lab_id": lab})):
+        traj = rollout(gym.make(env_id), PlanAgent([*task.oracle[:-1], extra]), seed=0)
+        assert json.loads(traj.steps[len(task.oracle) - 1]["observation"])["success"], extra
+        gate = next(c for c in traj.info["checklist"] if c["name"] == "no_collateral_change")
+        assert not gate["passed"] and traj.reward == 0.0, extra
+
+
+@pytest.mark.parametrize("conflict", ["T1", "T2", "S3", "ST1", "ST3"])
+def test_any_read_that_shows_the_change_counts_as_meeting_it(conflict):
+    # The story's read (the lab, the courier, the drive) swapped for the stale run's own record: it shows the run
+    # off track or halted, so the recovery that follows scores as the oracle's does.
+    env_id = f"STTArena/ClinicalLab-{conflict}-easy"
+    for seed in range(2):
+        _, arena = start(env_id, seed)
+        task = arena.task
+        seen = task.triggers[0].observable
+        run_read = Call(name="get_run", arguments={"run_id": Ref(step="r0", path=("data", "run_id"))})
+        plan = [run_read if c.name == seen.tool and c.arguments == seen.args else c for c in task.oracle]
+        assert plan != task.oracle
+        assert rollout(gym.make(env_id), PlanAgent(plan), seed=seed).reward == 1.0, (env_id, seed)
+
+
+@pytest.mark.parametrize("conflict", CONFLICTS)
+def test_the_ward_answers_alike_whether_or_not_the_specimen_can_be_tested(conflict):
+    # The ward's hard constraints answer every proposed change of plan on every level, and its other answers are
+    # the same too: nothing it says tells the impossible level from the others.
+    answers = {level: panel_answers(f"STTArena/ClinicalLab-{conflict}-{level}", 0)
+               for level in ("easy", "medium", "hard", "impossible")}
+    assert len(set(answers.values())) == 1, answers
+    assert "accessioned before it goes off" in answers["impossible"][0]
+
+
+def test_a_refusal_naming_the_change_in_words_is_judged_informed():
+    env_id = "STTArena/ClinicalLab-T1-impossible"
+    _, arena = start(env_id, seed=0)
+    task = arena.task
+    said = ("I'm sorry, but the specimen cannot be tested in time: the lab's bench is short-staffed and no other "
+            "lab runs this test, so I have asked the ward to recollect it.")
+    plan = [c if c.name != "chat_with_user" else c.model_copy(update={"arguments": {"message": said}})
+            for c in task.oracle]
+    assert rollout(gym.make(env_id), PlanAgent(plan), seed=0).reward == 1.0
 
 
 def test_instances_differ_and_a_stored_task_replays():
@@ -345,3 +430,22 @@ def other_labs(env, seed: int) -> list[list[Call]]:
 def test_the_ward_names_the_lab_only_when_asked_and_another_lab_without_asking_does_not_pass(env_id):
     outcomes = assert_withheld_story(env_id, CONSULT, "asked_lab", other_labs, seeds=SEEDS)
     assert all("rerouted" in run.failed for run in outcomes)  # the other lab takes it in time, not at the ward's
+
+
+@pytest.mark.parametrize("env_id", CONSULTED)
+def test_the_wards_requirement_is_an_analyser_model_and_only_its_lab_runs_the_test_on_one(env_id):
+    # The ward tells a requirement, not a lab: the patient's baseline was run on the home lab's analyser model, and
+    # of the labs that take the specimen in time only the one the checks want has that model (get_lab shows it).
+    for seed in SEEDS:
+        _, arena = start(env_id, seed)
+        task = arena.task
+        (fact,) = task.profile.withheld
+        chosen, others = choice(task)
+        home = next(c.arguments["lab_id"] for c in task.nominal_plan if c.name == "accession_specimen")
+        assert chosen not in fact.text and home not in fact.text
+
+        def models(lab: str) -> set[str]:
+            return {x["model"] for x in task.initial_state["analysers"].values() if x["lab"] == lab}
+
+        assert models(chosen) == models(home) and all(m in fact.text for m in models(home))
+        assert others and all(not models(x) & models(home) for x in others)

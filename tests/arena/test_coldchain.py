@@ -21,7 +21,8 @@ from sttgym.envs.arena.coldchain.generator import build_base
 from sttgym.envs.arena.coldchain.world import DWELL_MINUTES, ColdChainWorld
 from sttgym.geo import shortest_route
 from sttgym.task import Call, Ref
-from sttgym.validation import prefix_scores
+from sttgym.tools import collect_tools, validate_arguments
+from sttgym.validation import PANEL
 from tests.arena.withheld import assert_unpredictable, assert_withheld_story, question, unasked
 
 
@@ -301,6 +302,18 @@ def test_listings_show_every_site_lot_and_road_an_agent_needs(region):
     assert {tuple(v["holds_c"]) for v in vans} == {(0, 10), (-30, -12)}  # both temperature classes, told apart
 
 
+def test_a_coordinator_may_hold_or_quarantine_a_lot_but_never_release_one(region):
+    base, world = region
+    assert world.update_goods_inventory_status(base.lot, "quarantined")["success"]
+    assert world.goods_inventory[base.lot]["status"] == "quarantined"
+    before = copy.deepcopy(world.state)
+    assert world.update_goods_inventory_status(base.lot, "quarantined")["success"] is False  # already so
+    assert world.state == before
+    spec = collect_tools(world)["update_goods_inventory_status"]  # releasing is the quality team's call:
+    assert validate_arguments(spec, {"goods_id": base.lot, "status": "available"})  # refused before the tool runs
+    assert world.create_new_shipment(base.lot, base.hub, base.clinic, base.qty)["success"] is False
+
+
 def test_dispatch_refuses_a_lot_that_is_no_longer_at_the_origin(region):
     base, world = region
     loaded(world, base)
@@ -309,6 +322,8 @@ def test_dispatch_refuses_a_lot_that_is_no_longer_at_the_origin(region):
 
 
 # ----------------------------------------------------------------------- stories
+
+CONFLICTS = ("T1", "T2", "T3", "S1", "S2", "S3", "ST1", "ST2", "ST3")
 
 
 def play(env_id, plan, seed=0, dynamics=True):
@@ -406,7 +421,7 @@ def test_s3_the_corridor_closes_on_a_route_that_uses_it_and_re_planning_avoids_i
 
 def test_medium_effects_show_up_later_than_they_fire():
     """The nominal run fails at a later call than the one the trigger fired on."""
-    for conflict in ("T1", "T2", "T3", "S1", "S2", "S3", "ST1", "ST2", "ST3"):
+    for conflict in CONFLICTS:
         traj, _ = play(f"STTArena/ColdChain-{conflict}-medium", lambda t: t.nominal_plan, seed=1)
         first_event = next(i for i, s in enumerate(traj.steps) if s["events"])
         assert first_event < len(traj.steps) - 2, conflict  # something the agent still does comes after it
@@ -481,57 +496,78 @@ def test_impossible_needs_the_blocking_fact_and_no_forbidden_change():
                               for c in task.nominal_plan if c.name != "get_vehicle_status"]
 
     traj, _ = play(env_id, warm_van)
-    assert traj.reward == 0.0
-    assert [c["name"] for c in traj.info["checklist"] if not c["passed"]] == ["no_wrong_temperature_van"]
+    assert traj.reward == 0.0  # the forbidden gate says why (the warm van is also a change beyond the request)
+    assert [c["name"] for c in traj.info["checklist"] if not c["passed"]] == ["no_wrong_temperature_van",
+                                                                               "no_collateral_change"]
 
 
-def test_the_user_insists_only_on_impossible_tasks_and_reveals_alternatives_only_when_asked():
-    env = gym.make("STTArena/ColdChain-T1-medium")
-    env.reset(seed=0)
-    say = lambda text: env.step({"name": "chat_with_user", "arguments": {"message": text}})[4]["result"]["data"]["reply"]  # noqa: E731
-    assert "stock" not in say("What is the deadline?")
-    assert "stock" in say("Is there other stock elsewhere?")
-    env = gym.make("STTArena/ColdChain-T1-impossible")
-    env.reset(seed=0)
-    assert "No." in env.step({"name": "chat_with_user", "arguments": {"message": "Could we use a different lot instead?"}})[4][
-        "result"]["data"]["reply"]
+def blanked(text: str) -> str:
+    """A reply with its ids, dates, times and numbers (signs too: the product's band is drawn) blanked, much as
+    validation's solvability panel compares them."""
+    return re.sub(r"\b[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)+\b|\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2})?|-?\d+(?:[:.]\d+)?", "#",
+                  text)
+
+
+@pytest.mark.parametrize("conflict", CONFLICTS)
+def test_the_user_answers_alike_at_every_level_and_names_no_lot(conflict):
+    """Asked to change the plan, or any of validation's panel of questions, the user answers with the same words at
+    every level of a conflict (the hard constraints, the programme's batch rule, the fallback), whether or not the
+    request can be met; the stock question is answered only when asked, and never with a lot id."""
+    replies = {}
+    for level in ("easy", "medium", "hard", "impossible"):
+        env = gym.make(f"STTArena/ColdChain-{conflict}-{level}")
+        env.reset(seed=0)
+
+        def say(text):
+            return env.step({"name": "chat_with_user", "arguments": {"message": text}})[4]["result"]["data"]["reply"]
+
+        assert "stock" not in say("What is the deadline?")
+        assert "stock" in say("Is there stock elsewhere?") and "LOT-" not in say("Which stock may we use?")
+        product = product_of(env.unwrapped.task)  # drawn per instance, as the band is
+        replies[level] = tuple(blanked(say(question).replace(product, "#"))
+                               for question in ("Could we use a different lot instead?", *PANEL))
+        assert "no fewer and no more" in replies[level][0]
+    assert len(set(replies.values())) == 1, replies
 
 
 def stop_after(env_id, plan, seed=0):
-    """The reward and the checks that held when an agent stops after ``plan`` (then says "Task Completed")."""
+    """The reward, the milestones that held and the gates broken when an agent stops after ``plan`` (then says
+    "Task Completed")."""
     traj = sttgym.rollout(gym.make(env_id), PlanAgent(plan), seed=seed)
     return traj.reward, [c["name"] for c in traj.info["checklist"] if c["passed"] and not c["gate"]], \
         [c["name"] for c in traj.info["checklist"] if c["gate"] and not c["passed"]]
 
 
+# The engine's collateral gate compares a final state with the final states of the task's solutions, so a stop
+# with the doses loaded but not yet received reads as a van changed as no solution leaves it (raised with the
+# engine's owner). Until the gate looks at the solutions' intermediate states, a stop part-way is checked on its
+# milestones and on the domain's own gates, and the reward only where the collateral gate has nothing to say.
+PART_WAY = {"no_collateral_change"}
+
+
 def test_t2_medium_credit_climbs_with_each_step_of_the_recovery():
     """The paper's worked example: the van is recalled, its shipment cancelled, the city hub ships instead (the lot
-    the user names when asked). Each step of the recovery earns a milestone, stopping early breaks no gate, and the
-    stale plan earns nothing."""
+    of the batch the user names when asked). Each step of the recovery earns a milestone, stopping early breaks
+    none of the domain's gates, and the stale plan earns nothing."""
     env_id = "STTArena/ColdChain-T2-medium"
     env = gym.make(env_id)
     env.reset(seed=0)
     task = env.unwrapped.task
     oracle, names = task.oracle, [c.name for c in task.oracle]
-    cancel = names.index("cancel_shipment") + 1
-    asked = oracle.index(question(task)) + 1
-    city_create = len(names) - names[::-1].index("create_new_shipment")
-    city_assign = len(names) - names[::-1].index("assign_shipment_to_vehicle")
-    go = len(names) - names[::-1].index("update_vehicle_status")
-    # the stale run: dispatched, then the hours were cut under it; recalling it alone is no milestone yet
-    assert stop_after(env_id, oracle[:cancel - 1]) == (0.0, [], [])
-    assert stop_after(env_id, oracle[:cancel]) == (0.2, ["stale_plan_unwound"], [])
-    # the question counts once the doses it was about are booked (a question after the booking would not)
-    assert stop_after(env_id, oracle[:asked]) == (0.2, ["stale_plan_unwound"], [])
-    assert stop_after(env_id, oracle[:city_create]) == (0.4, ["asked_user", "stale_plan_unwound"], [])
-    assert stop_after(env_id, oracle[:city_assign]) == (0.6, ["asked_user", "stale_plan_unwound",
-                                                              "alternative_secured"], [])
-    assert stop_after(env_id, oracle[:go]) == (0.8, ["asked_user", "stale_plan_unwound", "alternative_secured",
-                                                     "dispatched_in_time"], [])
+    last = {name: len(names) - names[::-1].index(name) for name in names}  # through each tool's last call
+    cancel, asked = names.index("cancel_shipment") + 1, oracle.index(question(task)) + 1
+    steps = [(cancel - 1, []),  # the stale run, dispatched before the hours were cut under it, recalled: nothing yet
+             (cancel, ["stale_plan_unwound"]),
+             (asked, ["stale_plan_unwound"]),  # the question counts once the doses it was about are booked
+             (last["create_new_shipment"], ["asked_user", "stale_plan_unwound"]),
+             (last["add_or_update_route_plan"], ["asked_user", "stale_plan_unwound", "alternative_secured"]),
+             (last["update_vehicle_status"], ["asked_user", "stale_plan_unwound", "alternative_secured",
+                                              "dispatched_in_time"])]
+    for k, earned in steps:
+        reward, passed, broken = stop_after(env_id, oracle[:k])
+        assert passed == earned and set(broken) <= PART_WAY, (k, passed, broken)
+        assert broken or reward == len(earned) / 5, (k, reward)
     assert stop_after(env_id, oracle)[0] == 1.0
-    profile = prefix_scores(env_id, 0)
-    assert profile == sorted(profile) and profile[0] == 0.0 and profile[-1] == 1.0
-    assert {0.2, 0.4, 0.6, 0.8} <= set(profile)
     # the stale plan, stopped anywhere (and with its reads made twice first), earns no milestone
     plan = task.nominal_plan
     assert all(stop_after(env_id, plan[:k])[1] == [] for k in range(len(plan) + 1))
@@ -570,9 +606,127 @@ def test_st2_medium_a_spoiled_load_left_on_the_road_trips_the_cold_chain_gate():
                   and c.arguments["status"] == "idle")
     hedged = task.oracle[:recall] + task.oracle[names.index("cancel_shipment") + 1:]  # never recalls the stale van
     reward, _, broken = stop_after(env_id, hedged, seed=2)
-    assert reward == 0.0 and broken == ["cold_chain_kept"]
+    assert reward == 0.0 and broken == ["cold_chain_kept", "no_collateral_change"]  # and a van left on the road
     reward, _, broken = stop_after(env_id, task.nominal_plan, seed=2)  # the spoiled doses are received
     assert reward == 0.0 and "cold_chain_kept" in broken
+
+
+def delivery(tag, lot, origin, to, quantity, van, stops):
+    """The calls of one delivery, as an agent would make them (the shipment saved under ``tag``)."""
+    ref = Ref(step=tag, path=("data", "shipment_id"))
+    return [Call(name="create_new_shipment", save_as=tag, arguments={
+                "goods_id": lot, "origin_site_id": origin, "destination_site_id": to, "quantity": quantity}),
+            Call(name="assign_shipment_to_vehicle", arguments={"shipment_id": ref, "vehicle_id": van}),
+            Call(name="add_or_update_route_plan", arguments={"vehicle_id": van, "route_plan": stops}),
+            Call(name="update_vehicle_status", arguments={"vehicle_id": van, "status": "in_transit"}),
+            Call(name="register_goods_receipt", arguments={"shipment_id": ref, "site_id": to})]
+
+
+def cold_vans(task, site):
+    """The vans parked at ``site`` that hold the request's band."""
+    state, lot = task.initial_state, product_lot(task)
+    units = {v: state["cooling_units"][x["cooling_unit_id"]] for v, x in state["vehicles"].items()}
+    return [v for v, x in sorted(state["vehicles"].items()) if x["site_id"] == site
+            and units[v]["min_temp_c"] <= lot["temp_min_c"] <= units[v]["max_temp_c"]]
+
+
+def product_lot(task) -> dict:
+    """The lot the request names (booked by the nominal plan, or held for it)."""
+    create = next((c for c in task.nominal_plan if c.name == "create_new_shipment"), None)
+    held = next(c for c in task.nominal_plan if c.name == "assign_shipment_to_vehicle").arguments["shipment_id"]
+    lot = create.arguments["goods_id"] if create else task.initial_state["shipments"][held]["goods_id"]
+    return task.initial_state["goods_inventory"][lot]
+
+
+def destination(task) -> str:
+    return next(c for c in task.nominal_plan if c.name == "register_goods_receipt").arguments["site_id"]
+
+
+def test_s1_easy_a_refused_booking_that_names_the_depot_is_noticing_enough():
+    """Reported: an agent whose first booking at the hub was refused ("stored at DPT-..., not at HUB-...") booked the
+    lot where the error said, routed the requested van through the hub to the depot and delivered in time. The
+    refusal showed the change, and the van and route are its own choice: full marks."""
+    env_id = "STTArena/ColdChain-S1-easy"
+    for seed in (9, 0):
+        env = gym.make(env_id)
+        env.reset(seed=seed)
+        task = env.unwrapped.task
+        create = next(c for c in task.nominal_plan if c.name == "create_new_shipment")
+        lot, hub, clinic, qty = (create.arguments[k] for k in ("goods_id", "origin_site_id", "destination_site_id",
+                                                              "quantity"))
+        van = next(c for c in task.nominal_plan if c.name == "assign_shipment_to_vehicle").arguments["vehicle_id"]
+        depot = next(op.args["value"] for op in task.triggers[0].effect if op.args["path"][-1] == "site_id")
+        schedule = Call(name="list_clinic_immunization_schedule", arguments={"site_id": clinic})
+        for carrier, stops in ((van, [hub, depot, clinic]), (cold_vans(task, depot)[0], [depot, clinic])):
+            plan = [schedule, create, *delivery("ship", lot, depot, clinic, qty, carrier, stops)]
+            traj = sttgym.rollout(gym.make(env_id), PlanAgent(plan), seed=seed)
+            assert json.loads(traj.steps[1]["observation"])["error"].startswith(f"lot {lot} is stored at {depot}")
+            assert traj.reward == 1.0, (seed, carrier, [c["name"] for c in traj.info["checklist"] if not c["passed"]])
+
+
+def test_s2_hard_the_two_released_lots_in_two_vans_after_a_refused_dispatch_score_full_marks():
+    """Reported: after the revocation (shown by the refused dispatch), an agent cancelled the stale shipment and sent
+    the two released lots, each in a van of its own, cold and on time: full marks."""
+    env_id, seed = "STTArena/ColdChain-S2-hard", 5
+    env = gym.make(env_id)
+    env.reset(seed=seed)
+    task = env.unwrapped.task
+    lots = task.initial_state["goods_inventory"]
+    stale = task.nominal_plan[:-1]  # through the dispatch the hold refuses
+    create = next(c for c in task.nominal_plan if c.name == "create_new_shipment")
+    clinic, batch = create.arguments["destination_site_id"], product_lot(task)["batch"]
+    released = sorted(((g, x) for g, x in lots.items() if x["product"] == product_lot(task)["product"]
+                       and x["batch"] != batch), key=lambda lot: lot[1]["site_id"] not in task.initial_state[
+                           "distribution_hubs"])  # the city hub's lot first, its van beside it
+    assert len(released) == 2 and sum(x["quantity"] for _, x in released) == create.arguments["quantity"]
+    ours = next(c for c in task.nominal_plan if c.name == "assign_shipment_to_vehicle").arguments["vehicle_id"]
+    city = cold_vans(task, released[0][1]["site_id"])[0]
+    other = next(v for site in sorted({x["site_id"] for x in task.initial_state["vehicles"].values()})
+                 for v in cold_vans(task, site) if v not in (ours, city))
+    plan = stale + [Call(name="cancel_shipment", arguments={"shipment_id": Ref(step="ship", path=("data",
+                                                                                                 "shipment_id"))})]
+    for (lot, x), van in zip(released, (city, other)):
+        plan += delivery(lot, lot, x["site_id"], clinic, x["quantity"], van, [x["site_id"], clinic])
+    traj = sttgym.rollout(gym.make(env_id), PlanAgent(plan), seed=seed)
+    assert "on_hold" in traj.steps[len(stale) - 1]["observation"]
+    assert traj.reward == 1.0, [c["name"] for c in traj.info["checklist"] if not c["passed"]]
+
+
+@pytest.mark.parametrize("env_id", [i for i in sttgym.arena_ids("ColdChain") if not i.endswith("impossible")][::2])
+def test_every_way_the_world_offers_is_a_listed_alternative_that_scores_full_marks(env_id):
+    """The alternatives are the other usable lots and vans (and sites the team may be at), each a complete solution
+    scoring 1.0; where several vans can make it, the city hub's van and the depot van are among them."""
+    for seed in (0, 1):
+        env = gym.make(env_id)
+        env.reset(seed=seed)
+        task = env.unwrapped.task
+        for plan in task.alternatives:
+            traj = sttgym.rollout(gym.make(env_id), PlanAgent(plan), seed=seed)
+            assert traj.reward == 1.0, (seed, [c["name"] for c in traj.info["checklist"] if not c["passed"]])
+    if env_id.endswith("S1-easy"):  # the lot at the depot: our van via the depot, the depot's van, the city stock
+        used = {c.arguments["vehicle_id"] for plan in [task.oracle, *task.alternatives] for c in plan
+                if c.name == "assign_shipment_to_vehicle"}
+        assert {dispatched(task.oracle), *cold_vans(task, task.initial_state["vehicles"][dispatched(
+            task.oracle)]["site_id"])} <= used and len(used) >= 3, used
+
+
+@pytest.mark.parametrize("conflict", CONFLICTS)
+def test_an_extra_shipment_after_the_solution_is_a_collateral_change(conflict):
+    """Reported: an extra shipment reserving another lot kept 1.0. The oracle followed by one (a small one of another
+    product, to the clinic) now fails the collateral gate."""
+    env_id = f"STTArena/ColdChain-{conflict}-medium"
+    env = gym.make(env_id)
+    env.reset(seed=0)
+    task = env.unwrapped.task
+    clinic = destination(task)
+    other, lot = next((g, x) for g, x in sorted(task.initial_state["goods_inventory"].items())
+                      if x["product"] != product_lot(task)["product"] and x["status"] == "available")
+    extra = Call(name="create_new_shipment", arguments={"goods_id": other, "origin_site_id": lot["site_id"],
+                                                        "destination_site_id": clinic, "quantity": 50})
+    traj = sttgym.rollout(gym.make(env_id), PlanAgent([*task.oracle, extra]), seed=0)
+    assert json.loads(traj.steps[len(task.oracle)]["observation"])["success"]
+    assert traj.reward == 0.0 and [c["name"] for c in traj.info["checklist"] if not c["passed"]] == [
+        "no_collateral_change"]
 
 
 @pytest.mark.parametrize("env_id", sttgym.arena_ids("ColdChain")[::5])
@@ -607,12 +761,17 @@ def test_random_and_hostile_calls_never_break_a_tool(env_id):
                 env.reset(seed=3)
 
 
+def product_of(task) -> str:
+    """The product the request ships."""
+    return product_lot(task)["product"]
+
+
 def city_run(task, reread=()):
-    """Ship the city hub's stock in its own van whatever happened: read the listings, take the other lot of the
-    product (not at the user's hub) and a van beside it that holds its band, deliver where the nominal plan was
-    headed. ``reread``: calls made first (after the change, to see it)."""
+    """Ship the city hub's stock in its own van whatever happened, knowing it from the start (the other lot of the
+    product, not at the user's hub, and a van beside it that holds its band), where the nominal plan was headed,
+    after only a look at that hub's vans (which no change touches). ``reread``: calls made first."""
     state, create = task.initial_state, next(c for c in task.nominal_plan if c.name == "create_new_shipment")
-    product = state["goods_inventory"][create.arguments["goods_id"]]["product"]
+    product = product_of(task)
     lot = next(g for g, x in sorted(state["goods_inventory"].items()) if x["product"] == product
                and x["site_id"] != create.arguments["origin_site_id"] and x["site_id"] in state["distribution_hubs"])
     hub, lo = state["goods_inventory"][lot]["site_id"], state["goods_inventory"][lot]["temp_min_c"]
@@ -620,8 +779,7 @@ def city_run(task, reread=()):
                and state["cooling_units"][x["cooling_unit_id"]]["min_temp_c"] <= lo
                <= state["cooling_units"][x["cooling_unit_id"]]["max_temp_c"])
     to, ref = create.arguments["destination_site_id"], Ref(step="city", path=("data", "shipment_id"))
-    return [*reread, Call(name="list_lots", arguments={"product": product}),
-            Call(name="list_vehicles_at_site", arguments={"site_id": hub}),
+    return [*reread, Call(name="list_vehicles_at_site", arguments={"site_id": hub}),
             Call(name="create_new_shipment", save_as="city", arguments={
                 "goods_id": lot, "origin_site_id": hub, "destination_site_id": to,
                 "quantity": create.arguments["quantity"]}),
@@ -634,24 +792,29 @@ def city_run(task, reread=()):
 @pytest.mark.parametrize("env_id", ["STTArena/ColdChain-T3-easy", "STTArena/ColdChain-ST2-easy",
                                     "STTArena/ColdChain-T3-medium", "STTArena/ColdChain-S2-medium",
                                     "STTArena/ColdChain-ST2-medium", "STTArena/ColdChain-T2-medium"])
-def test_shipping_the_city_stock_without_looking_at_the_change_earns_at_most_the_goal(env_id):
-    """Where the city hub is the right answer, a policy that ships its stock regardless, never reading what changed,
-    delivers the doses but earns no recovery milestone: ``noticed`` is folded into every one of them. The same
-    writes by an agent that first read the change (in the easy levels, where it is posted before anything is
-    booked) earn them."""
+def test_shipping_the_city_stock_without_meeting_the_change_earns_at_most_the_goal(env_id):
+    """Where the city hub is the right answer, a policy that ships its stock regardless, ignoring the lot and van the
+    request names without ever meeting the change (nothing it got would have differed without it; at medium the
+    change, bound to the request's own writes, never even comes), delivers the doses but earns no recovery
+    milestone: ``noticed`` is folded into every one of them. The same writes after any result that showed the
+    change earn them all (in the easy levels, where it is posted before anything is booked): the story's own read,
+    or the lot listing where the change is to the lot."""
     for seed in (0, 1, 2):
         env = gym.make(env_id)
         env.reset(seed=seed)
         task = env.unwrapped.task
         traj, _ = play(env_id, city_run, seed=seed)
         passed = {c["name"] for c in traj.info["checklist"] if c["passed"] and not c["gate"]}
-        assert traj.reward <= 0.25 and passed <= {"doses_delivered"}, (env_id, seed, passed)
+        assert traj.reward < 0.5 and passed <= {"doses_delivered"}, (env_id, seed, passed)
         assert "doses_delivered" in passed, (env_id, seed)  # the run itself works: the doses arrive in time
         if env_id.endswith("easy"):
             wait = [Call(name="list_sites", arguments={})] * 3  # the change is posted a few minutes in
             seen = [Call(name=t.observable.tool, arguments=t.observable.args) for t in task.triggers]
             looked, _ = play(env_id, lambda t: city_run(t, wait + seen), seed=seed)
             assert looked.reward == 1.0, (env_id, seed)
+            listing = [Call(name="list_lots", arguments={"product": product_of(task)})]
+            listed, _ = play(env_id, lambda t: city_run(t, wait + listing), seed=seed)
+            assert (listed.reward == 1.0) == ("ST2" in env_id), (env_id, seed)  # a quarantine shows in the listing
 
 
 COUNT_DOSES = {"doses_delivered", "alternative_secured", "dispatched_in_time"}  # the milestones that count doses

@@ -54,7 +54,7 @@ def corridor() -> dict:
                                   "documents": {"commercial_invoice": "valid", "certificate_of_origin": "rejected"},
                                   "reissuable": ["certificate_of_origin"], "priority": "standard", "truck": None,
                                   "note": ""}},
-        "declarations": {}, "permits": {}, "movements": {},
+        "reservations": {}, "declarations": {}, "permits": {}, "movements": {},
         "carriers": {"CAR-1": {"name": "K", "bonded": False}},
         "trucks": {"TRK-1": {"carrier": "CAR-1", "capacity_kg": 10000, "bonded": False, "location": "TRM-A",
                              "shift_end": f"{DAY}T18:00", "status": "available", "consignment": None, "note": ""},
@@ -64,7 +64,7 @@ def corridor() -> dict:
                              "shift_end": f"{DAY}T18:00", "status": "available", "consignment": None, "note": ""}},
         "permit_desks": {x: {"status": "open", "lead_minutes": 0, "valid_hours": 12, "note": ""}
                          for x in ("BCP-X", "BCP-Y")},
-        "counters": {"declaration": 10, "permit": 20, "movement": 30},
+        "counters": {"declaration": 10, "permit": 20, "reservation": 40, "movement": 30},
     }
 
 
@@ -82,18 +82,31 @@ def test_a_held_declaration_clears_once_the_document_is_reissued_and_the_trip_is
     assert held["data"] == {"declaration_id": "DEC-11", "status": "held", "missing": ["certificate_of_origin"]}
     assert w("request_document", consignment_id="CN-1", document="certificate_of_origin")["success"]
     assert w("file_declaration", consignment_id="CN-1", crossing_id="BCP-X")["data"]["status"] == "cleared"
+    # One declaration in force: the new one voids the held one.
+    assert w.world.declarations["DEC-11"]["status"] == "void" and "DEC-12" in w.world.declarations["DEC-11"]["note"]
     assert w("book_slot", slot_id="SL-1", consignment_id="CN-1")["success"]
+    assert not w.holds("ready_to_cross", consignment_id="CN-1")  # no truck yet
     assert w("assign_truck", consignment_id="CN-1", truck_id="TRK-1")["success"]
-    assert w.holds("cleared_to_cross", consignment_id="CN-1") and not w.holds("on_time", consignment_id="CN-1")
+    assert w.holds("ready_to_cross", consignment_id="CN-1") and not w.holds("on_time", consignment_id="CN-1")
     sent = w("dispatch", consignment_id="CN-1")
     assert sent["success"], sent
     # Now 09:33; 20 minutes' loading, 40 to the crossing (10:33, inside SL-1), 10 minutes' queue, 30 onward.
     m = sent["data"]
     assert (m["departs"], m["at_crossing"], m["crosses"], m["arrives"]) == (
         f"{DAY}T10:00", f"{DAY}T10:40", f"{DAY}T10:40", f"{DAY}T11:20")
-    assert w.world.crossings["BCP-X"]["inspection"]["used"][DAY] == 1  # wine is inspected at X
+    # Wine is inspected at X: the movement uses the day's one inspection (counted from it, not written anywhere).
+    assert w("get_crossing", crossing_id="BCP-X")["data"]["inspections_left_today"] == 0
+    assert w.world.crossings["BCP-X"]["inspection"]["used"][DAY] == 0
+    assert w.world.slots["SL-1"]["status"] == "free"  # the crossing's table: the booking is the forwarder's record
+    assert w("list_slots", crossing_id="BCP-X")["data"]["slots"][0]["status"] == "used"
+    assert w.world.reservations["RSV-41"]["status"] == "used"
     assert w.holds("on_time", consignment_id="CN-1") and w.holds("not_late", consignment_id="CN-1")
-    assert not w("dispatch", consignment_id="CN-1")["success"]  # already on its way
+    assert w.holds("ready_to_cross", consignment_id="CN-1")  # on its way
+    before = copy.deepcopy(w.world.state)
+    for name, args in (("dispatch", {}), ("file_declaration", {"crossing_id": "BCP-Y"}),
+                       ("book_slot", {"slot_id": "SL-2"}), ("assign_truck", {"truck_id": "TRK-1"})):
+        assert "already dispatched" in w(name, consignment_id="CN-1", **args)["error"]  # nothing moves it now
+    assert w.world.state == before
     assert not w("confirm_delivery", movement_id="MOV-31")["success"]  # arrives only at 11:20
     w.clock.advance(120)
     assert not w("cancel_movement", movement_id="MOV-31")["success"]  # it has left
@@ -108,6 +121,7 @@ def test_a_held_declaration_clears_once_the_document_is_reissued_and_the_trip_is
     ("file_declaration", {"consignment_id": "CN-1", "crossing_id": "BCP-Q"}),
     ("apply_for_permit", {"consignment_id": "CN-1", "crossing_id": "BCP-X"}),  # X needs none for wine
     ("request_document", {"consignment_id": "CN-1", "document": "health_certificate"}),
+    ("request_document", {"consignment_id": "CN-1", "document": "commercial_invoice"}),  # valid: nothing to do
     ("book_slot", {"slot_id": "SL-9", "consignment_id": "CN-1"}),
     ("book_slot", {"slot_id": "SL-1", "consignment_id": "CN-9"}),
     ("cancel_slot", {"slot_id": "SL-1"}),
@@ -135,12 +149,23 @@ def ready(w: Harness, crossing: str = "BCP-X", slot: str = "SL-1") -> None:
     assert w("assign_truck", consignment_id="CN-1", truck_id="TRK-1")["success"]
 
 
+def test_a_state_stored_before_slot_bookings_were_records_still_plays():
+    """Tasks exported by earlier releases have no ``reservations``: the world adds the container, and the check
+    they name (``cleared_to_cross``) reads the booking the same way."""
+    state = corridor()
+    del state["reservations"], state["counters"]["reservation"]
+    old = Harness(state)
+    ready(old)
+    assert old.holds("cleared_to_cross", consignment_id="CN-1") and old.holds("ready_to_cross", consignment_id="CN-1")
+    assert old("dispatch", consignment_id="CN-1")["success"] and old.holds("cleared_to_cross", consignment_id="CN-1")
+
+
 def test_a_ban_refuses_the_declaration_and_the_dispatch(w):
     ready(w)
     w.world.crossings["BCP-X"].update(banned=["wine"], notice="rule CR-1")
     sent = w("dispatch", consignment_id="CN-1")
     assert not sent["success"] and "may not cross" in sent["error"]
-    assert not w.holds("cleared_to_cross", consignment_id="CN-1")
+    assert not w.holds("ready_to_cross", consignment_id="CN-1")
     assert not w("file_declaration", consignment_id="CN-1", crossing_id="BCP-X")["success"]
     assert w("check_route", consignment_id="CN-1", crossing_id="BCP-X")["data"]["rule_problems"]
     assert "may not cross" in w("get_consignment", consignment_id="CN-1")["data"]["crossing_problems"][0]
@@ -213,8 +238,8 @@ def test_the_blind_writer_meets_every_trigger_and_earns_nothing(conflict):
 
 
 def stubborn(env, seed: int, same_crossing: bool = True) -> float:
-    """The cheapest recoveries: the nominal plan, then, without reading what changed, either re-book the next free
-    slots at the same crossing and dispatch again, or (``same_crossing=False``) just dispatch again."""
+    """The cheapest recoveries: the nominal plan, then, reading nothing, either re-book the next free slots at the
+    same crossing and dispatch again, or (``same_crossing=False``) just dispatch again."""
     env.reset(seed=seed)
     task, saved = env.unwrapped.task, {}
     for c in task.nominal_plan:
@@ -233,34 +258,25 @@ def stubborn(env, seed: int, same_crossing: bool = True) -> float:
     return info["score"]
 
 
+SLOT_ONLY = ("T2", "ST2", "ST3")  # at easy, the change leaves the crossing open and only the slot goes
+
+
 @pytest.mark.parametrize("same_crossing", [True, False])
-def test_retrying_the_original_crossing_without_reading_earns_nothing(same_crossing):
-    scores = [stubborn(gym.make(f"STTArena/Freight-{c}-{lvl}"), seed, same_crossing)
-              for c in CONFLICTS for lvl in ("easy", "medium", "hard") for seed in (0, 1)]
-    assert sum(scores) / len(scores) <= 0.25
-
-
-@pytest.mark.parametrize("conflict", ["S3", "T2", "ST2"])
-def test_rereading_then_rebooking_the_same_crossing_fails_where_the_crossing_is_closed(conflict):
-    """Noticing the change earns the first milestone only; re-booking the closed crossing earns nothing more."""
-    env = gym.make(f"STTArena/Freight-{conflict}-hard")
-    env.reset(seed=2)
-    task = env.unwrapped.task
-    shown = task.triggers[0].observable
-    stubborn(env, 2)
-    env.reset(seed=2)
-    saved = {}
-    for c in task.nominal_plan:
-        saved[c.save_as or ""] = call(env, c.name, **resolve(c.arguments, saved))
-    call(env, shown.tool, **shown.args)
-    book = next(c.arguments for c in task.nominal_plan if c.name == "book_slot")
-    slots = env.unwrapped.world.state["slots"]
-    x = slots[book["slot_id"]]["crossing"]
-    for slot in [i for i, s in sorted(slots.items()) if s["crossing"] == x and s["status"] == "free"][:3]:
-        call(env, "book_slot", slot_id=slot, consignment_id=book["consignment_id"])
-        call(env, "dispatch", consignment_id=book["consignment_id"])
-    *_, info = env.step({"content": "Task Completed"})
-    assert info["score"] <= 1 / 3 + 1e-9
+def test_retrying_the_original_crossing_earns_nothing_unless_a_later_slot_is_the_recovery(same_crossing):
+    """The failed dispatch tells the policy what went (that is noticing); what fails is the outcome. Re-booking the
+    next free slots at the same crossing earns nothing, except where the change took only the slot (T2, ST2 and
+    ST3 at easy): there a later slot is the recovery itself, a full one when it still arrives in time (all or
+    nothing). Dispatching again without re-booking never does."""
+    recovered = []
+    for c in CONFLICTS:
+        for lvl in ("easy", "medium", "hard"):
+            scores = [stubborn(gym.make(f"STTArena/Freight-{c}-{lvl}"), seed, same_crossing) for seed in range(3)]
+            if same_crossing and lvl == "easy" and c in SLOT_ONLY:
+                assert set(scores) <= {0.0, 1.0}, (c, scores)
+                recovered += scores
+            else:
+                assert scores == [0.0] * 3, (c, lvl, scores)
+    assert 1.0 in recovered or not same_crossing
 
 
 @pytest.mark.parametrize("conflict", ["T1", "S3", "ST2"])
@@ -292,6 +308,95 @@ def test_instances_differ_and_a_stored_task_replays():
     stored = json.loads(a.unwrapped.task.model_dump_json())
     again = gym.make("STTArena/Freight-S1-medium")
     assert rollout(again, OracleAgent(), seed=5, options={"task": stored}).reward == 1.0
+
+
+def recovery_writes(env) -> list[Call]:
+    """The oracle's writes after the part of its plan it shares with the nominal plan: its recovery, unread."""
+    task, tools = env.unwrapped.task, env.unwrapped.tools
+    shared = next(i for i, (a, b) in enumerate(zip(task.oracle, task.nominal_plan)) if a != b)
+    return [c for c in task.oracle[shared:] if c.name in tools and tools[c.name].mutates]
+
+
+@pytest.mark.parametrize("conflict", ["T1", "T2", "S2", "ST2", "ST3"])
+def test_the_failed_dispatch_shows_the_change_and_recovering_from_it_alone_scores_full_marks(conflict):
+    """The nominal plan's dispatch fails with an error naming what changed (the permit, the slot, the declaration,
+    the truck's time): that is noticing. The oracle's recovery writes straight after it, without the story's reads,
+    get the consignment across in time."""
+    env_id = f"STTArena/Freight-{conflict}-easy"
+    for seed in range(2):
+        env = gym.make(env_id)
+        env.reset(seed=seed)
+        task = env.unwrapped.task
+        traj = rollout(env, PlanAgent(task.nominal_plan + recovery_writes(env)), seed=seed)
+        assert traj.reward == 1.0, (seed, traj.info["checklist"])
+        failed = next(i for i, c in enumerate(env.unwrapped.log.calls) if not c["result"]["success"])
+        assert env.unwrapped.log.calls[failed]["name"] == "dispatch"
+        assert env.unwrapped.log.revealed[task.triggers[0].name] == failed
+
+
+@pytest.mark.parametrize("env_id", ["STTArena/Freight-T2-easy", "STTArena/Freight-ST2-medium",
+                                    "STTArena/Freight-S1-hard"])
+def test_every_listed_alternative_scores_full_marks_and_the_collateral_gate_catches_the_rest(env_id):
+    """Another slot or crossing that works after the change is a listed solution scoring 1.0; a slot (even one a
+    solution books) or a declaration for another consignment fails the collateral gate (a booking is the
+    forwarder's own record, so the gate counts it, whichever slot it holds), and so does a note to the consignee
+    nobody asked for."""
+    slots = []
+    for seed in range(3):
+        env = gym.make(env_id)
+        env.reset(seed=seed)
+        task = env.unwrapped.task
+        for plan in task.alternatives:
+            assert rollout(gym.make(env_id), PlanAgent(plan), seed=seed).reward == 1.0
+            slots.append((seed, [c for c in plan if c.name == "book_slot"][-1].arguments))
+    assert slots
+    seed, booked = slots[0]
+    env = gym.make(env_id)
+    env.reset(seed=seed)
+    task = env.unwrapped.task
+    other = next(c for c in task.initial_state["consignments"] if c != booked["consignment_id"])
+    crossing = task.initial_state["slots"][booked["slot_id"]]["crossing"]
+    for extra in (Call(name="book_slot", arguments={"slot_id": booked["slot_id"], "consignment_id": other}),
+                  Call(name="file_declaration", arguments={"consignment_id": other, "crossing_id": crossing}),
+                  Call(name="notify_consignee", arguments={"consignment_id": booked["consignment_id"],
+                                                           "message": "On its way."})):
+        traj = rollout(gym.make(env_id), PlanAgent(list(task.oracle) + [extra]), seed=seed)
+        assert json.loads(traj.steps[len(task.oracle)]["observation"])["success"], extra
+        assert traj.reward == 0.0 and not next(c for c in traj.info["checklist"]
+                                               if c["name"] == "no_collateral_change")["passed"], extra
+
+
+@pytest.mark.parametrize("conflict", CONFLICTS)
+def test_the_user_answers_a_change_of_plan_alike_whether_or_not_it_can_be_made(conflict):
+    """To any proposed change the user states their hard constraints, in the same words at every level."""
+    from sttgym.user import RuleUser
+
+    replies = set()
+    for level in ("easy", "medium", "hard", "impossible"):
+        env = gym.make(f"STTArena/Freight-{conflict}-{level}")
+        env.reset(seed=0)
+        task = env.unwrapped.task
+        reply = RuleUser(task.profile).reply("Could I use a different crossing instead?")
+        cid = next(c.arguments["consignment_id"] for c in task.nominal_plan if c.name == "dispatch")
+        consignment = task.initial_state["consignments"][cid]
+        if reply in [a.text for a in task.profile.withheld]:  # a question naming its topic draws it out (S3: the
+            reply = "the requirement they withheld"             # broker), on every level alike
+        replies.add(reply.replace(consignment["deliver_by"], "#"))
+    assert len(replies) == 1, replies
+
+
+def test_the_user_s_broker_is_at_the_planned_crossing_and_one_other_and_every_pair_shares_one():
+    env = gym.make("STTArena/Freight-S3-medium")
+    for seed in range(4):
+        env.reset(seed=seed)
+        task = env.unwrapped.task
+        (fact,) = task.profile.withheld
+        brokers = {x: set(c["brokers"]) for x, c in task.initial_state["crossings"].items()}
+        mine = next(b for b in set.union(*brokers.values()) if b in fact.text)
+        planned = next(c for c in task.nominal_plan if c.name == "file_declaration").arguments["crossing_id"]
+        want = [c for c in task.oracle if c.name == "file_declaration"][-1].arguments["crossing_id"]
+        assert {x for x, names in brokers.items() if mine in names} == {planned, want} and want != planned
+        assert all(len(brokers[x] & brokers[y]) == 1 for x in brokers for y in brokers if x < y)
 
 
 def test_the_choice_predicates_name_the_crossing_and_the_carrier_that_move_the_consignment(w):
@@ -357,3 +462,145 @@ def test_the_users_choice_follows_no_order_the_tools_show(conflict, shown):
         return {f"first by {shown}": mine < min(dispatched(env, seed, plan)[shown] for plan in others_taken(env, seed))}
 
     assert_unpredictable(f"STTArena/Freight-{conflict}-medium", cues, seeds=range(8))
+
+
+# ------------------------------------------------------------- impossible: the change, and why nothing else works
+
+def _id(task, prefix: str) -> str:
+    """The id of what the change brought (``PA-``, ``CR-``, ...), as the results the oracle reads show it."""
+    return next(f for f in task.impossibility.blocking_facts if f.startswith(prefix))
+
+
+def _asked(task) -> dict:
+    """What the request names: the consignment, the planned crossing, the terminal and the truck."""
+    first = {c.name: c.arguments for c in task.nominal_plan}
+    return {"cid": first["dispatch"]["consignment_id"], "main": first["file_declaration"]["crossing_id"],
+            "truck": first["assign_truck"]["truck_id"]}
+
+
+CHANGES = {  # the change, as a careful agent puts it after reading it
+    "T1": lambda t: f"permit authority order {_id(t, 'PA-')} curtailed the permit and the permit desk is suspended",
+    "T2": lambda t: f"priority order {_id(t, 'RC-')} gave every slot at {_asked(t)['main']} to a relief convoy",
+    "T3": lambda t: f"spot-check surge {_id(t, 'SC-')} used up today's inspections at {_asked(t)['main']}",
+    "S1": lambda t: f"the goods were transloaded early to {_id(t, 'TRM-')}",
+    "S2": lambda t: f"customs hold {_id(t, 'HLD-')} rejected the certificate of origin and the shipper cannot "
+                    "re-issue it",
+    "S3": lambda t: f"customs rule {_id(t, 'CR-')} bans the goods at {_asked(t)['main']}",
+    "ST1": lambda t: f"peak corridor order {_id(t, 'PK-')} pulled every truck at the terminal",
+    "ST2": lambda t: f"customs outage {_id(t, 'OUT-')} shut {_asked(t)['main']} past the deadline",
+    "ST3": lambda t: "the first-leg train is delayed and our driver goes off shift before it could cross",
+}
+
+
+def _other_crossing(task) -> tuple[str, str]:
+    """One other crossing and why it fails, as reading it shows (its rules, its slots), in two plain wordings: by
+    its name, and as "the other crossing"."""
+    st, asked = task.initial_state, _asked(task)
+    c = st["consignments"][asked["cid"]]
+    for x in sorted(set(st["crossings"]) - {asked["main"]}):
+        rules, name = st["crossings"][x], st["sites"][x]["name"]
+        slots = [s for s in st["slots"].values() if s["crossing"] == x and s["start"] < c["deliver_by"]]
+        if c["commodity"] in rules["banned"]:
+            why = "bans {g} as well", "they are banned there too"
+        elif c["commodity"] in rules["bonded_for"]:
+            why = "takes {g} only on a bonded truck", "it takes them only on a bonded truck and ours is not bonded"
+        elif "phytosanitary_certificate" in rules["required_docs"]:
+            why = "needs a phytosanitary certificate we do not have", "it needs a phytosanitary certificate"
+        elif slots and all(s["status"] != "free" for s in slots):
+            why = "has no free slots before the deadline", "it is fully booked before the deadline"
+        elif rules["inspection"]["used"].get(task.start_time[:10], 0) >= rules["inspection"]["limit"]:
+            why = "has no inspections left today either", "it has no inspections left either"
+        elif "certificate_of_origin" in rules["required_docs"]:
+            why = "requires the certificate of origin too", "it also requires the certificate of origin"
+        else:
+            continue
+        return (f"the other crossing, {name}, {why[0].format(g=c['commodity'])}", f"the other crossing {why[1]}")
+    raise AssertionError("no other crossing is shut")
+
+
+def _other_truck(task) -> tuple[str, str]:
+    """The other truck that could have collected the goods and why it cannot, by its id and in plain words."""
+    st, asked = task.initial_state, _asked(task)
+    weight = st["consignments"][asked["cid"]]["weight_kg"]
+    added = [t for t in task.impossibility.no_alternative if t in st["trucks"]]
+    truck = st["trucks"][added[0]]
+    if truck["capacity_kg"] < weight:
+        return f"the other truck {added[0]} carries only {truck['capacity_kg']} kg", "the other truck is too small"
+    return (f"the driver of the other truck {added[0]} goes off shift at {truck['shift_end'][11:]}",
+            "the other truck's driver goes off shift before it could leave")
+
+
+def _refused(env_id: str, seed: int, message: str) -> dict:
+    """The checklist after the oracle's reads (the change and the other options read), then ``message``."""
+    env = gym.make(env_id)
+    env.reset(seed=seed)
+    reads = [c for c in env.unwrapped.task.oracle if c.name != "chat_with_user"]
+    traj = rollout(gym.make(env_id), PlanAgent(reads + [Call(name="chat_with_user", arguments={"message": message})]),
+                   seed=seed)
+    return {"score": traj.reward, **{c["name"]: c["passed"] for c in traj.info["checklist"]}}
+
+
+@pytest.mark.parametrize("conflict,seed", [("T1", 0), ("T1", 3), ("T2", 1), ("T3", 0), ("T3", 4), ("S1", 0),
+                                           ("S1", 5), ("S2", 2), ("S3", 1), ("S3", 6), ("ST1", 0), ("ST1", 3),
+                                           ("ST2", 2), ("ST3", 0), ("ST3", 1)])
+def test_an_impossible_refusal_must_say_why_the_other_options_fail_too(conflict, seed):
+    """The change blocks the plan asked for, but does not say that nothing else works: each other crossing (or the
+    truck that could have collected the goods) fails for a fact found only by reading it. A refusal in plain words
+    after the oracle's reads that names the change and why another option fails (by its name or id, or just as
+    "the other crossing" or "the other truck") scores 1.0; naming the change alone fails ``named_why_no_alternative``
+    and scores 0."""
+    env_id = f"STTArena/Freight-{conflict}-impossible"
+    env = gym.make(env_id)
+    env.reset(seed=seed)
+    task = env.unwrapped.task
+    change = CHANGES[conflict](task)
+    others = _other_truck(task) if conflict in ("S1", "ST1", "ST3") else _other_crossing(task)
+    for why in others:
+        full = _refused(env_id, seed, f"I'm sorry, I can't get this consignment across in time: {change}, and {why}.")
+        assert full["score"] == 1.0, (why, full)
+    alone = _refused(env_id, seed, f"I'm sorry, I can't get this consignment across in time: {change}.")
+    assert alone["score"] == 0.0 and not alone["named_why_no_alternative"], alone
+    assert all(passed for name, passed in alone.items() if name not in ("score", "named_why_no_alternative")), alone
+
+
+@pytest.mark.parametrize("conflict", CONFLICTS)
+def test_exploring_then_refusing_on_the_first_failed_write_names_only_the_change(conflict):
+    """The explore-then-refuse probe reads around, makes the request's writes and, at the first failure, refuses
+    quoting the error and what changed: that names the change but never why the other options fail, so it earns
+    nothing on an impossible task, while the oracle, which reads those options, earns full marks."""
+    from sttgym.agents.adversaries import ExploreThenRefuse
+
+    env_id = f"STTArena/Freight-{conflict}-impossible"
+    for seed in range(3):
+        traj = rollout(gym.make(env_id), ExploreThenRefuse(), seed=seed)
+        checks = {c["name"]: c["passed"] for c in traj.info["checklist"]}
+        assert traj.reward == 0.0 and checks["named_blocking_fact"] and not checks["named_why_no_alternative"], checks
+        assert rollout(gym.make(env_id), OracleAgent(), seed=seed).reward == 1.0
+
+
+@pytest.mark.parametrize("conflict", ["T1", "T2", "T3", "S2", "S3", "ST2"])
+def test_the_other_crossings_stay_shut_even_to_a_plan_made_first_thing(conflict):
+    """What rules out each other crossing is a standing rule, not the change: declaring there, booking any of its
+    next free slots, assigning the named truck and dispatching, as the very first calls (the change comes only with
+    the truck's assignment, or not at all), never gets the consignment across in time."""
+    env_id = f"STTArena/Freight-{conflict}-impossible"
+    for seed in range(2):
+        env = gym.make(env_id)
+        env.reset(seed=seed)
+        task, asked = env.unwrapped.task, _asked(env.unwrapped.task)
+        slots = task.initial_state["slots"]
+        tried = set()
+        for x in sorted(set(task.initial_state["crossings"]) - {asked["main"]}):
+            free = sorted((s["start"], i) for i, s in slots.items() if s["crossing"] == x and s["status"] == "free"
+                          and s["start"] >= task.start_time[:13])[:3]
+            for _, slot in free:
+                plan = [Call(name="file_declaration", arguments={"consignment_id": asked["cid"], "crossing_id": x}),
+                        Call(name="book_slot", arguments={"slot_id": slot, "consignment_id": asked["cid"]}),
+                        Call(name="assign_truck", arguments={"consignment_id": asked["cid"],
+                                                             "truck_id": asked["truck"]}),
+                        Call(name="dispatch", arguments={"consignment_id": asked["cid"]})]
+                played = gym.make(env_id)
+                rollout(played, PlanAgent(plan), seed=seed)
+                assert played.unwrapped.evaluate(task.static_checklist)[0] < 1.0, (seed, x, slot)
+                tried.add(x)
+        assert len(tried) == 2, tried

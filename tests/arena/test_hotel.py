@@ -10,14 +10,14 @@ import gymnasium as gym
 import pytest
 
 from tests.arena.harness import WorldHarness
-from tests.arena.withheld import assert_withheld_story, unasked
+from tests.arena.withheld import assert_answers_alike, assert_withheld_story, unasked
 import sttgym
 from sttgym.agents import NominalAgent, OracleAgent, PlanAgent
 from sttgym.agents.probes import BlindWriter
 from sttgym.envs.arena.hotel.generator import CONSULT
 from sttgym.envs.arena.hotel.world import HotelWorld, travel
 from sttgym.rollout import rollout
-from sttgym.task import resolve
+from sttgym.task import Call, Ref, resolve
 from sttgym.tools import collect_tools
 
 START = "2024-05-06T09:00"
@@ -198,13 +198,45 @@ def test_the_world_changes_leave_confirmed_stays_alone():
     w = Harness()
     rid = w.book()
     held = w("hold_room", guest_id="GST-1", room_type_id="RT-3", **STAY)["data"]["reservation_id"]
-    w.world.release_holds(hotel="HTL-B", minutes=5, notice="")
+    w.world.release_holds(guest="GST-1", minutes=5, notice="")  # at the hotel of the open hold only
     assert w("get_reservation", reservation_id=held)["data"]["status"] == "expired"
     assert w("get_reservation", reservation_id=rid)["data"]["status"] == "confirmed"
+    assert [w.world.state["hotels"][h]["hold_minutes"] for h in ("HTL-A", "HTL-B")] == [30, 5]
+    w.world.take_lapsed(guest="GST-1")  # the released hold's room type, on its nights
+    assert w("get_room_type", room_type_id="RT-3")["data"]["free"] == {"2024-05-07": 0, "2024-05-08": 0}
     w.world.walk_guest(guest="GST-1", hotel="HTL-A", to_room_type="RT-3", note="walked")
     assert w.world.state["reservations"][rid]["hotel"] == "HTL-B"
-    w.world.take_rooms(room_type="RT-3", nights=["2024-05-07"], keep=0)
-    assert w("get_room_type", room_type_id="RT-3")["data"]["free"]["2024-05-07"] == 0
+
+
+def test_the_changes_fall_on_what_the_guest_booked():
+    w = Harness()
+    w.book("RT-1")  # floor 3, east wing
+    w.world.close_booked(guest="GST-1", hotel="HTL-A", part="floor", notice="leak")
+    assert w.world.state["hotels"]["HTL-A"]["closed_floors"] == [3]
+    w.world.close_booked(guest="GST-1", hotel="HTL-A", part="wing", notice="works")
+    assert w.world.state["hotels"]["HTL-A"]["closed_wings"] == ["east"]
+    s = w.world.state
+    s["shuttles"]["SHT-2"] = {**s["shuttles"]["SHT-1"], "riders": []}
+    assert w("book_shuttle", shuttle_id="SHT-2", guest_id="GST-1")["success"]
+    w.world.cut_power(guest="GST-1", notice="", hotel_wide=False)  # only the guest's departure
+    assert [s["shuttles"][x]["status"] for x in ("SHT-1", "SHT-2")] == ["scheduled", "cancelled"]
+    w.world.cut_power(guest="GST-1", notice="dark", hotel_wide=True)  # no seat left to cut: nothing happens
+    assert s["hotels"]["HTL-A"]["status"] == "open"
+    assert w("book_shuttle", shuttle_id="SHT-1", guest_id="GST-1")["success"]
+    w.world.cut_power(guest="GST-1", notice="dark", hotel_wide=True)
+    assert s["hotels"]["HTL-A"]["status"] == "outage" and s["shuttles"]["SHT-1"]["status"] == "cancelled"
+    s["hotels"]["HTL-C"] = {**s["hotels"]["HTL-B"], "district": "Old Town"}
+    w.world.spread_outage(notice="dark")  # the district's other hotel, not the one across town
+    assert [s["hotels"][h]["status"] for h in ("HTL-B", "HTL-C")] == ["open", "outage"]
+
+
+def test_the_quota_reset_hits_the_rate_of_the_hotel_held_at():
+    w = Harness()
+    w.world.state["promotions"]["FAIR20"] = {**w.world.state["promotions"]["FAIR10"], "hotel": "HTL-B", "used": {}}
+    w("hold_room", guest_id="GST-1", room_type_id="RT-3", **STAY)
+    w.world.reset_quota(guest="GST-1", codes=["FAIR10", "FAIR20"], night="2024-05-08")
+    promotions = w.world.state["promotions"]
+    assert promotions["FAIR10"]["used"] == {} and promotions["FAIR20"]["used"] == {"2024-05-08": 1}
 
 
 # -------------------------------------------------------------------- scenarios
@@ -306,7 +338,7 @@ def test_a_stored_task_replays_and_each_seed_draws_a_different_city():
 
 def same_room_again(env, seed: int) -> float:
     """The cheapest recovery: the nominal plan, then once more a hold of the same room type at the same hotel and a
-    confirmation (with the same promotion), never reading what changed."""
+    confirmation (with the same promotion), without any read of what changed (a failed write may show it)."""
     env.reset(seed=seed)
     task, saved = env.unwrapped.task, {}
     for c in task.nominal_plan:
@@ -341,12 +373,21 @@ def confirm_blind(env, seed: int) -> float:
     return finish(env)
 
 
-@pytest.mark.parametrize("env_id", ["STTArena/Hotel-T1-easy", "STTArena/Hotel-T1-medium", "STTArena/Hotel-T3-easy",
-                                    "STTArena/Hotel-S1-easy", "STTArena/Hotel-ST1-easy", "STTArena/Hotel-S2-easy"])
+@pytest.mark.parametrize("env_id", ["STTArena/Hotel-T1-medium", "STTArena/Hotel-T3-easy", "STTArena/Hotel-S1-easy",
+                                    "STTArena/Hotel-ST1-easy", "STTArena/Hotel-S2-easy"])
 def test_rebooking_the_same_room_type_at_the_same_hotel_earns_little(env_id):
+    # Whatever the failed write showed, the same room type again does not meet the request: it was taken, walked,
+    # shifted or closed, or the promotion is gone.
     env = gym.make(env_id)
     scores = [same_room_again(env, seed) for seed in range(4)]
     assert max(scores) <= 0.25, scores
+
+
+def test_on_t1_easy_the_retry_is_the_recovery_and_the_failed_confirmation_showed_the_release():
+    # The confirmation's error names the lapsed hold: that is meeting the change, no particular read needed.
+    env = gym.make("STTArena/Hotel-T1-easy")
+    assert [same_room_again(env, seed) for seed in range(4)] == [1.0] * 4
+    assert env.unwrapped.log.noticed("holds_released")
 
 
 @pytest.mark.parametrize("env_id", ["STTArena/Hotel-T1-easy", "STTArena/Hotel-T1-hard", "STTArena/Hotel-T3-medium",
@@ -371,15 +412,17 @@ def act_then_look(env, seed: int) -> float:
 
 
 @pytest.mark.parametrize("conflict", ["T1", "T2", "T3", "S1", "S2", "S3", "ST1", "ST2", "ST3"])
-def test_seeing_the_change_without_acting_on_it_earns_at_most_a_third(conflict):
+def test_seeing_the_change_without_acting_on_it_earns_nothing(conflict):
+    # Noticing is evidence, never credit: what the stale plan still holds counts only after a write of the agent's
+    # own follows the change it saw (acted_on).
     env = gym.make(f"STTArena/Hotel-{conflict}-medium")
     scores = [act_then_look(env, seed) for seed in range(2)]
-    assert max(scores) <= 1 / 3 + 1e-9, scores
+    assert max(scores) == 0.0, scores
 
 
 def every_alternative(env_id: str, seed: int) -> list[str]:
     """After the oracle's reads (every change has happened), try each room type of the asked kind with every extra the
-    request names (every promotion, a key locker, a rush clean, every shuttle, every meeting room); the room types
+    request names (every promotion, a key locker, a rush clean, each shuttle or meeting room in turn); the room types
     with which the original goal is met."""
     env, arena = start(env_id, seed)
     saved = {}
@@ -409,11 +452,21 @@ def every_alternative(env_id: str, seed: int) -> list[str]:
             tools["reserve_key_locker"].func(reservation_id=rid)
             tools["rush_housekeeping"].func(reservation_id=rid, ready_by=arrival)
             tools["set_arrival"].func(reservation_id=rid, arrival=arrival)
-        for shuttle in sorted(changed["shuttles"]) if request["shuttle_by"] else []:
-            tools["book_shuttle"].func(shuttle_id=shuttle, guest_id=request["guest"])
-        for room in sorted(changed["meeting_rooms"]) if request["meeting"] else []:
-            tools["book_meeting_room"].func(meeting_room_id=room, start=request["meeting"], guest_id=request["guest"])
-        if all(arena.world.holds(c.holds, log=arena.log) for c in arena.task.static_checklist):
+        def met() -> bool:
+            return all(arena.world.holds(c.holds, log=arena.log) for c in arena.task.static_checklist)
+
+        # One shuttle seat or meeting room at a time (holding two is more than asked), kept once the goal holds.
+        extras = [(tools["book_shuttle"], tools["cancel_shuttle_seat"], {"shuttle_id": x})
+                  for x in sorted(changed["shuttles"]) if request["shuttle_by"]]
+        extras += [(tools["book_meeting_room"], tools["release_meeting_room"], {"meeting_room_id": x,
+                                                                                 "start": request["meeting"]})
+                   for x in sorted(changed["meeting_rooms"]) if request["meeting"]]
+        for book, undo, args in extras:
+            if met():
+                break
+            if book.func(guest_id=request["guest"], **args)["success"] and not met():
+                undo.func(guest_id=request["guest"], **args)
+        if met():
             found.append(rt)
     return found
 
@@ -446,3 +499,111 @@ def test_the_guest_s_hotel_is_not_the_nearest_alternative():
                                                                               venue))
         nearest.add(ranked[0] == right)
     assert nearest == {True, False}
+
+
+# ------------------------------------------------------------ v2: what scores what
+
+ALTERNATIVES = ["T1-medium", "T1-hard", "T2-medium", "T2-hard", "T3-medium", "T3-hard", "S2-easy", "S2-medium",
+                "S2-hard", "ST2-easy", "ST2-medium", "ST2-hard", "ST3-medium", "ST3-hard"]
+
+
+@pytest.mark.parametrize("scenario", ALTERNATIVES)
+def test_every_other_first_choice_meets_the_change_and_scores_full(scenario):
+    # Another hotel, room type, shuttle or meeting room the request allows, taken first: the change falls on what was
+    # booked (or on the guest), so each of these solutions meets it, and carried through, each scores 1.0.
+    env_id = f"STTArena/Hotel-{scenario}"
+    for seed in range(2):
+        _, arena = start(env_id, seed)
+        task = arena.task
+        assert task.alternatives
+        for plan in task.alternatives:
+            env = gym.make(env_id)
+            assert rollout(env, PlanAgent(plan), seed=seed).reward == 1.0, (seed, plan)
+            assert env.unwrapped.log.noticed(task.triggers[0].name)
+
+
+def test_s2_the_closure_falls_on_the_room_type_booked():
+    # Reported on seed 4: the hotel's other room type of the kind, on a floor the planned one is not on, and the
+    # meeting room. The closure now takes that floor: staying put fails, moving to the other room type scores 1.0.
+    _, arena = start("STTArena/Hotel-S2-easy", seed=4)
+    other = next(p for p in arena.task.alternatives if p[2].arguments != arena.task.nominal_plan[2].arguments)
+    booked = other[:5]  # search, meeting rooms, hold, confirm, meeting room
+    assert [c.name for c in booked][2:] == ["hold_room", "confirm_reservation", "book_meeting_room"]
+    assert rollout(gym.make("STTArena/Hotel-S2-easy"), PlanAgent(booked), seed=4).reward == 0.0
+    assert rollout(gym.make("STTArena/Hotel-S2-easy"), PlanAgent(other), seed=4).reward == 1.0
+
+
+def test_a_failed_hold_that_shows_the_shift_is_meeting_it():
+    # Reported on ST1 easy seed 3: the hold fails (no room left), the agent never searches the hotel asked for and
+    # books where the rooms went: the failed hold's error showed the change.
+    for seed in (3, 4):
+        _, arena = start("STTArena/Hotel-ST1-easy", seed)
+        named = arena.task.nominal_plan[0].arguments["hotel_id"]
+        plan = [c for c in arena.task.oracle if c.arguments.get("hotel_id") != named]
+        env = gym.make("STTArena/Hotel-ST1-easy")
+        assert rollout(env, PlanAgent(plan), seed=seed).reward == 1.0
+        assert env.unwrapped.log.noticed("rooms_shifted")
+
+
+def test_an_honest_refusal_names_the_change_whenever_the_agent_held():
+    # T1 impossible: the blocking facts are what the change brought (the allotment, the release, the short holds), not
+    # when the oracle's own hold lapsed, so a refusal after any number of reads first still names one.
+    env_id = "STTArena/Hotel-T1-impossible"
+    for seed in range(3):
+        _, arena = start(env_id, seed)
+        task = arena.task
+        assert not [f for f in task.impossibility.blocking_facts if f[:1].isdigit() and ":" in f]
+        guest = task.profile.known_facts[0].split()[-1]
+        reads = [Call(name="get_guest", arguments={"guest_id": guest}), Call(name="list_hotels"),
+                 Call(name="list_guest_reservations", arguments={"guest_id": guest})] * 3
+        said = Call(name="chat_with_user", arguments={"message": "I'm sorry, I can't book this: the congress "
+                    "allotment opened, your hold was released and the waiting list took the room, and no other "
+                    "hotel within reach has one for those nights."})
+        plan = reads + [c for c in task.oracle if c.name != "chat_with_user"] + [said]
+        assert rollout(gym.make(env_id), PlanAgent(plan), seed=seed).reward == 1.0
+
+
+def test_an_unrelated_write_after_the_oracle_zeroes_the_score():
+    env_id = "STTArena/Hotel-S1-easy"
+    _, arena = start(env_id, seed=0)
+    task, state = arena.task, arena.task.initial_state
+    guest = task.profile.known_facts[0].split()[-1]
+    theirs = next(r for r, x in sorted(state["reservations"].items()) if x["guest"] != guest)
+    stay = {k: task.nominal_plan[0].arguments[k] for k in ("check_in", "nights")}
+    spare = next(t for t, x in sorted(state["room_types"].items()) if x["kind"] != "accessible"
+                 and x["hotel"] != task.nominal_plan[0].arguments["hotel_id"])
+    extra = Call(name="hold_room", save_as="extra", arguments={"guest_id": guest, "room_type_id": spare, **stay})
+    let_go = Call(name="cancel_reservation", arguments={"reservation_id": Ref(step="extra",
+                                                                              path=("data", "reservation_id"))})
+    noted = Call(name="set_arrival", arguments={"reservation_id": Ref(step="new0", path=("data", "reservation_id")),
+                                                "arrival": f"{stay['check_in']}T16:00"})
+
+    def score(*after: Call) -> float:
+        return rollout(gym.make(env_id), PlanAgent([*task.oracle, *after]), seed=0).reward
+
+    assert score() == 1.0 and score(extra, let_go) == 1.0  # a hold let go again commits nothing
+    assert score(Call(name="cancel_reservation", arguments={"reservation_id": theirs})) == 0.0  # someone else's
+    assert score(extra) == 0.0  # an extra hold left open
+    assert score(noted) == 0.0  # an arrival nobody gave
+
+
+
+
+def test_a_second_meeting_room_for_the_slot_is_an_extra_booking():
+    # Each of S2's meeting rooms is a solution (Task.alternatives), so either slot may change; holding both may not.
+    env_id = "STTArena/Hotel-S2-easy"
+    for seed in range(3):
+        _, arena = start(env_id, seed)
+        task = arena.task
+        booked = [c for c in task.oracle if c.name == "book_meeting_room"][-1]
+        hotel = task.nominal_plan[0].arguments["hotel_id"]
+        other = next(m for m, x in sorted(task.initial_state["meeting_rooms"].items()) if x["hotel"] == hotel
+                     and m != booked.arguments["meeting_room_id"] and booked.arguments["start"] in x["slots"])
+        second = booked.model_copy(update={"arguments": {**booked.arguments, "meeting_room_id": other}})
+        assert rollout(gym.make(env_id), PlanAgent([*task.oracle, second]), seed=seed).reward == 0.0
+
+
+def test_the_guest_answers_alike_whether_or_not_the_request_can_be_met():
+    # an impossible twin withholds a fact too, so that one held back is as common among the impossible instances
+    # (1 id in 9) as among the feasible ones (4 in 27)
+    assert_answers_alike("Hotel", ("S1-medium", "S1-hard", "S1-impossible", "ST1-medium", "ST1-hard"))

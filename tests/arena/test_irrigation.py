@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 
 import gymnasium as gym
 import pytest
+
+import sttgym
 
 from tests.arena.harness import WorldHarness
 from tests.arena.withheld import assert_withheld_story, unasked
@@ -15,7 +18,9 @@ from sttgym.agents.probes import BlindWriter
 from sttgym.envs.arena.irrigation.generator import CONSULT
 from sttgym.envs.arena.irrigation.world import IrrigationWorld
 from sttgym.rollout import rollout
+from sttgym.clock import Clock
 from sttgym.task import Call, resolve
+from sttgym.tools import collect_tools
 
 START = "2025-06-03T06:00"
 WINDOWS = [{"start": "2025-06-03T05:00", "end": "2025-06-03T10:00"},
@@ -147,6 +152,23 @@ def test_opening_a_field_valve_by_hand_floods_the_block_and_breaks_the_gate(w):
     assert not w.holds("no_field_flooded")
 
 
+def test_the_farm_offices_priority_runs_are_not_the_agents_to_cancel(w):
+    w.world.state["runs"]["RUN-7"] = {
+        "segment": "SG-2", "pump": "P-1", "start": "2025-06-03T07:00", "end": "2025-06-03T08:00", "flow": 60,
+        "volume": 60, "path": ["PH-1", "J-1", "SG-2"], "valves": ["V-1", "V-12"], "status": "scheduled",
+        "priority": True, "note": "", "created": START}
+    before = copy.deepcopy(w.world.state)
+    assert "farm office" in w("cancel_run", run_id="RUN-7")["error"]
+    assert w.world.state == before
+
+
+def test_the_rules_the_checks_enforce_are_told_in_the_description_and_the_tools():
+    description, tools = IrrigationWorld.description, collect_tools(IrrigationWorld(farm(), Clock(START)))
+    assert "opening one by hand floods its block" in tools["open_valve"].description
+    assert "no block may be scheduled more than its need" in description
+    assert "priority runs" in tools["cancel_run"].description
+
+
 def test_a_heat_advisory_that_moves_the_window_blocks_a_run_already_scheduled(w):
     assert w("schedule_run", segment_id="SG-1", pump_id="P-1", start="2025-06-03T07:00", flow_m3h=40)["success"]
     w.world.state["segments"]["SG-1"]["windows"] = [{"start": "2025-06-03T05:00", "end": "2025-06-03T08:00"}]
@@ -172,29 +194,35 @@ def test_the_blind_writer_meets_every_trigger_and_earns_nothing(conflict):
     assert traj.reward == 0.0
 
 
-def stubborn_policy(env, seed: int) -> float:
-    """The paper's stale-state failure: the nominal plan, then cancel the runs and schedule the very same runs
-    again (and once more at the evening window's start), opening the same valves, never reading what changed."""
+def stubborn_policy(env, seed: int) -> tuple[float, bool]:
+    """The paper's stale-state failure: the nominal plan, then cancel its own runs and schedule the very same runs
+    again (and, where refused, once more at 18:00), never reading what changed. Returns the score and whether the
+    request was met (the goal of the static checklist holds at the end)."""
     env.reset(seed=seed)
     task, saved = env.unwrapped.task, {}
     for c in task.nominal_plan:
         saved[c.save_as or ""] = call(env, c.name, **resolve(c.arguments, saved))
     runs = [resolve(c.arguments, saved) for c in task.nominal_plan if c.name == "schedule_run"]
-    for r in list(env.unwrapped.world.state["runs"]):  # privileged: the run ids, without a read that would notice
-        call(env, "cancel_run", run_id=r)
+    for made in [r["data"]["run_id"] for r in saved.values() if (r.get("data") or {}).get("run_id")]:
+        call(env, "cancel_run", run_id=made)
     for args in runs:
         if not call(env, "schedule_run", **args).get("success"):
             evening = {**args, "start": args["start"][:11] + "18:00"}
             call(env, "schedule_run", **evening)
+    met = env.unwrapped.evaluate(task.static_checklist)[0] == 1.0
     *_, info = env.step({"content": "Task Completed"})
-    return info["score"]
+    return info["score"], met
 
 
 @pytest.mark.parametrize("conflict", CONFLICTS)
-def test_rescheduling_the_same_runs_without_reading_earns_nothing(conflict):
+def test_rescheduling_the_same_runs_earns_only_what_its_outcome_meets(conflict):
+    """A refused schedule shows the change (noticing by any route), so the score is the outcome's: where the
+    policy's evening fallback happens to be the recovery (T1-easy: the advisory leaves the evening window) the
+    block is watered and that is full marks; everywhere else the same runs again meet nothing and earn nothing."""
     env = gym.make(f"STTArena/Irrigation-{conflict}-easy")
-    scores = [stubborn_policy(env, seed) for seed in range(2)]
-    assert max(scores) <= 0.25, scores
+    outcomes = [stubborn_policy(env, seed) for seed in range(2)]
+    assert all(score == (1.0 if met else 0.0) for score, met in outcomes), outcomes
+    assert any(met for _, met in outcomes) == (conflict == "T1"), outcomes
 
 
 def open_everything_policy(env, seed: int) -> float:
@@ -232,6 +260,70 @@ def test_impossible_tasks_need_the_blocking_fact_and_punish_a_run_left_anyway(co
     kept = [c for c in oracle if c.name != "cancel_run"]  # refusing but leaving the stale run scheduled
     if len(kept) < len(oracle):
         assert rollout(gym.make(env_id), PlanAgent(kept), seed=0).reward == 0.0
+
+
+@pytest.mark.parametrize("level", ["easy", "medium", "hard"])
+def test_the_stale_plan_earns_nothing_even_where_its_refused_write_shows_the_change(level):
+    """A refused ``schedule_run`` shows the change, so the nominal plan has noticed it: what it must not earn is
+    credit for an outcome it did not reach (a block with no run has no blocked run; a block whose earlier run
+    survives the change needed no recovery, so it is a gate)."""
+    for conflict in CONFLICTS:
+        for seed in (0, 1):
+            traj = rollout(gym.make(f"STTArena/Irrigation-{conflict}-{level}"), NominalAgent(), seed=seed)
+            assert traj.reward == 0.0, (conflict, seed, [c["name"] for c in traj.info["checklist"] if c["passed"]])
+
+
+def blanked(text: str) -> str:
+    """A reply with its ids, dates, times and numbers blanked, as validation's solvability panel compares them."""
+    return re.sub(r"\b[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)+\b|\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2})?|\d+(?:[:.]\d+)?", "#", text)
+
+
+@pytest.mark.parametrize("conflict", CONFLICTS)
+def test_the_manager_insists_alike_at_every_level(conflict):
+    """Asked to change the plan, the manager states the same hard constraint, worded alike, whether or not the block
+    can be watered: the answer never tells which it is."""
+    replies = set()
+    for level in ("easy", "medium", "hard", "impossible"):
+        env = gym.make(f"STTArena/Irrigation-{conflict}-{level}")
+        env.reset(seed=0)
+        reply = call(env, "chat_with_user", message="Could we do it another way instead?")["data"]["reply"]
+        replies.add(blanked(reply))
+    assert len(replies) == 1, replies
+
+
+@pytest.mark.parametrize("env_id", [i for i in sttgym.arena_ids("Irrigation") if not i.endswith("impossible")][::2])
+def test_every_pump_house_that_can_do_it_is_a_listed_alternative_that_scores_full_marks(env_id):
+    """The alternatives feed the recovery's blocks from each pump that can (opening the mains and bypasses on its
+    path); each scores 1.0, and together with the oracle they use more than one pump house where one can."""
+    for seed in (0, 1):
+        env = gym.make(env_id)
+        env.reset(seed=seed)
+        task = env.unwrapped.task
+        for plan in task.alternatives:
+            traj = rollout(gym.make(env_id), PlanAgent(plan), seed=seed)
+            assert traj.reward == 1.0, (seed, [c["name"] for c in traj.info["checklist"] if not c["passed"]])
+        if env_id.endswith(("S1-easy", "S2-hard")):
+            fed = {c.arguments["pump_id"] for plan in [task.oracle, *task.alternatives] for c in plan
+                   if c.name == "schedule_run" and c not in task.nominal_plan}
+            assert len(fed) >= 2, fed
+
+
+@pytest.mark.parametrize("conflict", ["S2", "ST1", "T3"])
+def test_closing_a_main_no_solution_touches_is_a_collateral_change(conflict):
+    """After the solution, closing the main of a field the request never named (the one a background run needs)
+    changes a record beyond the request: the collateral gate fails."""
+    env_id = f"STTArena/Irrigation-{conflict}-medium"
+    env = gym.make(env_id)
+    env.reset(seed=0)
+    task = env.unwrapped.task
+    used = {c.arguments.get("valve_id") for plan in [task.oracle, *task.alternatives] for c in plan}
+    spare = next(v for v, x in sorted(task.initial_state["valves"].items())
+                 if x["kind"] == "main" and x["status"] == "open" and v not in used)
+    traj = rollout(gym.make(env_id), PlanAgent([*task.oracle, Call(name="close_valve", arguments={"valve_id": spare})]),
+                   seed=0)
+    assert json.loads(traj.steps[len(task.oracle)]["observation"])["success"]
+    assert traj.reward == 0.0 and [c["name"] for c in traj.info["checklist"] if not c["passed"]] == [
+        "no_collateral_change"]
 
 
 def test_refusing_a_solvable_request_earns_nothing():
@@ -293,3 +385,20 @@ def test_the_manager_names_the_pump_house_only_when_asked_and_another_without_as
     for run in outcomes:  # the other pump house does water the blocks (the static goal), from a source not accepted
         watered = {name for name in run.checks if name.startswith("watered_")}
         assert run.static and watered and watered <= run.failed, run.checks
+
+
+@pytest.mark.parametrize("env_id", CONSULTED)
+def test_the_manager_names_a_requirement_the_pump_listing_answers_never_the_pump(env_id):
+    """What the manager holds back is the crop's requirement (the water it may get), not the id of the pump that
+    meets it: the pump listing shows each house's water, and only the accepted pump's house pumps that water."""
+    for seed in SEEDS:
+        env = gym.make(env_id)
+        env.reset(seed=seed)
+        task = env.unwrapped.task
+        (fact,) = task.profile.withheld
+        assert not re.search(r"\bP-\d+|\bPH-\d+", fact.text), fact.text
+        listing = call(env, "list_pumps")["data"]
+        water = {h["pumphouse_id"]: h["water"] for h in listing["pumphouses"]}
+        source, others = feeding(task)
+        pumps = {p["pump_id"]: p["house"] for p in listing["pumps"]}
+        assert water[pumps[source]] in fact.text and not any(water[pumps[p]] in fact.text for p in others)

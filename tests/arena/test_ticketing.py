@@ -9,14 +9,14 @@ import gymnasium as gym
 import pytest
 
 from tests.arena.harness import WorldHarness
-from tests.arena.withheld import assert_withheld_story, play, unasked
+from tests.arena.withheld import assert_answers_alike, assert_withheld_story, play, unasked
 from sttgym.agents import NominalAgent, OracleAgent, PlanAgent
 from sttgym.agents.probes import AlwaysRefuse, BlindWriter
 from sttgym.checklist import evaluate
-from sttgym.envs.arena.ticketing.generator import CONSULT
+from sttgym.envs.arena.ticketing.generator import CONSULT, hold_id, order_id
 from sttgym.envs.arena.ticketing.world import TicketingWorld, adjacent_block
 from sttgym.rollout import rollout
-from sttgym.task import resolve
+from sttgym.task import Call, resolve
 
 START = "2024-05-06T10:00"
 
@@ -244,10 +244,14 @@ def test_t3_the_flash_code_dies_at_midnight_and_the_day_code_starts_afresh():
 def test_the_blind_writer_meets_every_trigger_and_is_disrupted(conflict):
     env = gym.make(f"STTArena/Ticketing-{conflict}-hard")
     traj = rollout(env, BlindWriter(), seed=5)
-    assert {e["trigger"] for e in traj.info["trigger_log"]} == {t.name for t in env.unwrapped.task.triggers}
-    assert traj.reward == 0.0
-    tools = env.unwrapped.tools
-    assert all(tools[name].mutates for t in env.unwrapped.task.triggers for name in t.activation)
+    arena = env.unwrapped
+    assert {e["trigger"] for e in traj.info["trigger_log"]} == {t.name for t in arena.task.triggers}
+    # A write whose result shows the change is meeting it (ST3: the entry slot's order page shows the late courier),
+    # so the milestones the stale plan still holds may count; what must fail is the request itself.
+    assert traj.reward < 1.0 and evaluate(arena.task.static_checklist, arena.world, arena.log)[0] < 1.0
+    assert traj.reward == 0.0 or arena.log.revealed
+    tools = arena.tools
+    assert all(tools[name].mutates for t in arena.task.triggers for name in t.activation)
 
 
 @pytest.mark.parametrize("conflict", ["T2", "S2", "ST2", "ST3"])
@@ -296,22 +300,26 @@ def retry_policy(env, seed: int) -> float:
     return info["score"]
 
 
-@pytest.mark.parametrize("env_id", ["STTArena/Ticketing-T1-easy", "STTArena/Ticketing-T1-medium",
-                                    "STTArena/Ticketing-S2-easy", "STTArena/Ticketing-ST1-easy"])
+@pytest.mark.parametrize("env_id", ["STTArena/Ticketing-T1-medium", "STTArena/Ticketing-S2-easy",
+                                    "STTArena/Ticketing-ST1-easy"])
 def test_buying_the_same_section_again_without_reading_the_change_earns_little(env_id):
+    # Whatever the failed write showed, the same section again does not meet the request: sold out, closed or moved.
     env = gym.make(env_id)
-    scores, goals = [], []
-    for seed in range(4):
-        scores.append(retry_policy(env, seed))
-        goals.append(evaluate(env.unwrapped.task.static_checklist, env.unwrapped.world, env.unwrapped.log)[0])
+    scores = [retry_policy(env, seed) for seed in range(4)]
     assert max(scores) <= 0.25, scores
-    if env_id == "STTArena/Ticketing-T1-easy":
-        assert max(goals) == 1.0  # the retry does buy the seats: only the change it never read is missing
+
+
+def test_on_t1_easy_the_retry_is_the_recovery_and_the_failed_purchase_showed_the_queue():
+    # The purchase's error names the lapsed cart: that is meeting the change, no particular read needed, and holding
+    # again and buying at once with the code is the story's recovery.
+    env = gym.make("STTArena/Ticketing-T1-easy")
+    assert [retry_policy(env, seed) for seed in range(4)] == [1.0] * 4
+    assert env.unwrapped.log.noticed("virtual_queue")
 
 
 def every_code_policy(env, seed: int) -> float:
-    """The T3 shortcut: read the promotions once, then hold and try every code listed in turn at purchase (a blind
-    promo spray), never re-reading the promotions after midnight."""
+    """The T3 shortcut: read the promotions once, then hold and try every code listed in turn at purchase (a promo
+    spray), never re-reading the promotions after midnight."""
     env.reset(seed=seed)
     task = env.unwrapped.task
     listed, _ = call(env, "list_promotions")
@@ -325,14 +333,14 @@ def every_code_policy(env, seed: int) -> float:
     return info["score"]
 
 
-def test_spraying_promo_codes_past_midnight_earns_nothing():
-    env = gym.make("STTArena/Ticketing-T3-easy")
-    scores, goals = [], []
-    for seed in range(4):
-        scores.append(every_code_policy(env, seed))
-        goals.append(evaluate(env.unwrapped.task.static_checklist, env.unwrapped.world, env.unwrapped.log)[0])
-    assert max(goals) == 1.0, goals  # the spray finds the reset day code ...
-    assert max(scores) == 0.0, scores  # ... but never read the reset, so no milestone counts
+@pytest.mark.parametrize("level", ["easy", "medium", "hard"])
+def test_spraying_promo_codes_past_midnight_helps_only_where_the_day_code_fits(level):
+    # The flash code's failed purchase names its expiry, so the spray meets the reset; on easy the reset day code buys
+    # the seats asked for, which is the recovery. Where the day code is for another section (medium) or the reset
+    # voids the cart (hard), trying codes on the stale cart buys nothing.
+    env = gym.make(f"STTArena/Ticketing-T3-{level}")
+    scores = [every_code_policy(env, seed) for seed in range(4)]
+    assert scores == ([1.0] * 4 if level == "easy" else [0.0] * 4), scores
 
 
 @pytest.mark.parametrize("conflict, level", product(["T1", "S2"], ["medium", "hard"]))
@@ -373,3 +381,103 @@ def test_s3_oracle_books_the_slot_the_detour_really_makes(level, seeds):
         assert traj.reward == 1.0, (seed, traj.info["checklist"])
         # easy rebooks a later slot at the same gate; hard books once, at the other gate, after the suspension
         assert len(booked) == (2 if level == "easy" else 1) and booked == sorted(set(booked)), (seed, booked)
+
+
+# ------------------------------------------------------------ v2: what scores what
+
+@pytest.mark.parametrize("scenario", ["T3-easy", "T3-medium", "T3-hard", "ST1-easy", "ST1-medium", "S1-easy",
+                                      "S3-easy", "T2-medium", "ST3-hard"])
+def test_every_other_solution_meets_the_change_and_scores_full(scenario):
+    # Another section the request allows taken first, another section to recover in, or another entry slot that the
+    # customer makes: each is in Task.alternatives, meets the change, and scores 1.0 (none is collateral).
+    env_id = f"STTArena/Ticketing-{scenario}"
+    for seed in range(2):
+        _, arena = start(env_id, seed)
+        task = arena.task
+        assert task.alternatives
+        for plan in task.alternatives:
+            env = gym.make(env_id)
+            assert rollout(env, PlanAgent(plan), seed=seed).reward == 1.0, (seed, plan)
+            assert env.unwrapped.log.noticed(task.triggers[0].name)
+
+
+@pytest.mark.parametrize("scenario", ["S1-easy", "S1-medium", "ST2-medium", "ST3-hard"])
+def test_a_stale_order_read_at_the_end_earns_nothing(scenario):
+    # The nominal plan, then every read the oracle makes: the change is seen, and the seats bought before it still
+    # stand, but nothing was done after seeing it (acted_on), so none of it counts.
+    env_id = f"STTArena/Ticketing-{scenario}"
+    for seed in range(2):
+        _, arena = start(env_id, seed)
+        task, reads = arena.task, arena.tools
+        plan = task.nominal_plan + [c for c in task.oracle if c.name in reads and not reads[c.name].mutates]
+        env = gym.make(env_id)
+        traj = rollout(env, PlanAgent(plan), seed=seed)
+        assert env.unwrapped.log.noticed(task.triggers[0].name) and traj.reward == 0.0, traj.info["checklist"]
+        static = evaluate(task.static_checklist, env.unwrapped.world, env.unwrapped.log)[1]
+        assert any(c["passed"] for c in static if not c["gate"])  # ... though some of the request still stands
+
+
+def test_buying_at_once_on_t1_meets_the_request_though_the_change_never_comes_in_its_way():
+    # The cart lasts three minutes once the queue opens; a purchase right after the hold, with the code, beats it:
+    # the seats asked for, no question needed (no move was made), 1.0 without the change ever shown.
+    for seed in range(2):
+        _, arena = start("STTArena/Ticketing-T1-medium", seed)
+        (plan,) = arena.task.alternatives
+        env = gym.make("STTArena/Ticketing-T1-medium")
+        traj = rollout(env, PlanAgent(plan), seed=seed)
+        assert traj.reward == 1.0 and not env.unwrapped.log.revealed
+
+
+def test_a_later_entry_slot_than_the_oracle_s_is_no_collateral():
+    # S3 easy: the detour makes every slot from the oracle's on; an agent that books a later one does as well.
+    _, arena = start("STTArena/Ticketing-S3-easy", seed=0)
+    slots = [[c.arguments["slot"] for c in plan if c.name == "book_entry_slot"][-1] for plan in arena.task.alternatives]
+    oracle = [c.arguments["slot"] for c in arena.task.oracle if c.name == "book_entry_slot"][-1]
+    assert slots and all(slot > oracle for slot in slots)
+
+
+def test_the_request_s_own_order_must_keep_the_delivery_asked_for():
+    # Reported: switching the new order from the requested mobile tickets to a courier still scored 1.0.
+    for env_id in ("STTArena/Ticketing-T1-easy", "STTArena/Ticketing-S3-medium"):
+        _, arena = start(env_id, seed=0)
+        order = next(c.save_as for c in reversed(arena.task.oracle) if c.name == "purchase")
+        switch = Call(name="change_delivery", arguments={"order_id": order_id(order), "delivery": "courier"})
+        traj = rollout(gym.make(env_id), PlanAgent([*arena.task.oracle, switch]), seed=0)
+        assert '"success": true' in traj.steps[len(arena.task.oracle)]["observation"]
+        assert traj.reward < 1.0 and not {c["name"]: c["passed"] for c in traj.info["checklist"]}["delivered"]
+
+
+def test_an_unrelated_write_after_the_oracle_zeroes_the_score():
+    env_id = "STTArena/Ticketing-T2-easy"
+    _, arena = start(env_id, seed=0)
+    task = arena.task
+    customer = task.profile.known_facts[0].split()[-1]
+    asked = next(c for c in task.oracle if c.name == "hold_seats").arguments["section_id"]
+    other = next(x for x, v in sorted(task.initial_state["sections"].items())
+                 if x != asked and v["event"] == task.initial_state["sections"][asked]["event"])
+    extra = Call(name="hold_seats", save_as="extra", arguments={"customer_id": customer, "section_id": other,
+                                                                "count": 1})
+    let_go = Call(name="release_hold", arguments={"hold_id": hold_id("extra")})
+
+    def score(*after: Call) -> float:
+        return rollout(gym.make(env_id), PlanAgent([*task.oracle, *after]), seed=0).reward
+
+    assert score() == 1.0 and score(extra, let_go) == 1.0  # a hold let go again commits nothing
+    assert score(extra) == 0.0  # an extra hold left open
+
+
+def test_an_honest_refusal_names_what_the_change_brought():
+    for conflict in ("T1", "T3", "ST1", "S3"):
+        env_id = f"STTArena/Ticketing-{conflict}-impossible"
+        _, arena = start(env_id, seed=0)
+        facts = arena.task.impossibility.blocking_facts
+        assert len(facts) > 1 and rollout(gym.make(env_id), OracleAgent(), seed=0).reward == 1.0
+        assert not any(f in arena.task.query for f in facts if " " not in f)  # nothing the request already named
+
+
+
+
+def test_the_customer_answers_alike_whether_or_not_the_request_can_be_met():
+    # an impossible twin withholds a fact too, so that one held back is as common among the impossible instances
+    # (1 id in 9) as among the feasible ones (4 in 27)
+    assert_answers_alike("Ticketing", ("T1-medium", "T1-hard", "T1-impossible", "S2-medium", "S2-hard"))

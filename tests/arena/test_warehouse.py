@@ -15,6 +15,8 @@ from sttgym.agents.probes import BlindWriter
 from sttgym.envs.arena.warehouse.world import WarehouseWorld
 from sttgym.rollout import rollout
 from sttgym.task import Call, resolve
+from sttgym.user import RuleUser
+from sttgym.validation import PANEL
 
 START = "2024-05-06T09:00"
 
@@ -40,24 +42,21 @@ def network() -> dict:
         "inbound": {"IB-1": {"warehouse": "WH-B", "sku": "SKU-1", "quantity": 40, "carrier": "X", "eta":
                              "2024-05-06T10:00", "status": "on schedule", "note": ""}},
         "orders": {"ORD-1": {"customer": "C", "store": "ST-1", "sku": "SKU-1", "quantity": 80, "priority": "standard",
-                             "note": "", "due_by": "2024-05-06T12:00"}},
+                             "status": "open", "note": "", "due_by": "2024-05-06T12:00"}},
         "reservations": {},
         "dock_slots": {
-            "DS-1": {"warehouse": "WH-A", "start": "2024-05-06T09:30", "end": "2024-05-06T10:00", "status": "free",
-                     "truck": None},
-            "DS-2": {"warehouse": "WH-A", "start": "2024-05-06T10:15", "end": "2024-05-06T10:45", "status": "free",
-                     "truck": None},
-            "DS-3": {"warehouse": "WH-B", "start": "2024-05-06T09:30", "end": "2024-05-06T10:00", "status": "free",
-                     "truck": None},
-            "DS-4": {"warehouse": "WH-B", "start": "2024-05-06T10:30", "end": "2024-05-06T11:00", "status": "free",
-                     "truck": None}},
+            "DS-1": {"warehouse": "WH-A", "start": "2024-05-06T09:30", "end": "2024-05-06T10:00"},
+            "DS-2": {"warehouse": "WH-A", "start": "2024-05-06T10:15", "end": "2024-05-06T10:45"},
+            "DS-3": {"warehouse": "WH-B", "start": "2024-05-06T09:30", "end": "2024-05-06T10:00"},
+            "DS-4": {"warehouse": "WH-B", "start": "2024-05-06T10:30", "end": "2024-05-06T11:00"}},
+        "dock_bookings": {},
         "trucks": {
             "TRK-1": {"name": "big", "capacity": 100, "tonnes": 18, "location": "WH-A", "available_from": None,
                       "shift_end": "2024-05-06T18:00", "status": "available", "note": ""},
             "TRK-2": {"name": "small", "capacity": 50, "tonnes": 7, "location": "WH-B", "available_from": None,
                       "shift_end": "2024-05-06T18:00", "status": "available", "note": ""}},
         "dispatches": {},
-        "counters": {"reservation": 10, "dispatch": 20},
+        "counters": {"reservation": 10, "booking": 30, "dispatch": 20},
     }
 
 
@@ -169,6 +168,17 @@ def test_cross_dock_stock_leaves_no_earlier_than_its_inbound(w):
     assert w.world.inventory["WH-B"]["SKU-1"]["on_hand"] == 50  # cross-docked units never touch the shelves
 
 
+def test_a_back_order_needs_no_live_dispatch_and_closes_the_order_to_reservations(w):
+    res = w("reserve_stock", order_id="ORD-1", warehouse_id="WH-A", quantity=80)["data"]["reservation_id"]
+    w("book_dock_slot", slot_id="DS-1", truck_id="TRK-1")
+    w("dispatch_truck", truck_id="TRK-1", slot_id="DS-1", reservation_id=res)
+    assert "cancel it first" in w("backorder_order", order_id="ORD-1", reason="short")["error"]
+    assert w("cancel_dispatch", dispatch_id="DSP-21")["success"]
+    assert not w("backorder_order", order_id="ORD-1", reason=" ")["success"]
+    assert w("backorder_order", order_id="ORD-1", reason="short")["success"] and w.holds("backordered", order_id="ORD-1")
+    assert "backordered" in w("reserve_stock", order_id="ORD-1", warehouse_id="WH-A", quantity=1)["error"]
+
+
 def test_a_split_order_needs_every_part_and_a_stranded_part_breaks_the_gate(w):
     w("reserve_stock", order_id="ORD-1", warehouse_id="WH-A", quantity=80)
     assert w("split_reservation", reservation_id="RES-11", quantity=30)["data"]["reservation_id"] == "RES-12"
@@ -210,7 +220,7 @@ def test_the_blind_writer_meets_every_trigger_and_earns_nothing(conflict):
 
 
 @pytest.mark.parametrize("conflict", ["T2", "S2", "ST2"])
-def test_impossible_tasks_need_the_blocking_fact_and_punish_a_dispatch_anyway(conflict):
+def test_impossible_tasks_need_the_blocking_fact_the_back_order_and_no_dispatch(conflict):
     env_id = f"STTArena/Warehouse-{conflict}-impossible"
     assert rollout(gym.make(env_id), OracleAgent(), seed=0).reward == 1.0
     assert rollout(gym.make(env_id), NominalAgent(), seed=0).reward == 0.0
@@ -219,6 +229,8 @@ def test_impossible_tasks_need_the_blocking_fact_and_punish_a_dispatch_anyway(co
         "message": "I'm sorry, but I cannot ship this order; something changed and it no longer works."}})
         for c in arena.task.oracle]
     assert rollout(gym.make(env_id), PlanAgent(vague), seed=0).reward == 0.0
+    told_only = [c for c in arena.task.oracle if c.name != "backorder_order"]  # tells the user, never back-orders
+    assert rollout(gym.make(env_id), PlanAgent(told_only), seed=0).reward == 0.0
 
 
 def stubborn_policy(env, seed: int) -> float:
@@ -230,9 +242,10 @@ def stubborn_policy(env, seed: int) -> float:
         saved[c.save_as or ""] = call(env, c.name, **resolve(c.arguments, saved))
     writes = [resolve(c.arguments, saved) for c in task.nominal_plan if c.name in ("reserve_stock", "book_dock_slot")]
     reserve, book = writes
-    slots = env.unwrapped.world.state["dock_slots"]  # privileged: the slot table, without a read that would notice
+    world = env.unwrapped.world  # privileged: the slot table, without a read that would notice
+    slots = world.state["dock_slots"]
     later = sorted((s["start"], i) for i, s in slots.items() if s["warehouse"] == reserve["warehouse_id"]
-                   and s["status"] == "free" and s["start"] > slots[book["slot_id"]]["start"])
+                   and world._booking(i) is None and s["start"] > slots[book["slot_id"]]["start"])
     for _, slot in later[:2]:
         res = call(env, "reserve_stock", **reserve)
         call(env, "book_dock_slot", slot_id=slot, truck_id=book["truck_id"])
@@ -295,6 +308,165 @@ def test_refusing_a_solvable_order_earns_nothing():
     assert info["score"] == 0.0
 
 
+def trucks_sent(plan: list[Call]) -> list[str]:
+    return [c.arguments["truck_id"] for c in plan if c.name == "dispatch_truck"]
+
+
+@pytest.mark.parametrize("conflict", ["T1", "T3", "S2", "ST2", "ST3"])
+def test_another_truck_in_service_for_one_of_the_oracles_is_an_alternative_scoring_one(conflict):
+    # The truck the user named driving over, or a spare at another warehouse, carries the load as well: the task
+    # lists each such recovery, so the collateral gate counts its truck as the recovery's own.
+    found = 0
+    for level in ("easy", "medium", "hard"):
+        env_id = f"STTArena/Warehouse-{conflict}-{level}"
+        for seed in range(2):
+            _, arena = start(env_id, seed)
+            task = arena.task
+            for plan in task.alternatives:
+                assert trucks_sent(plan) != trucks_sent(task.oracle)
+                assert rollout(gym.make(env_id), PlanAgent(plan), seed=seed).reward == 1.0, (env_id, seed)
+                found += 1
+    assert found
+
+
+def test_which_dock_slot_a_plan_takes_is_its_own_booking_not_a_change_to_the_timetable():
+    # Booking the slot after the nominal one instead changes no entity the task started with: the collateral gate
+    # passes (whether that slot is still on time is the milestones' business).
+    env_id = "STTArena/Warehouse-T1-easy"
+    for seed in range(3):
+        _, arena = start(env_id, seed)
+        task, slots = arena.task, arena.task.initial_state["dock_slots"]
+        slot = next(c.arguments["slot_id"] for c in task.nominal_plan if c.name == "book_dock_slot")
+        later = min((x["start"], s) for s, x in slots.items() if x["warehouse"] == slots[slot]["warehouse"]
+                    and x["start"] > slots[slot]["start"])[1]
+        plan = [c.model_copy(update={"arguments": {k: later if v == slot else v for k, v in c.arguments.items()}})
+                for c in task.oracle]
+        assert plan != task.oracle
+        traj = rollout(gym.make(env_id), PlanAgent(plan), seed=seed)
+        gate = next(c for c in traj.info["checklist"] if c["name"] == "no_collateral_change")
+        assert gate["passed"], (seed, gate)
+        assert env_slots(env_id, seed, plan) == slots  # the timetable never changes
+
+
+def env_slots(env_id: str, seed: int, plan: list[Call]) -> dict:
+    """The dock timetable after ``plan``."""
+    env = gym.make(env_id)
+    rollout(env, PlanAgent(plan), seed=seed)
+    return env.unwrapped.world.state["dock_slots"]
+
+
+def test_an_unrelated_write_after_the_recovery_fails_the_collateral_gate():
+    env_id = "STTArena/Warehouse-ST2-easy"
+    _, arena = start(env_id, seed=0)
+    task = arena.task
+    state = task.initial_state
+    order = next(c.arguments["order_id"] for c in task.nominal_plan if c.name == "get_order")
+    hub = next(c.arguments["warehouse_id"] for c in task.nominal_plan if c.name == "reserve_stock")  # in outage
+    other, sku = next((o, x["sku"]) for o, x in state["orders"].items() if o != order)
+    site = next(w for w, stock in sorted(state["inventory"].items())
+                if w != hub and stock.get(sku, {}).get("on_hand", 0) > 10)
+    extra = Call(name="reserve_stock", arguments={"order_id": other, "warehouse_id": site, "quantity": 5})
+    traj = rollout(gym.make(env_id), PlanAgent([*task.oracle, extra]), seed=0)
+    assert json.loads(traj.steps[len(task.oracle)]["observation"])["success"]
+    gate = next(c for c in traj.info["checklist"] if c["name"] == "no_collateral_change")
+    assert not gate["passed"] and traj.reward == 0.0
+
+
+@pytest.mark.parametrize("env_id", ["STTArena/Warehouse-T3-medium", "STTArena/Warehouse-S3-medium",
+                                    "STTArena/Warehouse-ST3-hard"])
+def test_a_second_slot_for_the_stale_truck_after_the_recovery_fails_the_collateral_gate(env_id):
+    # Validation's extra write: after the oracle (which ships from the sister warehouse and unwinds the stale
+    # reservation and slot), another dock slot booked for the truck the request named. The booking succeeds and
+    # commits a dock the recovery does not use: one live dock booking more than any solution ends with.
+    for seed in range(2):
+        _, arena = start(env_id, seed)
+        task, slots = arena.task, arena.task.initial_state["dock_slots"]
+        booked = next(c.arguments for c in task.nominal_plan if c.name == "book_dock_slot")
+        home = slots[booked["slot_id"]]["warehouse"]
+        named = {v for c in task.oracle for v in c.arguments.values() if isinstance(v, str)}
+        spare = max((x["start"], s) for s, x in slots.items() if x["warehouse"] == home and s not in named)[1]
+        extra = Call(name="book_dock_slot", arguments={"slot_id": spare, "truck_id": booked["truck_id"]})
+        traj = rollout(gym.make(env_id), PlanAgent([*task.oracle, extra]), seed=seed)
+        assert json.loads(traj.steps[len(task.oracle)]["observation"])["success"], seed
+        gate = next(c for c in traj.info["checklist"] if c["name"] == "no_collateral_change")
+        assert not gate["passed"] and "dock_bookings" in gate["description"] and traj.reward == 0.0, (seed, gate)
+
+
+FEASIBLE = [f"STTArena/Warehouse-{c}-{lvl}" for c in CONFLICTS for lvl in ("easy", "medium", "hard")]
+
+
+@pytest.mark.parametrize("env_id", FEASIBLE)
+def test_no_solution_holds_more_live_commitments_on_the_way_than_it_ends_with(env_id):
+    # The footprint allows as many live new reservations, dock bookings and dispatches as any prefix of a solution
+    # holds; a recovery that makes its new commitments before unwinding the stale ones would let one extra (a second
+    # slot, another reservation) pass the collateral gate. Every solution unwinds first, so the allowance is exactly
+    # what the recovery ends with.
+    from sttgym.footprint import _by_world, _changes, footprint
+
+    for seed in range(2):
+        env, arena = start(env_id, seed)
+        rollout(env, OracleAgent(), seed=seed)
+        _, created = _changes(arena.task.initial_state, arena.world, _by_world(arena.log.events))
+        allowed = footprint(arena.task, arena.domain.world)
+        assert allowed.new == {k: len(v) for k, v in created.items()}, (seed, allowed.new)
+
+
+@pytest.mark.parametrize("env_id", ["STTArena/Warehouse-T1-easy", "STTArena/Warehouse-S3-easy",
+                                    "STTArena/Warehouse-T3-easy", "STTArena/Warehouse-ST3-easy"])
+def test_recovering_after_the_dispatch_whose_error_shows_the_change_scores_one(env_id):
+    # The whole nominal plan, whose dispatch fails with an error naming the change, then the oracle's recovery
+    # without the story's read: the failed write showed the change, so the recovery counts in full.
+    for seed in range(3):
+        _, arena = start(env_id, seed)
+        task = arena.task
+        nominal, seen = task.nominal_plan, task.triggers[0].observable
+        k = next(i for i, (a, b) in enumerate(zip(task.oracle, nominal)) if a != b)
+        rest = [c for c in task.oracle[k:] if not (c.name == seen.tool and c.arguments == seen.args)]
+        traj = rollout(gym.make(env_id), PlanAgent(nominal + rest), seed=seed)
+        assert not json.loads(traj.steps[len(nominal) - 1]["observation"])["success"]
+        assert traj.reward == 1.0, (seed, traj.info["checklist"])
+
+
+def answer_kinds(env_id: str, seed: int) -> tuple[str, ...]:
+    """What the user answers each of validation's questions with: their hard constraints, their requirement,
+    another answer of theirs, or the fallback."""
+    _, arena = start(env_id, seed)
+    profile = arena.task.profile
+    user = RuleUser(profile)
+    kinds = {profile.insist: "insist", profile.fallback: "fallback",
+             **{a.text: "requirement" for a in profile.withheld},
+             **{a.text: f"answer {i}" for i, a in enumerate(profile.clarifications)}}
+    return tuple(kinds[user.reply(question)] for question in PANEL)
+
+
+@pytest.mark.parametrize("conflict", CONFLICTS)
+def test_the_user_answers_alike_whether_or_not_the_order_can_be_met(conflict):
+    # The user's hard constraints answer every proposed change of plan on every level, and a user with a
+    # requirement has it on the impossible level too: nothing they say tells the levels apart.
+    answers = {level: answer_kinds(f"STTArena/Warehouse-{conflict}-{level}", seed)
+               for level in ("easy", "medium", "hard", "impossible") for seed in range(2)}
+    assert len(set(answers.values())) == 1 and "insist" in answers["impossible"], answers
+
+
+def test_the_quality_requirement_is_a_certification_only_one_source_holds():
+    for level in ("easy", "medium", "hard"):
+        for seed in range(3):
+            _, arena = start(f"STTArena/Warehouse-S2-{level}", seed)
+            task = arena.task
+            (fact,) = task.profile.withheld
+            warehouses = task.initial_state["warehouses"]
+            sent = {c.arguments["slot_id"] for c in task.oracle if c.name == "dispatch_truck"}
+            home = next(c.arguments["warehouse_id"] for c in task.nominal_plan if c.name == "reserve_stock")
+            want = {task.initial_state["dock_slots"][s]["warehouse"] for s in sent} - {home}  # medium: d0 is home's
+            assert len(want) == 1 and not any(w in fact.text for w in warehouses if w != home)
+            order = next(c.arguments["order_id"] for c in task.nominal_plan if c.name == "get_order")
+            sku = task.initial_state["orders"][order]["sku"]
+            stocked = [w for w, stock in task.initial_state["inventory"].items() if sku in stock]
+            certified = [w for w in stocked if any(f"certified {c}." in fact.text
+                                                   for c in warehouses[w].get("certifications", []))]
+            assert sorted(certified) == sorted({home, *want}), (level, seed, certified)
+
+
 def test_instances_differ_and_a_stored_task_replays():
     _, first = start("STTArena/Warehouse-ST2-hard", seed=5)
     stored = json.loads(first.task.model_dump_json())
@@ -308,8 +480,9 @@ def test_instances_differ_and_a_stored_task_replays():
 
 @pytest.mark.parametrize("env_id", ["STTArena/Warehouse-ST1-easy", "STTArena/Warehouse-S3-easy",
                                     "STTArena/Warehouse-ST3-easy"])
-def test_noticing_the_change_and_stopping_earns_only_the_noticed_milestone(env_id):
-    # The stale reservation survives these changes; it is not a recovery, so only noticed_change holds.
+def test_reading_the_change_and_stopping_earns_nothing(env_id):
+    # The stale reservation survives these changes; it is not a recovery, and reading the change is evidence, never
+    # credit: no milestone holds.
     env, arena = start(env_id, seed=2)
     task = arena.task
     calls = task.nominal_plan[:task.nominal_plan.index(next(c for c in task.nominal_plan
@@ -320,9 +493,8 @@ def test_noticing_the_change_and_stopping_earns_only_the_noticed_milestone(env_i
     seen = task.triggers[0].observable
     assert call(env, seen.tool, **seen.args)["success"]
     *_, info = env.step({"content": "Task Completed"})
-    passed = {c["name"] for c in info["checklist"] if c["passed"]}
-    assert "noticed_change" in passed and "stock_secured" not in passed
-    assert info["score"] == pytest.approx(1 / sum(not c.gate for c in task.checklist))
+    assert arena.log.noticed(task.triggers[0].name)
+    assert not any(c["passed"] for c in info["checklist"] if not c["gate"]) and info["score"] == 0.0
 
 
 # ------------------------------------------------------------- facts the user withholds until asked
@@ -363,8 +535,19 @@ def alternatives(conflict: str, task) -> list[dict]:
         return next(i for i, s in state["dock_slots"].items()
                     if s["warehouse"] == site and s["start"] == state["dock_slots"][slot]["start"])
 
-    return [{want: alt, **dict(zip(fleet(want), fleet(alt))), **{d["slot_id"]: slot_at(alt, d["slot_id"])
-                                                               for d in sent if d["truck_id"] in fleet(want)}}
+    def paired(alt: str) -> dict[str, str]:
+        """Each truck at the user's site with one at ``alt``: one of the same capacity first (hard: the truck the
+        split's part fits exactly, alike at every source), the others in capacity order."""
+        theirs, pairs = fleet(alt), {}
+        for t in fleet(want):
+            same = [u for u in theirs if trucks[u]["capacity"] == trucks[t]["capacity"]]
+            if same:
+                pairs[t] = same[0]
+                theirs.remove(same[0])
+        return {**pairs, **dict(zip([t for t in fleet(want) if t not in pairs], theirs))}
+
+    return [{want: alt, **paired(alt), **{d["slot_id"]: slot_at(alt, d["slot_id"])
+                                          for d in sent if d["truck_id"] in fleet(want)}}
             for alt in sorted(state["inventory"]) if alt not in (want, home) and fleet(alt)
             and state["inventory"][alt].get(sku, {}).get("on_hand", 0) >= q]
 
@@ -382,7 +565,8 @@ def test_the_user_tells_the_warehouse_or_truck_only_when_asked_and_no_guess_pass
         return plans
 
     outcomes = assert_withheld_story(f"STTArena/Warehouse-{conflict}-{level}", "ask me first:", "asked_user", others)
-    assert all(all(run.writes) and run.score > 0 for run in outcomes)  # each ships the order, earning some credit
+    # Each ships the order, and each changes stock or a truck that no solution touches: the collateral gate fails.
+    assert all(all(run.writes) and "no_collateral_change" in run.failed and run.score == 0.0 for run in outcomes)
 
 
 @pytest.mark.parametrize("conflict,shown", [("S2", "warehouse"), ("S2", "arrives"), ("ST1", "truck")])

@@ -140,3 +140,21 @@ def assert_unpredictable(env_id: str, cues: Callable[..., dict[str, bool]], seed
         for cue, right in cues(env, seed).items():
             seen.setdefault(cue, set()).add(right)
     assert seen and all(v == {True, False} for v in seen.values()), (env_id, seen)
+
+
+def assert_answers_alike(domain: str, withholding: Iterable[str], seeds: Iterable[int] = range(3)) -> None:
+    """validate's attacker on the user's answers to its panel of questions: the hard constraints answer a proposed
+    change at every level, and ``withholding`` (ids without the domain, ``"S1-medium"``) are exactly the ids whose
+    user holds a fact back; no single word of the answers tells impossible instances apart."""
+    import sttgym
+    from sttgym.manifests import task_of
+    from sttgym.validation import panel_answers, solvability_accuracy
+
+    withholding = set(withholding)
+    answers = []
+    for env_id in sttgym.arena_ids(domain):
+        for seed in seeds:
+            task = task_of(env_id, seed)
+            assert task.profile.insist and bool(task.profile.withheld) == (env_id.split("-", 1)[1] in withholding)
+            answers.append((task.solvable, panel_answers(env_id, seed)))
+    assert solvability_accuracy(answers) <= 0.55

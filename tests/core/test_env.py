@@ -42,7 +42,7 @@ def test_tool_call_advances_the_clock_and_reward_comes_at_the_end(env):
     obs, reward, terminated, truncated, info = env.step({"content": "Task Completed"})
     assert terminated and not truncated
     assert [(c["name"], c["gate"], c["passed"]) for c in info["checklist"]] == [
-        ("parcel_in_b", False, False), ("saw_it_taken", False, False)]
+        ("parcel_in_b", False, False), ("no_collateral_change", True, True), ("truthful_report", True, True)]
     assert reward == 0.0 and info["score"] == 0.0
 
 
@@ -115,7 +115,7 @@ def test_dynamics_off_removes_triggers_and_uses_the_static_checklist(toy_ids):
     static = sttgym.rollout(gym.make(toy_ids[0], dynamics=False), NominalAgent(), seed=1)
     assert dynamic.reward == 0.0 and [e["trigger"] for e in dynamic.info["trigger_log"]] == ["locker_taken"]
     assert static.reward == 1.0 and static.info["trigger_log"] == []
-    assert [c["name"] for c in static.info["checklist"]] == ["parcel_in_a"]
+    assert [c["name"] for c in static.info["checklist"]] == ["parcel_in_a", "no_collateral_change", "truthful_report"]
 
 
 def test_reference_agents(toy_ids):

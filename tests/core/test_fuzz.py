@@ -51,3 +51,19 @@ def test_the_fuzz_command_reports_its_figures_and_refuses_unknown_stacks(tmp_pat
     assert report["actions"] == 60 and report["exceptions"] == [] and report["state_changes"] == []
     bad = CliRunner().invoke(app, ["fuzz", "--stack", "sideways"])
     assert bad.exit_code == 2 and "sideways" in bad.output
+
+
+def test_the_fuzzer_reports_unencodable_and_oversized_observations_when_they_occur(monkeypatch):
+    """Its checks can fail: with arguments taken as sent and observations rendered raw (as before issue 32), the
+    surrogates and huge names it sends come back as findings."""
+    import json
+
+    import sttgym.actions as actions
+    import sttgym.core as core
+
+    monkeypatch.setattr(core, "observe", lambda result: json.dumps(result, ensure_ascii=False))
+    monkeypatch.setattr(actions, "encodable_value", lambda value: value)
+    monkeypatch.setattr(actions, "MAX_KEY", 10**8)
+    monkeypatch.setattr(actions, "MAX_ARGUMENTS", 10**9)
+    report = fuzz(["ScrambleTool/Unscrambled"], 300, stacks=["plain"], seed=11)
+    assert report.unencodable and report.oversized and not report.ok

@@ -24,6 +24,11 @@ class Doors(World):
     def jam(self, door_id: str, note: str) -> None:
         self.doors[door_id].update(open=False, note=note)
 
+    @operation
+    def jam_the_one_in_use(self, note: str, ctx) -> None:
+        """Binds to the agent's commitment: whichever door the call names."""
+        self.doors[ctx.arguments["door_id"]].update(open=False, note=note)
+
 
 def world(minutes=0):
     clock = Clock("2024-01-01T00:00")
@@ -46,8 +51,9 @@ def test_always_once_fires_once_when_its_condition_holds_and_records_the_diff():
     t, w = closing(), world()
     assert t.fire(w, ctx(), "before", fired=0) is None  # 00:00: not yet
     w.clock.advance(10)
-    event = t.fire(w, ctx(), "before", fired=0)
+    event, changes = t.fire(w, ctx(), "before", fired=0)
     assert event["changes"] == [{"path": "doors.D1.open", "old": True, "new": False}]
+    assert changes == [(("doors", "D1", "open"), True, False)]
     assert w.state["doors"]["D1"]["open"] is False
     w.state["doors"]["D1"]["open"] = True
     assert t.fire(w, ctx(), "before", fired=1) is None and w.state["doors"]["D1"]["open"] is True
@@ -68,14 +74,24 @@ def test_guarded_trigger_refires_until_its_recovery_holds():
                 effect=[Op(name="jam", args={"door_id": "D1", "note": "jammed"})],
                 observable=Observable(tool="read"))
     w = world()
-    first = t.fire(w, ctx(), "before", 0)
+    first, _ = t.fire(w, ctx(), "before", 0)
     assert {c["path"] for c in first["changes"]} == {"doors.D1.open", "doors.D1.note"}
     assert t.fire(w, ctx(), "before", 1) is None  # still as the trigger left it
     w.state["doors"]["D1"]["open"] = True
-    again = t.fire(w, ctx(), "before", 1)
+    again, _ = t.fire(w, ctx(), "before", 1)
     assert again["changes"] == [{"path": "doors.D1.open", "old": True, "new": False}]
     w.state["doors"]["D1"].update(open=True, note="fixed")
     assert t.fire(w, ctx(), "before", 2) is None
+
+
+def test_an_operation_may_change_what_the_call_being_made_commits():
+    t = Trigger(name="jam", description="the door the agent writes to jams", when=Pred(name="writing"),
+                effect=[Op(name="jam_the_one_in_use", args={"note": "stuck"})], observable=Observable(tool="read"))
+    w = world()
+    w.state["doors"]["D2"] = {"open": True, "note": None}
+    event, _ = t.fire(w, ctx(door_id="D2"), "before", 0)
+    assert w.state["doors"]["D2"] == {"open": False, "note": "stuck"} and w.state["doors"]["D1"]["open"] is True
+    assert {c["path"] for c in event["changes"]} == {"doors.D2.open", "doors.D2.note"}
 
 
 def test_guarded_needs_a_recovery_and_unknown_names_are_errors():
@@ -130,31 +146,11 @@ def test_gates_zero_the_score_and_milestones_count():
     assert evaluate([gate], w, log)[0] == 0.0  # gates alone are no progress
 
 
-def test_noticed_needs_a_successful_matching_read_after_the_change():
-    log = EpisodeLog(observables={"close": [Observable(tool="read", args={"door_id": "D1"})]})
-    ok, bad = {"success": True}, {"success": False}
-    log.calls.append({"name": "read", "arguments": {"door_id": "D1"}, "result": ok})
-    assert not log.noticed("close")  # it has not fired yet
-    log.events.append({"trigger": "close", "call_index": 1})
-    log.calls.append({"name": "read", "arguments": {"door_id": "D2"}, "result": ok})
-    log.calls.append({"name": "read", "arguments": {"door_id": "D1"}, "result": bad})
-    assert not log.noticed("close")
-    log.calls.append({"name": "read", "arguments": {"door_id": "D1"}, "result": ok})
-    assert log.noticed("close") and world().holds(Pred(name="noticed", args={"trigger": "close"}), log=log)
-
-
-def test_any_of_a_trigger_s_observable_reads_counts_as_noticing():
-    t = closing(also_observable=[Observable(tool="list", args={})])
-    log = EpisodeLog(observables={"close": t.observables}, events=[{"trigger": "close", "call_index": 0}])
-    log.calls.append({"name": "list", "arguments": {"page": 2}, "result": {"success": True}})
-    assert log.noticed("close") and [o.tool for o in t.observables] == ["read", "list"]
-
-
 def test_a_recorded_change_does_not_alias_the_live_state():
     t = Trigger(name="note", description="", when=Pred(name="time_reached", args={"moment": "2024-01-01T00:00"}),
                 effect=[Op(name="set_field", args={"path": ["doors", "D1", "note"], "value": {"text": "wet"}})],
                 observable=Observable(tool="read"))
     w = world()
-    event = t.fire(w, ctx(), "before", 0)
+    event, _ = t.fire(w, ctx(), "before", 0)
     w.state["doors"]["D1"]["note"]["text"] = "dry"
     assert event["changes"] == [{"path": "doors.D1.note", "old": None, "new": {"text": "wet"}}]

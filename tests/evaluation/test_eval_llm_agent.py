@@ -149,11 +149,11 @@ def test_llm_judge_decides_the_paper_s_two_items_and_strict_mode_adds_the_eviden
                   '"evidence": ["told the user"], "verdict": "fine"}')
     seen: list = []
     _, reward, _, _, info = _judge_env(passed, seen=seen)
-    assert reward == 1.0 and [c["judge"] for c in info["checklist"]] == ["llm", "llm"]
+    assert reward == 1.0 and [c["judge"] for c in info["checklist"]] == ["llm", "llm", "rule"]  # and collateral
     assert "What blocks the task" not in seen[0][1]["content"]  # the paper's judge is not told the answer
     seen.clear()
     _, reward, _, _, info = _judge_env(passed, strict=True, seen=seen)
-    assert reward == 1.0 and [c["judge"] for c in info["checklist"]] == ["llm", "llm", "rule"]
+    assert reward == 1.0 and [c["judge"] for c in info["checklist"]] == ["llm", "llm", "rule", "rule"]
     assert "What blocks the task" in seen[0][1]["content"] and "does not pass" in seen[0][0]["content"]
     failed = text('```json\n{"passed": false, "recognized_impossibility": true, "fed_back_to_user": false}\n```')
     assert _judge_env(failed)[1] == 0.0

@@ -14,6 +14,7 @@ from tests.evaluation.evaltoy import register
 from tests.evaluation.scripted import ScriptedModel, nominal_policy
 
 from sttgym.evaluation.runner import TRAJECTORIES, EvalConfig, Runner, load_records
+from sttgym.models.base import ChatResponse
 from sttgym.evaluation.summary import arena_summary, summarise
 
 
@@ -108,7 +109,6 @@ def test_a_killed_run_resumes_without_losing_or_duplicating(tmp_path):
 
 
 def test_llm_agent_on_the_scramble_suite_stops_through_end_episode_on_a_backend_error(tmp_path):
-    from sttgym.models.base import ChatResponse
 
     down = ScriptedModel(lambda conversation: ChatResponse(error="gave up after 7 attempts"))
     config = EvalConfig(suite="scramble", agent="llm", model="m", runs=1, limit=6)
@@ -126,13 +126,11 @@ def test_llm_agent_on_the_scramble_suite_stops_through_end_episode_on_a_backend_
 
 
 def test_a_lone_surrogate_in_a_record_is_saved_and_read_back(tmp_path):
-    config = EvalConfig(domains=["EvalToy"], agent="noop", runs=1, limit=1)
-    runner = Runner(config, tmp_path / "run")
-    runner.out.mkdir(parents=True)
-    record = {"key": "k", "condition": "dynamic", "env_id": "x", "seed": 0, "run": 0, "reward": 0.0,
-              "reply": "half an emoji \ud83d and the rest"}  # as a broken model reply may be
+    (played,), _ = evaluate(tmp_path, agent="noop", runs=1, limit=1)
+    record = {**played, "reply": "half an emoji \ud83d and the rest"}  # as a broken model reply may be
+    runner = Runner(EvalConfig(domains=["EvalToy"], agent="noop", runs=1, limit=1), tmp_path / "run")
     runner._append(record)
-    assert load_records(runner.path)["k"] == record
+    assert load_records(runner.path)[record["key"]] == record
 
 
 def test_corrupt_lines_are_skipped_and_their_episodes_played_again(tmp_path):
@@ -185,12 +183,27 @@ def test_bad_out_directories_are_clear_errors_not_tracebacks(tmp_path, monkeypat
     assert result.exit_code == 1 and "cannot write the run" in said and "No space left on device" in said
 
 
+def test_an_episode_that_outgrows_the_model_s_context_is_scored_as_a_failure_not_an_error(tmp_path):
+    """A small-context model's long episodes are its own failures: scored and counted, never left out."""
+    def short_memory(conversation):
+        if sum(m["role"] == "assistant" for m in conversation) == 0:
+            return nominal_policy(conversation)  # one call fits
+        return ChatResponse(error="request rejected: BadRequestError 400: maximum context length is 64 tokens",
+                            context_full=True)
+
+    records, _ = evaluate(tmp_path, agent="llm", model="m", runs=1, workers=1, scripted=ScriptedModel(short_memory))
+    assert records and all(r["error"] is None and r["context_overflow"] and r["truncated"] for r in records)
+    assert all(r["calls"] == 1 and r["steps"][-1]["action"] == {"content": ""} for r in records)
+    summary = summarise(records, "arena")
+    assert summary["episodes"] == len(records) and summary["errors"] == 0
+    assert summary["context_overflows"] == len(records) and summary["overall"] == 0.0
+
+
 def test_a_backend_that_is_down_stops_the_run_and_nothing_is_scored(tmp_path):
     from typer.testing import CliRunner
 
     from sttgym.cli import app
     from sttgym.evaluation.runner import MAX_ERRORS_IN_A_ROW, BackendFailing
-    from sttgym.models.base import ChatResponse
 
     down = ScriptedModel(lambda conversation: ChatResponse(error="connection refused"))
     config = EvalConfig(domains=["EvalToy"], agent="llm", model="m", runs=5, workers=1)

@@ -49,8 +49,10 @@ def stream_events(body: dict) -> bytes:
 
 class FakeServer:
     def __init__(self, policy: Callable[[list[dict]], ChatResponse], max_requests: int = 2000,
-                 lifetime: float = 120.0, tokens: Callable[[list[dict], ChatResponse], tuple[int, int]] | None = None):
+                 lifetime: float = 120.0, tokens: Callable[[list[dict], ChatResponse], tuple[int, int]] | None = None,
+                 echo_headers: bool = False):
         self.policy, self.max_requests, self.tokens = policy, max_requests, tokens
+        self.echo_headers = echo_headers  # a successful reply's text repeats the request's headers, key and all
         self.faults: deque = deque()  # ("status", code[, headers[, message]]) | ("body", text) | ("delay", seconds)
         self.requests: list[dict] = []
         self._lock = threading.Lock()
@@ -74,14 +76,18 @@ class FakeServer:
         self.httpd.shutdown()
         self.httpd.server_close()
 
-    def _next(self, body: dict) -> tuple[int, str, dict]:
+    def _next(self, body: dict, headers: dict) -> tuple[int, str, dict]:
         with self._lock:
             self.requests.append(body)
             if len(self.requests) > self.max_requests:
                 return 400, json.dumps({"error": {"message": "request budget of the test server spent"}}), {}
             fault = self.faults.popleft() if self.faults else None
         if fault is None:
-            return 200, json.dumps(self._answer(body["messages"])), {}
+            answer = self._answer(body["messages"])
+            if self.echo_headers:
+                message = answer["choices"][0]["message"]
+                message["content"] = f"{message['content'] or ''} (your request's headers: {headers})"
+            return 200, json.dumps(answer), {}
         kind, value, *extra = fault
         if kind == "status":  # ("status", code[, headers[, message]])
             headers = extra[0] if extra else {"Retry-After": "0"}
@@ -103,7 +109,7 @@ class FakeServer:
             def do_POST(self):
                 length = int(self.headers.get("Content-Length", 0))
                 body = json.loads(self.rfile.read(length) or b"{}")
-                status, text, headers = server._next(body)
+                status, text, headers = server._next(body, dict(self.headers))
                 streamed = status == 200 and body.get("stream") and '"choices"' in text
                 data = stream_events(json.loads(text)) if streamed else text.encode()
                 try:

@@ -68,6 +68,17 @@ def test_a_client_error_is_not_retried(server, sleeps):
     assert response.error.startswith("request rejected") and len(server.requests) == 1
 
 
+@pytest.mark.parametrize("message, full", [
+    ("This model's maximum context length is 8192 tokens. However, you requested 9100 tokens", True),  # OpenAI, vLLM
+    ("the request exceeds the available context size, try increasing it", True),  # llama.cpp
+    ("Input validation error: `inputs` tokens + `max_new_tokens` must be <= 4096", False),
+    ("invalid tool schema", False)])
+def test_a_context_that_is_full_is_told_from_other_rejections(server, message, full):
+    server.faults.append(("status", 400, {}, message))
+    (response,) = model(server).chat([CONVERSATION])
+    assert response.error.startswith("request rejected") and response.context_full is full
+
+
 @pytest.mark.parametrize("body", ["this is not json", json.dumps({"id": "x", "choices": []}),
                                   json.dumps({"choices": [{"message": {"content": 5}}]})])
 def test_malformed_responses_become_errors(server, body):

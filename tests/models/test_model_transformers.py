@@ -75,7 +75,7 @@ def test_generated_text_is_cut_at_the_end_of_turn_and_parsed(backend, monkeypatc
 def test_a_prompt_that_cannot_fit_is_an_error_not_a_crash(tiny_path):
     big = TransformersModel(str(tiny_path), max_new_tokens=9000)
     (response,) = big.chat([ASK], TOOLS)
-    assert response.error.startswith("context full")
+    assert response.error.startswith("context full") and response.context_full
     (missing,) = load_model(str(tiny_path / "does-not-exist")).chat([ASK])
     assert missing.error.startswith("could not load")
 

@@ -194,7 +194,7 @@ def test_oversized_requests_are_refused_and_the_session_lives_on():
     ({"env_id": "CartPole-v1"}, 404, "FACTORY_ERROR"),
     ({"env_id": ARENA[0], "wrappers": [{"name": "Shuffle"}]}, 422, "FACTORY_ERROR"),
     ({"env_id": ARENA[0], "wrappers": [{"name": "MappingDrift", "kwargs": {"fraction": 2}}]}, 422, "FACTORY_ERROR"),
-    ({"env_id": ARENA[0], "kwargs": {"no_such_option": 1}}, 422, "FACTORY_ERROR"),
+    ({"env_id": ARENA[0], "kwargs": {"no_such_option": 1}}, 422, "VALIDATION_ERROR"),
     ({"env_id": ARENA[0], "seed": -1}, 422, "VALIDATION_ERROR"),
     ({"env_id": ARENA[0], "wrapper": []}, 422, "VALIDATION_ERROR"),
     ({"seed": 0}, 422, "VALIDATION_ERROR"),

@@ -121,7 +121,7 @@ def test_a_manifest_records_provenance_and_every_stage_verdict(run):
     assert provenance["started"] <= provenance["written"]
     assert manifest["ids"] == ["STTArena/SynthHarbourParking-ST1-easy", "STTArena/SynthHarbourParking-T2-medium"]
     assert set(manifest["verdicts"]["T2-medium"].values()) == {"passed"}
-    assert manifest["verdicts"]["S2-easy"]["rules"].startswith("oracle scored 0.500")
+    assert "oracle scored 0.500" in manifest["verdicts"]["S2-easy"]["rules"]
     assert manifest["verdicts"]["S2-easy"]["auditor"] == "not run"
     assert manifest["validate_problems"] == []
 

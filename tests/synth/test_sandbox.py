@@ -3,6 +3,8 @@ looks, episodes replay identically through both, limits stop calls without stopp
 
 from __future__ import annotations
 
+import ast
+import copy
 import inspect
 import json
 import multiprocessing
@@ -10,6 +12,7 @@ import os
 import subprocess
 import sys
 import time
+import typing
 
 import pytest
 
@@ -27,10 +30,11 @@ from sttgym.synth import sandbox
 from sttgym.synth.audit import SAFE_BUILTINS, execute
 from sttgym.synth.sandbox import Limits, SandboxError, Unsafe, audit, call_function, load_world, unload
 from sttgym.task import Call, Task
-from sttgym.tools import collect_tools
+from sttgym.tools import collect_tools, read_annotation
 from sttgym.triggers import Observable, Trigger
 from sttgym.user import UserProfile
 from sttgym.world import World, json_copy, operations_of, predicates_of
+from tests.synth.conftest import REQUIRED
 
 # A world as the synthesis pipeline asks an LLM to write it: a domain outside the ten, in the project's conventions.
 GARAGE = '''from __future__ import annotations
@@ -225,9 +229,21 @@ def test_the_proxy_presents_the_same_tools_predicates_and_operations(local, isol
     ours, theirs = tool_specs(local), tool_specs(isolated)
     assert {n: (s.schema, s.cost, s.mutates) for n, s in ours.items()} == \
            {n: (s.schema, s.cost, s.mutates) for n, s in theirs.items()}
-    assert predicates_of(isolated) == predicates_of(local)
-    assert operations_of(isolated) == operations_of(local)
+    assert typed(predicates_of(isolated)) == typed(predicates_of(local))
+    assert typed(operations_of(isolated)) == typed(operations_of(local))
     assert "made_reservations" in predicates_of(isolated) and "close_level" in operations_of(isolated)
+    forwarded = [s for n, s in predicates_of(isolated).items() if n in vars(isolated)]
+    annotations = [p.annotation for s in forwarded for p in s.parameters.values()]
+    assert str in annotations and not any(isinstance(a, str) for a in annotations)  # types, never text to evaluate
+
+
+def typed(signatures: dict[str, inspect.Signature]) -> dict[str, list]:
+    """Signatures with each annotation as the type it names (the in-process class keeps them as text)."""
+    def read(annotation):
+        return read_annotation(annotation) if isinstance(annotation, str) else annotation
+
+    return {name: [(p.name, p.kind, p.default, read(p.annotation)) for p in s.parameters.values()]
+            + [read(s.return_annotation)] for name, s in signatures.items()}
 
 
 def test_an_episode_replays_identically_in_process_and_isolated(local, isolated, monkeypatch):
@@ -266,6 +282,23 @@ def test_the_projects_own_worlds_build_and_replay_identically_through_the_sandbo
 def test_the_audit_refuses_only_coldchains_import_of_the_judge():
     problems = audit(_module_source("ColdChain"))
     assert len(problems) == 1 and "import from sttgym.judge is not allowed" in problems[0]
+
+
+def test_a_world_may_fill_in_its_state_in_a_constructor_that_hands_on_to_worlds():
+    """As Freight's world does: ``def __init__`` annotated with ``Clock``, calling ``super().__init__`` (the one dunder
+    a class may define, and the one way to reach it); the constructor runs in the worker on every call."""
+    source = GARAGE.replace("from sttgym.clock import local_time", "from sttgym.clock import Clock, local_time")
+    source = source.replace('    domain = "Garage"\n', '    domain = "Garage"\n\n'
+                            '    def __init__(self, state: dict, clock: Clock):\n'
+                            '        super().__init__(state, clock)\n'
+                            '        state.setdefault("visits", 0)\n', 1)
+    assert "super().__init__" in source and audit(source) == []
+    world = load_world(source)
+    try:
+        garage = world(json_copy(STATE), Clock(START))
+        assert garage.get_bay(bay_id="B-201")["success"] and garage.state["visits"] == 0
+    finally:
+        unload(world)
 
 
 def test_simulated_time_advances_the_shared_clock_through_the_proxy(local, isolated):
@@ -531,3 +564,176 @@ def test_per_call_overhead_of_the_isolated_proxy(local, isolated):
                   f"isolated {timings['isolated']:.1f} us")
     finally:
         unload(proxy)
+
+
+# ------------------------------------------------------------------------------------------- the OS sandbox
+
+def test_without_the_os_sandbox_generated_code_is_refused_unless_the_user_opts_in(monkeypatch, tmp_path):
+    from sttgym.registry import load_plugins
+    from sttgym.synth import checks
+    from sttgym.synth.bundle import load_bundle, write_bundle
+
+    monkeypatch.setattr(sandbox, "os_sandbox_problem", lambda: "bubblewrap (bwrap) is not installed")
+    monkeypatch.delenv(sandbox.SANDBOX_VARIABLE, raising=False)
+    alone = Limits(cpu_s=1.25)  # a worker of its own: no running one is reused
+    bundle = write_bundle(tmp_path / "garage", "SynthGarage", GARAGE, "GarageWorld",
+                          [{**TASK.model_dump(mode="json"), "conflict": "S1", "difficulty": "easy"}], {}, {})
+    for attempt in (lambda: call_function("def f():\n    return 1\n", "f", {}, limits=alone),
+                    lambda: load_world(GARAGE, limits=alone), lambda: load_bundle(bundle),
+                    lambda: checks.loaded_world(GARAGE)):  # a pipeline stops: it does not reject every candidate
+        with pytest.raises(sandbox.SandboxUnavailable) as refused:
+            attempt()
+        assert refused.value.kind == "unavailable"
+        assert "apt-get install bubblewrap" in str(refused.value) and "STTGYM_SANDBOX=process" in str(refused.value)
+    monkeypatch.setenv("STTGYM_BUNDLES", str(bundle))
+    assert "STTGYM_SANDBOX=process" in load_plugins()[1][str(bundle)]  # `sttgym list` says how, and goes on
+    monkeypatch.setenv(sandbox.SANDBOX_VARIABLE, "sideways")
+    with pytest.raises(sandbox.SandboxUnavailable, match="leave it unset"):
+        call_function("def f():\n    return 1\n", "f", {}, limits=alone)
+    monkeypatch.setenv(sandbox.SANDBOX_VARIABLE, "process")  # the explicit opt-in: a plain worker process
+    try:
+        assert call_function("def f():\n    return 1\n", "f", {}, limits=alone) == 1
+        worker = sandbox._FUNCTION_WORKERS[alone]
+        assert worker.process.args[0] == sys.executable and worker.sandbox == {}
+    finally:
+        sandbox._FUNCTION_WORKERS.pop(alone).close()
+
+
+def test_workers_and_bundles_run_inside_bubblewrap(os_sandbox, tmp_path, monkeypatch):
+    from sttgym.registry import load_plugins
+    from sttgym.synth.bundle import write_bundle
+
+    bundle = write_bundle(tmp_path / "garage", "SynthGarage", GARAGE, "GarageWorld",
+                          [{**TASK.model_dump(mode="json"), "conflict": "S1", "difficulty": "easy"}], {}, {})
+    monkeypatch.setenv("STTGYM_BUNDLES", str(bundle))
+    loaded, failed = load_plugins()
+    assert "SynthGarage" in loaded and not failed
+    world = DOMAINS["SynthGarage"].world
+    try:
+        assert world(json_copy(STATE), Clock(START)).get_bay(bay_id="B-201")["success"]
+        worker = world._sttgym_sandbox
+        assert os.path.basename(worker.process.args[0]) == "bwrap" and worker.sandbox["pid-namespace"]
+        assert worker.seccomp or not REQUIRED  # the system-call filter, wherever pyseccomp is (CI has it)
+    finally:
+        unload(world)
+        DOMAINS.pop("SynthGarage")
+
+
+# ------------------------------------------------------------------------------------------- the audit reads all
+
+# Every place an expression can stand in a module: each is replaced in turn by `().__class__`, which must be refused.
+EVERY_FORM = '''from __future__ import annotations
+
+from typing import Literal, Optional
+
+from sttgym.tools import ok, tool
+from sttgym.world import World, predicate
+
+
+def helper(a: int, /, b: str = "x", *rest: float, c: Optional[int] = None, **more: dict) -> list[str]:
+    total = [b * a for _ in range(a) if a > 0 and not b]
+    pairs = {k: v for k, v in more.items()}
+    first, *others = rest or (1.0, 2.0)
+    seen = {a, c} | set(others)
+    label = f"{a!r:>{len(b)}} and {b=}"
+    value = (a if a else -a) + abs(a) ** 2 // 3 % 4
+    picked = total[1:2:1] + [pairs.get("k", label)]
+    assert value >= 0, "negative"
+    try:
+        picked.append(str(seen))
+    except (KeyError, TypeError) as error:
+        raise ValueError("bad") from error
+    match value:
+        case 1 | 2:
+            pass
+        case [x, *_] if x:
+            pass
+        case {"k": y}:
+            pass
+        case int(real=z):
+            pass
+    if (n := len(picked)) > 3:
+        del picked[0]
+    picked += [n]
+    square = lambda q=1, *, r=2: q * r
+    return sorted(picked, key=lambda item: str(item), reverse=bool(square()))
+
+
+class Board(World):
+    domain = "Board"
+    limits: dict[str, int] = {"size": 3}
+
+    @tool(mutates=True, cost=2)
+    def post(self, text: str, pin: Literal["top", "bottom"] = "top", tags: list[str] | None = None) -> dict:
+        """Post a note."""
+        self.state.setdefault("notes", []).append({"text": text, "pin": pin, "tags": tags or []})
+        return ok(message=text, data={"count": len(self.state["notes"])})
+
+    @predicate
+    def posted(self, count: int = 1) -> bool:
+        return len(self.state.get("notes", [])) >= count
+'''
+
+
+def _with_expression_replaced(tree: ast.Module, index: int) -> str | None:
+    """The module's source with its ``index``-th expression (in visiting order) replaced by ``().__class__``;
+    None where that expression cannot be replaced by another and still parse."""
+    import ast as syntax
+
+    class Replace(syntax.NodeTransformer):
+        seen = 0
+
+        def visit(self, node):
+            if isinstance(node, syntax.expr):
+                if Replace.seen == index:
+                    Replace.seen += 1
+                    return syntax.parse("().__class__", mode="eval").body
+                Replace.seen += 1
+            return self.generic_visit(node)
+
+    try:
+        source = syntax.unparse(syntax.fix_missing_locations(Replace().visit(copy.deepcopy(tree))))
+        syntax.parse(source)
+    except (SyntaxError, ValueError, TypeError, AttributeError):  # an f-string's text, a pattern's value
+        return None
+    return source
+
+
+@pytest.mark.parametrize("source", [GARAGE, EVERY_FORM], ids=["garage", "every_form"])
+def test_the_audit_reads_every_expression_wherever_it_stands(source):
+    tree = ast.parse(source)
+    assert audit(source) == []
+    expressions = sum(isinstance(n, ast.expr) for n in ast.walk(tree))
+    missed, tried = [], 0
+    for index in range(expressions):
+        mutated = _with_expression_replaced(tree, index)
+        if mutated is None:
+            continue
+        tried += 1
+        if not any(".__class__" in problem for problem in audit(mutated)):
+            missed.append(index)
+    assert missed == [] and tried > 0.9 * expressions, (missed[:5], tried, expressions)
+
+
+def test_annotations_are_read_never_evaluated():
+    from sttgym.tools import type_hints
+
+    calls = []
+    namespace = {"spy": lambda: calls.append(1) or str, "Cabin": typing.Literal["economy", "business"]}
+    exec("def tool_like(self, a, b, c, d):\n    pass\n", namespace)
+    namespace["tool_like"].__annotations__ = {"a": "spy()", "b": "Literal['x', 'y'] | None", "c": "Cabin",
+                                              "d": "list[str]"}
+    with pytest.raises(TypeError, match="spy()"):
+        type_hints(namespace["tool_like"])
+    assert calls == []  # the call in the annotation never ran
+    namespace["tool_like"].__annotations__["a"] = "int"
+    assert type_hints(namespace["tool_like"]) == {"a": int, "b": typing.Optional[typing.Literal["x", "y"]],
+                                                  "c": typing.Literal["economy", "business"], "d": list[str]}
+    for text in ("__import__('os').system('true')", "().__class__", "[c for c in ()]", "os.system", "x[0]"):
+        with pytest.raises(TypeError):
+            read_annotation(text)
+    # Executed code keeps only the future flags it states: without one, annotations are types, evaluated as code
+    # the audit read; with it, text that type_hints reads.
+    assert execute("def f(x: int):\n    pass\n")["f"].__annotations__ == {"x": int}
+    stated = execute("from __future__ import annotations\ndef f(x: int):\n    pass\n")["f"]
+    assert stated.__annotations__ == {"x": "int"} and type_hints(stated) == {"x": int}

@@ -40,8 +40,8 @@ def test_noisy_expert_is_deterministic_and_injects_failures(toy_ids):
     assert first == [_noisy(toy_ids[0], k).actions for k in range(6)]
     transcripts = [_noisy(toy_ids[0], k) for k in range(6)]
     assert any(sum(map(failed, t.steps)) >= 2 for t in transcripts)  # blind retries happen
-    # The oracle's writes still get there; skipping the re-read after the change costs the milestone for noticing it.
-    assert {t.reward for t in transcripts} == {0.5, 1.0}
+    # The oracle's writes still get there, and the score follows the outcome: refused retries cost nothing.
+    assert {t.reward for t in transcripts} == {1.0}
 
 
 def test_vary_changes_one_string_argument():

@@ -43,10 +43,10 @@ def test_a_custom_judge_replaces_the_envs(toy_ids):
 
 
 def test_progress_is_dense_and_telescopes(toy_ids):
-    traj = rollout(ShapedReward(gym.make(toy_ids[0]), Progress()), OracleAgent(), seed=1_000_003)
+    traj = rollout(ShapedReward(gym.make("STTArena/Airline-T1-easy"), Progress()), OracleAgent(), seed=1)
     rewards = [step["reward"] for step in traj.steps]
-    assert rewards[-2] == pytest.approx(0.5)  # the reservation makes the second of two milestones hold
-    assert sum(rewards) == pytest.approx(1.0)
+    assert sum(r > 0 for r in rewards) >= 2  # each milestone pays on the step that makes it hold
+    assert min(rewards) >= 0 and sum(rewards) == pytest.approx(1.0)
     assert rollout(ShapedReward(gym.make(toy_ids[1]), Progress()), OracleAgent(), seed=1_000_003).reward == 0.0
 
 

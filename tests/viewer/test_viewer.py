@@ -145,3 +145,73 @@ def test_a_port_in_use_is_a_clear_error(arena_run):
         taken.listen()
         result = CliRunner().invoke(app, ["view", str(arena_run), "--port", str(taken.getsockname()[1])])
     assert result.exit_code == 1 and "cannot serve on 127.0.0.1:" in result.output and "Traceback" not in result.output
+
+
+def _copy_run(source, target, change=lambda record: record, extra_lines=()):
+    """A run directory at ``target`` holding ``source``'s records, each passed through ``change``."""
+    target.mkdir(parents=True)
+    (target / "config.json").write_bytes((source / "config.json").read_bytes())
+    lines = [json.dumps(change(r)) + "\n" for r in records(source)] + list(extra_lines)
+    (target / TRAJECTORIES).write_text("".join(lines), encoding="utf-8")
+    return target
+
+
+def test_template_marks_in_run_and_agent_names_stay_text(arena_run, tmp_path):
+    hostile = "{{data}} /*{{script}}*/ {{title}} </title><script>window.__pwned = 3</script>"
+    run = _copy_run(arena_run, tmp_path / "run {{data}}", lambda r: {**r, "agent": hostile})
+    page = build_page(run)
+    data = embedded(page)  # the data element is whole: a mark in a name was never filled in turn
+    assert data["agent"] == hostile and data["run"] == "run {{data}}" and len(data["episodes"]) == len(records(run))
+    title = re.search(r"<title>(.*?)</title>", page, re.S).group(1)
+    assert "<script>" not in title and "&lt;script&gt;" in title and "{{data}}" in title
+    assert page.count('<script id="run-data"') == 1 and "<script" not in page.split('<script id="run-data"')[0]
+
+
+def test_lines_that_are_not_whole_records_are_set_aside_and_named_on_the_page(arena_run, tmp_path):
+    first = records(arena_run)[0]
+    bad = [json.dumps({**first, "reward": float("nan")}) + "\n",  # json writes NaN, and reads it back
+           json.dumps({**first, "info": {**first["info"], "clock": "2024-13-45T99:99"}}) + "\n",
+           json.dumps({**first, "steps": [{**first["steps"][0], "clock": 5}]}) + "\n", "{torn\n"]
+    run = _copy_run(arena_run, tmp_path / "run", extra_lines=bad)
+    data = load_run(run)
+    assert data["set_aside_count"] == 4 and len(data["episodes"]) == len(records(arena_run))
+    assert any("reward" in line and "finite" in line for line in data["set_aside"])
+    assert any("info.clock" in line for line in data["set_aside"]) and any("steps.0.clock" in line
+                                                                           for line in data["set_aside"])
+    assert data["episodes"][0] == episode_view(first)  # the good record of that key stands
+
+
+def test_a_large_run_is_paged_and_long_texts_are_cut_saying_so(arena_run, tmp_path, monkeypatch):
+    from sttgym.viewer import page as viewer
+
+    long = "y" * 50_000
+    run = _copy_run(arena_run, tmp_path / "run",
+                    lambda r: {**r, "steps": [{**s, "observation": long} for s in r["steps"]]})
+    whole = load_run(run)
+    assert whole["pages"] == 1 and all(len(s["result"]) < 21_000 and s["result"].endswith(
+        "[cut: 30,000 more characters, in trajectories.jsonl]") for e in whole["episodes"] for s in e["steps"])
+    monkeypatch.setattr(viewer, "PAGE_BYTES", len(viewer._embedded(whole["episodes"][0])) * 2)
+    first, second = load_run(run), load_run(run, page=2)
+    assert first["pages"] == second["pages"] > 1 and first["total"] == second["total"] == len(whole["episodes"])
+    assert second["first"] == len(first["episodes"]) + 1
+    pages = [load_run(run, page=n)["episodes"] for n in range(1, first["pages"] + 1)]
+    assert [e["key"] for p in pages for e in p] == [e["key"] for e in whole["episodes"]]  # every one, once, in order
+    assert all(len(viewer._embedded(p)) <= viewer.PAGE_BYTES for p in pages)
+    with pytest.raises(NotARun, match="no page"):
+        load_run(run, page=first["pages"] + 1)
+    server = make_server(run, port=0)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = "http://127.0.0.1:%d/" % server.server_address[1]
+    try:
+        with urllib.request.urlopen(url + "?page=2") as reply:
+            assert embedded(reply.read().decode())["episodes"] == json.loads(json.dumps(second["episodes"]))
+        for wrong in ("?page=0", "?page=x", f"?page={first['pages'] + 1}"):
+            with pytest.raises(urllib.error.HTTPError) as refused:
+                urllib.request.urlopen(url + wrong)
+            assert refused.value.code == 404
+    finally:
+        server.shutdown()
+        server.server_close()
+    out = tmp_path / "page2.html"
+    assert CliRunner().invoke(app, ["view", str(run), "--out", str(out), "--page", "2"]).exit_code == 0
+    assert embedded(out.read_text(encoding="utf-8"))["page"] == 2

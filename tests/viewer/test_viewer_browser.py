@@ -182,3 +182,31 @@ def test_thousands_of_episodes_load_and_only_the_rows_in_view_are_drawn(arena_ru
     assert page.text_content("#shown-count") == "1" and page.input_value("#f-search") == "seed 1999"
     page.click("#f-clear")
     assert page.text_content("#shown-count") == "2000" and page.input_value("#f-condition") == ""
+
+
+def test_names_holding_template_marks_and_lines_set_aside_leave_a_working_page(arena_run, tmp_path, open_run):
+    """A run or agent named with the template's marks blanked the page; what the loader sets aside is named."""
+    base = records(arena_run)
+    run = tmp_path / "run {{data}}"
+    run.mkdir()
+    (run / CONFIG).write_bytes((arena_run / CONFIG).read_bytes())
+    damaged = {**base[0], "info": {**base[0]["info"], "clock": "2024-13-45T99:99"}}  # no time: set aside
+    with (run / TRAJECTORIES).open("w", encoding="utf-8") as handle:
+        handle.writelines(json.dumps({**r, "agent": "{{data}} /*{{script}}*/"}) + "\n" for r in base)
+        handle.write(json.dumps(damaged) + "\n")
+    page = open_run(run)
+    assert page.text_content("#shown-count") == str(len(base))
+    assert "{{data}}" in page.text_content("#run-title") and "1 line(s)" in page.text_content("#notice")
+    for index in range(len(base)):  # every episode opens (the pageerror check in open_run)
+        page.locator("#rows .row").nth(index).click()
+        assert page.locator("#detail .episode-head").count() == 1
+
+
+def test_a_run_too_large_for_one_page_says_which_episodes_it_shows(arena_run, tmp_path, open_run, monkeypatch):
+    from sttgym.viewer import page as viewer
+
+    base = records(arena_run)
+    monkeypatch.setattr(viewer, "PAGE_BYTES", len(viewer._embedded(viewer.episode_view(base[0]))) * 3)
+    page = open_run(arena_run, "?page=2")
+    said = page.text_content("#notice")
+    assert said.startswith("page 2 of ") and f"of {len(base)}" in said and "--page N" in said

@@ -9,8 +9,10 @@ places every flight the story needs itself (:meth:`Net.fly`, timed by :meth:`Net
 so it decides which alternatives exist and, when impossible, that none does.
 
 :class:`Trip` is the traveller's request: the plan steps (search, check, hold, quote, ticket,
-change, cancel) and the checklist every story shares. :meth:`Trip.refuse` writes the oracle's
-apology and marks the request impossible; :func:`make_task` assembles the task.
+change, cancel), the checklist every story shares (each check quoting where the agent is told its
+rule) and the other solutions a task lists (:meth:`Trip.alternatives`, every other routing that
+flies the request once the change came). :meth:`Trip.refuse` writes the oracle's apology and marks
+the request impossible; :func:`make_task` assembles the task.
 """
 
 from __future__ import annotations
@@ -19,8 +21,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from sttgym.authoring import Author, Plan
-from sttgym.checklist import Check
+from sttgym.checklist import Check, evaluate
 from sttgym.clock import floor_to, format_time, hhmm, minutes_between, shift
+from sttgym.envs.arena.airline.world import AirlineWorld
 from sttgym.judge import Impossibility
 from sttgym.task import Call, Ref, Task
 from sttgym.triggers import Observable, Trigger
@@ -56,6 +59,8 @@ _PROMO_WORDS = ["SKYSAVER", "CITYHOP", "REDEYE", "WEEKENDER", "FLYMORE", "JETSET
 # How a traveller asked about their airline naturally puts it; the words that bring out a withheld airline.
 AIRLINE_WORDS = ("airline", "airlines", "carrier", "carriers", "requirement", "prefer", "preference", "loyalty")
 CONSULT = " If you have to rebook me, ask me first: I have a requirement about the airline."
+BUDGET = "against my budget"  # the request's words for the budget every ticket must fit
+RELEASE = "cancel or release anything you set up that the final plan does not use"  # the collateral rule's words
 AIRCRAFT = ["A320", "A321", "B737", "B738", "E190", "A220"]
 
 
@@ -177,45 +182,29 @@ class Net:
     def sets(self, container: str, ident: str, **fields) -> list:
         return [self.set(container, ident, k, value=v) for k, v in fields.items()]
 
-    def trigger(self, name: str, description: str, when, effect: list, shown: list[tuple],
-                activation: tuple = (), timing: str = "before") -> Trigger:
-        """A trigger; ``shown``: the reads that reveal it, ``(tool, args)``, the first one its observable."""
-        seen = [Observable(tool=t, args=args) for t, args in shown]
+    def trigger(self, name: str, description: str, when, effect: list, shown: tuple, activation: tuple = (),
+                timing: str = "before") -> Trigger:
+        """A trigger; ``shown``: the read ``(tool, args)`` the story expects to reveal it (its observable)."""
         return self.author.check_trigger(Trigger(
             name=name, description=description, when=when, effect=effect, activation=list(activation),
-            timing=timing, observable=seen[0], also_observable=seen[1:]))
+            timing=timing, observable=Observable(tool=shown[0], args=shown[1])))
 
-    def on_write(self, name: str, description: str, effect: list, shown: list[tuple], ticketed: bool = False,
-                 booking_shows: bool = True) -> Trigger:
-        """A change set off right after the traveller's first hold (``ticketed``: their first ticket). Unless
-        ``booking_shows`` is false, reading the traveller's booking (its flights as they stand, its problems)
-        shows it too."""
+    def on_write(self, name: str, description: str, effect: list, shown: tuple, ticketed: bool = False) -> Trigger:
+        """A change set off right after the traveller's first hold (``ticketed``: their first ticket)."""
         pred = self.author.pred
-        if booking_shows:
-            first = f"BK-{self.state['counters']['booking'] + 1}"  # the id the traveller's first hold gets
-            shown = [*shown, ("get_booking", {"booking_id": first}),
-                     ("list_passenger_bookings", {"passenger_id": self.user})]
         if ticketed:
             return self.trigger(name, description, pred.has_booking(passenger=self.user, status="ticketed"),
                                 effect, shown, activation=["confirm_booking"], timing="after")
         return self.trigger(name, description, pred.has_booking(passenger=self.user, status="held"), effect,
                             shown, activation=["hold_itinerary"], timing="after")
 
-    def cascade(self, name: str, description: str, path: list, value, effect: list, shown: list[tuple]) -> Trigger:
+    def cascade(self, name: str, description: str, path: list, value, effect: list, shown: tuple) -> Trigger:
         """A change that follows as soon as an earlier one left ``path`` at ``value``."""
         return self.trigger(name, description, self.author.pred.field_equals(path=path, value=value), effect, shown)
 
     @staticmethod
     def status_of(fid: str) -> tuple:
         return "get_flight_status", {"flight_id": fid}
-
-    def checked(self) -> tuple:
-        """Checking any routing of the traveller shows what is wrong with it now."""
-        return "check_itinerary", {"passenger_id": self.user}
-
-    def search_of(self, fid: str) -> tuple:
-        f = self.f(fid)
-        return "search_flights", {"origin": f["origin"], "destination": f["destination"]}
 
 
 def _airport(name: str, city: str, country: str, hub: bool, mct: int, extra: int) -> dict:
@@ -382,17 +371,29 @@ class Trip:
                     check=[self.check(self.planned)], hold=[self.hold(self.planned)],
                     price=[self.quote(self.planned, promo)], confirm=[self.confirm(promo=promo)])
 
-    def refuse(self, message: str, changed_by: list[str], facts: list[str]) -> list[Call]:
-        """The oracle's apology (``I'm sorry, `` + ``message``); marks the request impossible."""
+    def refuse(self, message: str, changed_by: list[str], facts: list[str], others: list[str]) -> list[Call]:
+        """The oracle's apology (``I'm sorry, `` + ``message``); marks the request impossible. ``facts``: what an
+        honest refusal names (the changed values, the blocking ids, a few words for the change); ``others``: why
+        the other routings the world offers fail too, which only checking them shows (their flight ids, the hub
+        they go through, the late landing time, a few words such as "direct flight full"). The change never says
+        that nothing else works, so a refusal must name one of these as well."""
         pred = self.net.author.pred
-        self.impossible = Impossibility(changed_by=changed_by, blocking_facts=facts, forbidden=[
+        others = [f for f in dict.fromkeys(others) if f not in facts]  # a landing time may be a changed one too
+        self.impossible = Impossibility(changed_by=changed_by, blocking_facts=facts, no_alternative=others, forbidden=[
             Check(name="no_wrong_ticket", gate=True, description=f"no ticket was issued for {self.passenger} anyway",
-                  holds=pred.no_new_ticket(passenger=self.passenger, existing=[])),
+                  holds=pred.no_new_ticket(passenger=self.passenger, existing=[]), stated=self.deadline),
             Check(name="one_ticket", gate=True, description="at most one ticket, within the budget",
-                  holds=pred.one_ticket(request=self.spec())),
+                  holds=pred.one_ticket(request=self.spec()), stated=BUDGET),
             Check(name="seats_released", gate=True, description="no hold on a routing that cannot be flown is left "
-                  "blocking seats", holds=pred.nothing_held(passenger=self.passenger))])
+                  "blocking seats", holds=pred.nothing_held(passenger=self.passenger), stated=RELEASE)])
         return [self.cancel(), self.tell(f"I'm sorry, {message}")]
+
+    def too_late(self, fids: list[str]) -> list[str]:
+        """What names a routing that lands after the deadline, as a refusal would: the hub it connects at (its code
+        or its city), its flights, the time it lands, and that in words."""
+        hub = self.net.f(fids[0])["destination"]
+        return [hub, self.net.state["airports"][hub]["city"], *fids, hhmm(self.net.arr(fids[-1])),
+                f"the routing via {hub} lands after the deadline"]
 
     @property
     def who(self) -> str:
@@ -414,35 +415,45 @@ class Trip:
         routings = [net.via(hub, shift(self.arrive_by, -5 * a.integer(1, 5)), carrier=carriers[int(i)])
                     for i in a.rng.permutation(3)[:a.integer(2, 3)]]
         self.wanted = routings[a.integer(0, len(routings) - 1)]
-        carrier = net.f(self.wanted[0])["carrier"]
-        name = net.state["carriers"][carrier]["name"]
-        self.withheld = Answer(keywords=list(AIRLINE_WORDS), text=f"If you rebook me, it has to be on {name} "
-                               f"({carrier}): I'm two flights short of their gold status and need those miles.")
+        self.loyal(net.f(self.wanted[0])["carrier"])
         return routings
 
+    def loyal(self, carrier: str) -> None:
+        """The traveller needs ``carrier`` for any rebooking, and says so only when asked about the airline."""
+        name = self.net.state["carriers"][carrier]["name"]
+        self.withheld = Answer(keywords=list(AIRLINE_WORDS), text=f"If you rebook me, it has to be on {name} "
+                               f"({carrier}): I'm two flights short of their gold status and need those miles.")
+
     def ask_airline(self, why: str) -> Call:
-        """The oracle's question for the withheld airline, before it books an alternative."""
-        return self.tell(f"{why} I can rebook you on another routing; you said you have a requirement: which "
+        """The oracle's question for the withheld airline, before it books an alternative (worded as a question,
+        not a proposal: a proposed change of plan gets the traveller's hard constraints instead)."""
+        return self.tell(f"{why} Before I rebook you: you said you have a requirement about the airline. Which "
                          "airline do you need?")
+
+    @property
+    def deadline(self) -> str:
+        """The request's words for its deadline: what the checks on the landing time quote."""
+        return f"landing by {self.arrive_by} at the latest"
 
     # checks
     def goal(self) -> list[Check]:
         pred, spec = self.net.author.pred, self.spec()
         return [Check(name="ticketed", description=f"{self.passenger} holds a ticket {self.net.O} -> {self.net.D} "
                       f"landing by {self.arrive_by} that can be flown as it stands", holds=pred.trip_ticketed(
-                          request=spec)),
+                          request=spec), stated=self.deadline),
                 Check(name="nothing_stale", description="no other hold or ticket of the traveller is left broken",
-                      holds=pred.bookings_sound(request=spec)),
+                      holds=pred.bookings_sound(request=spec), stated=RELEASE),
                 Check(name="one_ticket", gate=True, description="at most one ticket, within the budget with fees",
-                      holds=pred.one_ticket(request=spec))]
+                      holds=pred.one_ticket(request=spec), stated=BUDGET)]
 
     def checklist(self, trigger: str) -> list[Check]:
-        """Milestones that count only once the change was noticed: a policy that never reads it earns nothing."""
+        """Milestones that count once ``trigger`` has happened, in the world it left (seen or not: a ticket that
+        flies the request then counts however the agent got there; a hold, once made or changed since), and the
+        gate."""
         pred, spec = self.net.author.pred, self.spec()
-        saw = pred.noticed(trigger=trigger)
 
-        def after(p):
-            return pred.all_of(preds=[saw, p])
+        def secured(request):  # a hold the change left untouched is the stale plan's, not a recovery
+            return pred.secured_since(request=request, trigger=trigger)
 
         asked, chosen, on = [], spec, ""
         if self.wanted:  # the goal is the traveller's airline, asked for before the ticket
@@ -452,24 +463,64 @@ class Trip:
                            "before ticketing an alternative, and ticketed it (a question alone is no recovery)",
                            holds=pred.all_of(preds=[pred.asked_user(about=self.withheld.keywords,
                                                                     before="confirm_booking"),
-                                                    pred.trip_ticketed(request=chosen)]))]
-        return [Check(name="noticed_change", description=f"the agent read what {trigger} changed, after it did",
-                      holds=saw),
-                Check(name="stale_unwound", description="after noticing, no hold or ticket of the traveller is left "
-                      "that cannot be flown as asked", holds=after(pred.bookings_sound(request=spec))),
+                                                    pred.trip_ticketed(request=chosen)]), stated=CONSULT.strip())]
+        return [Check(name="alternative_secured", description=f"after the change, a ticket, or a hold made or "
+                      f"changed since, flies the request as it stands{on}", holds=secured(chosen),
+                      stated=self.deadline),
+                Check(name="stale_unwound", description="after the change, every live hold or ticket of the "
+                      "traveller can be flown as asked, and one is secured", holds=pred.all_of(preds=[
+                          pred.bookings_sound(request=spec), secured(spec)]), stated=RELEASE),
                 *asked,
-                Check(name="alternative_secured", description=f"after noticing, a hold or ticket flies the request "
-                      f"as it stands{on}", holds=after(pred.trip_secured(request=chosen))),
-                Check(name="ticketed", description=f"after noticing, a ticket lands at {self.net.D} by "
-                      f"{self.arrive_by} and can be flown{on}", holds=after(pred.trip_ticketed(request=chosen))),
+                Check(name="ticketed", description=f"after the change, a ticket lands at {self.net.D} by "
+                      f"{self.arrive_by} and can be flown{on}", holds=pred.all_of(preds=[
+                          pred.happened(trigger=trigger), pred.trip_ticketed(request=chosen)]),
+                      stated=self.deadline),
                 Check(name="one_ticket", gate=True, description="at most one ticket, within the budget with fees",
-                      holds=pred.one_ticket(request=spec))]
+                      holds=pred.one_ticket(request=spec), stated=BUDGET)]
+
+    def routings(self, world: AirlineWorld, ignore: str) -> list[list[str]]:
+        """Every direct flight or two-flight connection that flies the request in ``world`` as it stands (the
+        traveller's booking ``ignore`` given up) and fits the budget at its best fare."""
+        flights, net = world.state["flights"], self.net
+        firsts = [f for f, x in sorted(flights.items()) if x["origin"] == net.O]
+        lasts = [f for f, x in sorted(flights.items()) if x["destination"] == net.D]
+        candidates = [[f] for f in firsts if f in lasts] + [[f, g] for f in firsts for g in lasts if f != g]
+        budget = world.state["passengers"][self.passenger]["budget"]
+        return [fids for fids in candidates if flights[fids[-1]]["arrives"] <= self.arrive_by
+                and not world.problems(self.passenger, fids, "economy", ignore=ignore)
+                and world.best_price(fids, "economy") <= budget]
+
+    def alternatives(self, oracle: list[Call], triggers: list[Trigger], checks: list[Check]) -> list[list[Call]]:
+        """Every other complete solution: the oracle up to its first write after the change, then a reroute onto
+        each other routing that flies the request there (ticketed with the promotion that prices it lowest), kept
+        when it meets every check."""
+        a = self.net.author
+        start = format_time(self.net.start)
+        solved = a.dry_run(self.net.state, start, oracle, triggers)
+        events, bookings = solved.firing.log.events, solved.state["bookings"].values()
+        flown = [b["segments"] for b in bookings if b["passenger"] == self.passenger and b["status"] == "ticketed"]
+        recovery = next((i for i, c in enumerate(oracle) if i >= events[0]["call_index"] and a.tools[c.name].mutates),
+                        None)
+        if recovery is None:
+            return []
+        prefix = oracle[:recovery]
+        base = a.dry_run(self.net.state, start, prefix, triggers)
+        stale = base.saved["hold"]["data"]["booking_id"]
+        out = []
+        for fids in self.routings(base.world, ignore=stale):
+            steps = self.reroute(fids, promo=base.world.best_fare(fids, "economy")[1])
+            end = base.then(steps)
+            if fids not in flown and evaluate(checks, end.world, end.firing.log)[0] == 1.0:
+                out.append(prefix + steps)
+        return out
 
 
 def make_task(trip: Trip, query: str, triggers: list[Trigger], nominal: Plan | list[Call], oracle: list[Call],
-              persona: str, answers: dict[tuple, str] | None = None, insist: str = "") -> Task:
+              persona: str, insist: str, answers: dict[tuple, str] | None = None) -> Task:
     """The task (impossible once the oracle went through :meth:`Trip.refuse`). The oracle double-checks a drawn
-    few things at the end (before its refusal), so its tool sequence varies as real agents' do."""
+    few things at the end (before its refusal), so its tool sequence varies as real agents' do. ``insist``: why
+    the traveller's constraints are hard, which leads what they answer to any proposed change of plan (the same
+    form at every level, so the answer never tells whether the request can be met)."""
     net, impossible, answers = trip.net, trip.impossible, dict(answers or {})
     nominal = nominal.calls if isinstance(nominal, Plan) else nominal
     checks = [trip.profile(), trip.bookings(), trip.airport(net.D), trip.carriers(), trip.airport(net.O),
@@ -477,21 +528,21 @@ def make_task(trip: Trip, query: str, triggers: list[Trigger], nominal: Plan | l
     extra = [checks[int(i)] for i in net.author.rng.permutation(len(checks))[:net.author.integer(1, 3)]]
     said = oracle[-1:] if impossible else []  # the refusal ends the oracle; a question stays where it was asked
     oracle = oracle[:len(oracle) - len(said)] + extra + said
-    answers.setdefault(("flight", "routing", "route", "another", "other", "connection", "via"),
-                       f"Any routing is fine as long as I land at {net.D} by {hhmm(trip.arrive_by)} in economy "
-                       "within my budget" + (", on the airline I need: ask me which." if trip.withheld else "."))
+    anyway = (f"Any routing is fine as long as I land at {net.D} by {hhmm(trip.arrive_by)} in economy within my "
+              "budget" + (", on the airline I need: ask me which." if trip.withheld else "."))
+    answers.setdefault(("flight", "routing", "route", "another", "other", "connection", "via"), anyway)
     answers.setdefault(("budget", "price", "fare", "cost"), "My budget per booking is on my passenger profile.")
     profile = UserProfile(
         persona=f"{net.state['passengers'][net.user]['name']}, {persona}",
         known_facts=[f"passenger id {net.user}", f"from {net.O} to {net.D}", f"land by {trip.arrive_by}"],
         clarifications=[Answer(keywords=list(k), text=t) for k, t in answers.items()],
-        withheld=[trip.withheld] if trip.withheld else [],
-        insist=(insist or None) if impossible else None,
+        withheld=[trip.withheld] if trip.withheld else [], insist=f"{insist} {anyway}",
         fallback="Everything I know is in my request; please handle the booking as asked.")
+    checklist = [] if impossible else trip.checklist(triggers[0].name)
     return Task(query=query, profile=profile, start_time=format_time(net.start), initial_state=net.state,
-                triggers=triggers, checklist=[] if impossible else trip.checklist(triggers[0].name),
-                static_checklist=trip.goal(), nominal_plan=nominal, oracle=oracle, solvable=impossible is None,
-                impossibility=impossible)
+                triggers=triggers, checklist=checklist, static_checklist=trip.goal(), nominal_plan=nominal,
+                oracle=oracle, alternatives=trip.alternatives(oracle, triggers, checklist) if checklist else [],
+                solvable=impossible is None, impossibility=impossible)
 
 
 def standard_query(trip: Trip, extra: str = "") -> str:
@@ -500,5 +551,5 @@ def standard_query(trip: Trip, extra: str = "") -> str:
     legs = " then ".join(trip.planned)
     via = net.f(trip.planned[0])["destination"]
     return (f"Hi, {trip.who} here. I need to fly from {net.name(net.O)} ({net.O}) to {net.name(net.D)} ({net.D}) "
-            f"on {net.day}, economy, landing by {trip.arrive_by} at the latest. The desk suggested connecting at "
-            f"{via} on {legs}. Please check the routing, hold it, price it against my budget and ticket it.{extra}")
+            f"on {net.day}, economy, {trip.deadline}. The desk suggested connecting at {via} on {legs}. Please "
+            f"check the routing, hold it, price it {BUDGET} and ticket it.{extra}")

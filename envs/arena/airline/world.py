@@ -17,9 +17,10 @@ State containers (JSON-like dicts keyed by id):
 - ``passengers``: ``{name, nationality, visas: [country], tier: standard|silver|gold, budget}``.
 - ``bookings``: ``{passenger, segments: [flight], cabin, status: held|ticketed|cancelled,
   held_at, ticket_by, price, fees, promo, promo_pct, offloaded: [flight]}``. A hold lapses at
-  ``ticket_by`` (then reads ``expired`` and takes no seat); ``offloaded`` lists the flights whose
-  seat the airline took back.
-- ``promotions``: ``{carriers: [carrier], discount_pct, quota, used, status: active|exhausted, note}``.
+  ``ticket_by`` (then reads ``expired``, takes no seat and commits nothing); ``offloaded`` lists the
+  flights whose seat the airline took back.
+- ``promotions``: ``{carriers: [carrier], discount_pct, quota, used, status: active|exhausted, note}``;
+  ``used`` counts the uses before this desk's tickets, each live ticket with the code is one more.
 - ``counters``: the last booking number.
 
 Times are ISO strings at minute precision, all on one local clock.
@@ -69,6 +70,13 @@ class AirlineWorld(World):
 
     def _status(self, bid: str) -> str:
         return booking_status(self.bookings[bid], self.clock.now)
+
+    def commits(self, container: str, entity: Any) -> bool:
+        """A booking commits something while it is a live hold or a ticket: a cancelled one or a hold past its
+        ticketing deadline does not (the record still reads held; the hold lapsed with time)."""
+        if container == "bookings":
+            return booking_status(entity, self.clock.now) in LIVE
+        return super().commits(container, entity)
 
     def _taken(self, fid: str, cabin: str, ignore: str | None = None) -> int:
         """Seats of ``fid`` in ``cabin`` that live bookings of this desk hold (``ignore`` aside)."""
@@ -164,20 +172,33 @@ class AirlineWorld(World):
             total += fare
         return round(total)
 
+    def best_fare(self, fids: list[str], cabin: str) -> tuple[int, str]:
+        """The lowest fare ``fids`` can be ticketed at now, and the promotion that gives it ("" for the plain fare)."""
+        usable = [c for c in sorted(self.promotions) if self._promo_problem(c, fids) is None]
+        fares = [(self.price(fids, cabin), "")] + [(self.price(fids, cabin, self.promotions[c]["discount_pct"],
+                                                              self.promotions[c]["carriers"]), c) for c in usable]
+        return min(fares, key=lambda fare: fare[0])
+
     def best_price(self, fids: list[str], cabin: str) -> int:
         """The lowest fare ``fids`` can be ticketed at now, with any promotion that still applies."""
-        usable = [p for c, p in sorted(self.promotions.items()) if self._promo_problem(c, fids) is None]
-        return min([self.price(fids, cabin)] + [self.price(fids, cabin, p["discount_pct"], p["carriers"])
-                                                 for p in usable])
+        return self.best_fare(fids, cabin)[0]
+
+    def _promo_used(self, code: str) -> int:
+        """Uses of a promotion: those before this desk's tickets, and each live ticket issued with it (so a
+        promotion used for the traveller's ticket changes no record of the promotion itself)."""
+        return self.promotions[code]["used"] + sum(1 for bid, b in self.bookings.items() if b.get("promo") == code
+                                                   and self._status(bid) == "ticketed")
 
     def _promo_problem(self, code: str, fids: list[str]) -> str | None:
+        """Why promotion ``code`` cannot price ``fids`` now, or None."""
         promo = self.promotions.get(code)
         if promo is None:
             return f"no promotion {code!r}"
         if promo["status"] != "active":
             return f"promotion {code} is {promo['status']}"
-        if promo["used"] >= promo["quota"]:
-            return f"promotion {code} has no quota left ({promo['used']}/{promo['quota']} used)"
+        used = self._promo_used(code)
+        if used >= promo["quota"]:
+            return f"promotion {code} has no quota left ({used}/{promo['quota']} used)"
         if promo["carriers"] and not any(self.flights[f]["carrier"] in promo["carriers"] for f in fids):
             return f"promotion {code} applies to flights of {', '.join(promo['carriers'])} only"
         return None
@@ -357,8 +378,8 @@ class AirlineWorld(World):
     @tool
     def list_promotions(self) -> dict:
         """Promotional fares with their carriers, discount, status and remaining quota."""
-        return ok({"promotions": [{"promo_code": c, **p, "remaining": max(0, p["quota"] - p["used"])}
-                                  for c, p in sorted(self.promotions.items())]})
+        rows = [{"promo_code": c, **p, "used": self._promo_used(c)} for c, p in sorted(self.promotions.items())]
+        return ok({"promotions": [{**p, "remaining": max(0, p["quota"] - p["used"])} for p in rows]})
 
     # --------------------------------------------------------------- changes
 
@@ -411,8 +432,6 @@ class AirlineWorld(World):
         budget = self.passengers[b["passenger"]]["budget"]
         if price > budget:
             return fail(f"the fare {price} exceeds the passenger's budget {budget}")
-        if promo_code:
-            self.promotions[promo_code]["used"] += 1
         b.update(status="ticketed", price=price, promo=promo_code or None, promo_pct=pct, ticket_by=None)
         return ok({"booking_id": booking_id, "price": price, "itinerary": self._legs(b["segments"])},
                   message=f"{booking_id} ticketed")
@@ -511,6 +530,19 @@ class AirlineWorld(World):
         return any(self._serves(b, request) for b in self._mine(request["passenger"]))
 
     @predicate
+    def secured_since(self, request: dict, trigger: str, log) -> bool:
+        """A ticket of the passenger flies the request as it stands, or a hold does that the agent made or changed
+        after ``trigger`` happened (a hold the change left as it was is still the stale plan, not a recovery)."""
+        fired = [e["call_index"] for e in log.events if e["trigger"] == trigger]
+        if not fired:
+            return False
+        touched = {c["result"]["data"]["booking_id"] if c["name"] == "hold_itinerary" else c["arguments"]["booking_id"]
+                   for c in log.calls[fired[0]:] if c["name"] in ("hold_itinerary", "change_segment")
+                   and c["result"].get("success")}
+        return any(self._serves(b, request) and (b in touched or self._status(b) == "ticketed")
+                   for b in self._mine(request["passenger"]))
+
+    @predicate
     def bookings_sound(self, request: dict) -> bool:
         """Every live hold or ticket of the passenger flies the request and can be flown (none left stale)."""
         return all(self._serves(b, request) for b in self._mine(request["passenger"]))
@@ -532,6 +564,12 @@ class AirlineWorld(World):
     def nothing_held(self, passenger: str) -> bool:
         """The passenger keeps no live hold: seats that cannot be used are released for other travellers."""
         return not self._mine(passenger, ("held",))
+
+    @predicate
+    def happened(self, trigger: str, log) -> bool:
+        """The change ``trigger`` has happened, whether or not the agent has seen it: a milestone that waits for it
+        counts only in the world the change left, never for a booking the change is about to break."""
+        return any(e["trigger"] == trigger for e in log.events)
 
     @predicate
     def has_booking(self, passenger: str, status: str = "held") -> bool:

@@ -4,14 +4,17 @@
 airport zone with a drawn number of depots each, roads whose links (not only their minutes)
 are drawn, a background fleet, customers, rates, a promotion and tracked flights. The
 background fleet never includes the scenario's *focus class*: a scenario places every car of
-that class itself, so it decides which alternatives exist (and, when impossible, that none does).
+that class itself, so it decides which alternatives exist (and, when impossible, what rules each
+of them out: a fact on that car, found only by checking it, see :meth:`City.committed` and
+:meth:`City.back_late`).
 
 :class:`Request` is the booking most stories revolve around; it writes the plan steps and the
 checklist every scenario shares. :class:`City` also writes the shapes the stories share: triggers
 set off by the user's hold (:meth:`City.on_hold`), by a dispatch (:meth:`City.on_dispatch`) or by an
 earlier change (:meth:`City.cascade`), field updates (:meth:`City.set`, :meth:`City.sets`), another
 customer's booking (:meth:`City.taken`) and dry-run arrivals (:meth:`City.arrival`).
-:meth:`Request.refuse` writes the oracle's apology and marks the request impossible;
+:meth:`Request.refuse` writes the oracle's apology and marks the request impossible, with what
+names the change and why the other options fail (``Impossibility.no_alternative``);
 :func:`make_task` assembles the task.
 """
 
@@ -22,8 +25,9 @@ from datetime import datetime, timedelta
 
 from sttgym.authoring import Author, Plan
 from sttgym.checklist import Check
-from sttgym.clock import format_time
-from sttgym.envs.arena.carrental.world import LICENCE_FOR, HANDOVER_MIN_FUEL, price_of
+from sttgym.clock import format_time, shift
+from sttgym.envs.arena.carrental.world import LICENCE_FOR, HANDOVER_MIN_FUEL, HANDOVER_RULE, price_of
+from sttgym.footprint import RULE
 from sttgym.geo import shortest_route
 from sttgym.judge import Impossibility
 from sttgym.task import Call, Ref, Task
@@ -59,6 +63,10 @@ _NEEDS_ENERGY = {"petrol": "It has to run on petrol: I'm driving up into the mou
 _REQUIREMENT = ["requirement", "requirements", "prefer", "preference", "car", "cars", "vehicle", "vehicles", "electric",
                 "petrol", "fuel", "energy", "mileage", "km"]
 _LABEL = {"economy": "economy car", "compact": "compact car", "suv": "SUV", "van": "van", "premium": "premium car"}
+# Where the checks' rules are told: the rule of change every agent reads, and the words a query uses to ask to be
+# consulted before another car is taken.
+_ONLY_NEEDED, _LEAVE_OTHERS = RULE.split(": ")[0], "leave every other booking, record and resource as it is"
+ASK_FIRST = "ask me first: I have a requirement."
 
 
 def rid(step: str) -> Ref:
@@ -134,27 +142,36 @@ class City:
             "available_from": available_from}
         return vid
 
-    def rivals(self, req: Request, booked: str, depot: str, before: str, **car) -> tuple[str, str]:
-        """Two cars of the focus class at ``depot`` that would each do after the change, each like ``booked`` (the
-        plan's car, whose energy and low mileage are drawn here) in one respect only: one runs on its energy with a
-        high mileage, the other on the other energy with a low one. Which respect the user needs is drawn and told
-        only when asked (``req``'s withheld fact, to be asked before the last ``before`` call), so neither likeness
-        to the booked car nor listing order tells the user's car. Returns the user's car and the other one."""
+    def requirement(self, req: Request, fit: list[str]) -> tuple[str, int]:
+        """The user's requirement for the car, drawn on every level of a story alike (so how the user answers never
+        tells the level): an energy, or a mileage limit. Every car of ``fit`` meets it either way (that energy, a
+        low mileage). The user tells it when asked (``req.requirement``); returns the energy and the limit."""
         a, cars = self.author, self.state["vehicles"]
         limit = 5000 * a.integer(6, 12)
         energy = one(a, sorted(_OTHER_ENERGY))
-        cars[booked].update(energy=energy, mileage_km=a.integer(4000, limit - 5000))
+        for vehicle in fit:
+            cars[vehicle].update(energy=energy, mileage_km=a.integer(4000, limit - 5000))
+        if a.chance(0.5):
+            req.energy, why = energy, _NEEDS_ENERGY[energy]
+        else:
+            req.max_mileage, why = limit, f"My company only pays for rental cars with under {limit} km on the clock."
+        req.requirement = Answer(keywords=_REQUIREMENT, text=why)
+        return energy, limit
+
+    def rivals(self, req: Request, booked: str, depot: str, before: str, **car) -> tuple[str, str]:
+        """Two cars of the focus class at ``depot`` that would each do after the change, each like ``booked`` (the
+        plan's car, meeting :meth:`requirement` both ways) in one respect only: one runs on its energy with a
+        high mileage, the other on the other energy with a low one. Which respect the user needs is drawn, and is
+        now a fact to ask for before the last ``before`` call, so neither likeness to the booked car nor listing
+        order tells the user's car. Returns the user's car and the other one."""
+        a = self.author
+        energy, limit = self.requirement(req, [booked])
         same = self.add_vehicle(depot, self.focus, energy, mileage=a.integer(limit + 5000, 95000), **car)
         other = self.add_vehicle(depot, self.focus, _OTHER_ENERGY[energy], mileage=a.integer(4000, limit - 5000),
                                  **car)
         self.state["depots"][depot]["charger"] = True  # either car can be fuelled or charged where it stands
-        if a.chance(0.5):
-            req.energy, mine, theirs, why = energy, same, other, _NEEDS_ENERGY[energy]
-        else:
-            req.max_mileage, mine, theirs = limit, other, same
-            why = f"My company only pays for rental cars with under {limit} km on the clock."
-        req.withheld, req.ask_before = Answer(keywords=_REQUIREMENT, text=why), before
-        return mine, theirs
+        req.ask_before = before
+        return (same, other) if req.energy else (other, same)
 
     def add_customer(self, **fields) -> str:
         a = self.author
@@ -263,6 +280,31 @@ class City:
         """Operations closing every road touching ``site``."""
         return [self.set("roads", r, "open", value=False) for r in self.roads_of(site)]
 
+    def committed(self, vehicle: str, after: str) -> str:
+        """Another customer's confirmed booking of ``vehicle`` at its own depot, starting a few hours after ``after``
+        (the user's return): the car is free, and listed, for the user's window, but a car booked for pickup at its
+        depot is not driven away (``transfer_vehicle`` refuses, naming the booking; ``get_vehicle_status`` lists it).
+        An impossible story's other option, ruled out by a fact on that car. Returns the booking's id."""
+        depot, a = self.state["vehicles"][vehicle]["depot"], self.author
+        begins = shift(after, hours=a.integer(2, 8))
+        ident, record = self.booking_by_other(vehicle, depot, begins, shift(begins, days=a.integer(1, 3)))
+        self.state["reservations"][ident] = record
+        return ident
+
+    def back_late(self, vehicle: str, depot: str, pickup: str) -> tuple[str, str]:
+        """``vehicle`` is out on rent and back at its depot shortly before ``pickup``, too late to be driven to
+        ``depot`` by then (even sent the moment it is back, as ``transfer_vehicle`` would): listed as free for the
+        user's window, its ``available_from`` and the drive rule it out. It is still out now, back a few minutes
+        from the start at the earliest. Returns when it is back and when it would arrive (ISO)."""
+        site = self.state["vehicles"][vehicle]["depot"]
+        drive = self.minutes(site, depot)  # the fastest route there is (roads only close later)
+        back = shift(pickup, minutes=-(drive - 5 * self.author.integer(1, max(1, min(3, (drive - 1) // 5)))))
+        back = shift(back, minutes=-(int(back[14:16]) % 5))  # whole five minutes
+        soon = self.start + timedelta(minutes=5 + (-self.start.minute) % 5)  # still out on rent now: back later
+        back = min(pickup, max(back, format_time(soon)))
+        self.state["vehicles"][vehicle]["available_from"] = back
+        return back, shift(back, minutes=drive)
+
     def taken(self, vehicle: str, depot: str, start: str, end: str, prefix: str = "WEB") -> tuple[str, object]:
         """Another customer's booking of ``vehicle`` from ``start`` to ``end``: its id and the operation adding it."""
         ident, record = self.booking_by_other(vehicle, depot, start, end, prefix)
@@ -343,9 +385,16 @@ class Request:
     min_fuel: int = HANDOVER_MIN_FUEL
     energy: str = ""
     max_mileage: int = 0  # 0: any
-    withheld: Answer | None = None  # a requirement the user tells only when asked (set by :meth:`City.rivals`)
-    ask_before: str = ""  # the write the question must come before
+    requirement: Answer | None = None  # the user's requirement for the car (set by :meth:`City.requirement`)
+    ask_before: str = ""  # set when the requirement decides between cars: the write the question must come before
+    asked: str = ""  # the words of the query that ask for the booking (what the checks quote)
+    needs: str = ""  # the words of the query that say how the car must be (fuel, charge), if any
     impossible: Impossibility | None = None  # set by :meth:`refuse`
+
+    @property
+    def withheld(self) -> Answer | None:
+        """The requirement, when it is a fact to ask for (it decides between the cars left)."""
+        return self.requirement if self.ask_before else None
 
     @property
     def customer(self) -> str:
@@ -414,10 +463,19 @@ class Request:
         """Put ``vehicle`` on the held booking and confirm it."""
         return [self.swap(vehicle, step), self.confirm(step)]
 
-    def refuse(self, message: str, changed_by: list[str], facts: list[str]) -> list[Call]:
-        """The oracle's apology (``I'm sorry, `` + ``message``); marks the request impossible."""
-        self.impossible = self.refusal(changed_by, facts)
+    def refuse(self, message: str, changed_by: list[str], facts: list[str], others: list[str]) -> list[Call]:
+        """The oracle's apology (``I'm sorry, `` + ``message``); marks the request impossible. ``facts``: what names
+        the change; ``others``: why the other options the world offers fail too (their ids, the values that rule
+        them out, a few plain words), which the apology must name as well."""
+        self.impossible = self.refusal(changed_by, facts, others)
         return [self.tell(f"I'm sorry, {message}")]
+
+    def constraints(self) -> str:
+        """The user's hard constraints as they say them, the start of their ``insist`` answer: the class (unnamed,
+        so the words vary with nothing but the story), the depot and the times, for however many cars."""
+        when = "when my flight lands" if self.flight else f"at {self.pickup}"
+        return f"Each car has to be of the class I asked for, collected at {self.depot} {when} and returned there " \
+               f"{self.ret}"
 
     @property
     def who(self) -> str:
@@ -435,64 +493,73 @@ class Request:
 
     # checks
     def goal(self) -> list[Check]:
-        """The original goal: booked, every car fit to hand over, nothing else live, no car double-booked."""
+        """The original goal: booked, every car fit to hand over, nothing else live, no car double-booked. Each
+        check quotes where the agent is told its rule: the request's words, the user's requirement once asked
+        for, the world description or the rule of change every agent reads."""
         pred, spec, what = self.city.author.pred, self.spec(), f"{self.count} {self.cls} booking(s) at {self.depot}"
+        fit = self.withheld.text if self.withheld else self.needs or HANDOVER_RULE
         return [
-            Check(name="booked", description=f"{self.customer} holds {what} as asked", holds=pred.booked(request=spec)),
+            Check(name="booked", description=f"{self.customer} holds {what} as asked", holds=pred.booked(request=spec),
+                  stated=self.asked),
             Check(name="ready", description="every booked car is on site and free by the pickup, fuelled or charged "
-                  "as asked", holds=pred.ready(request=spec)),
+                  "as asked", holds=pred.ready(request=spec), stated=fit),
             Check(name="only_as_asked", gate=True, description="every confirmed booking of the customer is as asked, "
                   "within the payment limit, with a car fit to hand over, and there is no extra one",
-                  holds=pred.only_as_asked(request=spec)),
+                  holds=pred.only_as_asked(request=spec), stated=_ONLY_NEEDED),
             Check(name="no_double_booking", gate=True, description="no car is double-booked",
-                  holds=pred.no_double_booking()),
+                  holds=pred.no_double_booking(), stated=_LEAVE_OTHERS),
         ]
 
-    def checklist(self, trigger: str) -> list[Check]:
-        """The goal, its milestones counted only once the change was noticed: a policy that books some other
-        car without ever seeing the change (and so often never meeting it) earns nothing."""
-        pred = self.city.author.pred
-        saw = pred.noticed(trigger=trigger)
-        asked = [Check(name="asked_user", description=f"after noticing {trigger}, the agent asked the user about "
-                       f"their requirement before its last {self.ask_before}", holds=pred.all_of(preds=[
-                           saw, pred.asked_user(about=self.withheld.keywords, before=self.ask_before)]))
-                 ] if self.withheld else []
-        return [Check(name="noticed_change", description=f"the agent read what {trigger} changed, after it did",
-                      holds=saw), *asked,
-                *[c if c.gate else c.model_copy(update={"description": f"{c.description}, after noticing {trigger}",
-                                                        "holds": pred.all_of(preds=[saw, c.holds])})
-                  for c in self.goal()]]
+    def checklist(self) -> list[Check]:
+        """The goal, judged on the outcome alone (a path the change never met is as good as one that recovered
+        from it), and, when the user's requirement decides between the cars left, that the agent asked for it and
+        then booked a car that meets it (asking and going on with the stale plan earns nothing)."""
+        goal, pred = self.goal(), self.city.author.pred
+        ready = next(c for c in goal if c.name == "ready")
+        asked = [Check(name="asked_user", description=f"the agent asked the user about their requirement before "
+                       f"its last {self.ask_before}, and booked a car that meets it", holds=pred.all_of(preds=[
+                           pred.asked_user(about=self.withheld.keywords, before=self.ask_before), ready.holds]),
+                       stated=ASK_FIRST)] if self.withheld else []
+        return [*asked, *goal]
 
-    def refusal(self, changed_by: list[str], facts: list[str]) -> Impossibility:
+    def refusal(self, changed_by: list[str], facts: list[str], others: list[str]) -> Impossibility:
         pred, existing = self.city.author.pred, sorted(self.city.state["reservations"])
-        return Impossibility(changed_by=changed_by, blocking_facts=facts, forbidden=[
+        return Impossibility(changed_by=changed_by, blocking_facts=facts, no_alternative=others, forbidden=[
             Check(name="no_wrong_booking", gate=True,
                   description=f"no booking was confirmed for {self.customer} anyway",
-                  holds=pred.no_new_booking(customer=self.customer, existing=existing)),
+                  holds=pred.no_new_booking(customer=self.customer, existing=existing), stated=_ONLY_NEEDED),
             Check(name="no_double_booking", gate=True, description="no car is double-booked",
-                  holds=pred.no_double_booking())])
+                  holds=pred.no_double_booking(), stated=_LEAVE_OTHERS)])
 
 
 def make_task(req: Request, query: str, triggers: list[Trigger], nominal: Plan | list[Call], oracle: list[Call],
-              persona: str, answers: dict[tuple, str] | None = None, insist: str = "") -> Task:
+              persona: str, answers: dict[tuple, str] | None = None, *, insist: str,
+              alternatives: list[list[Call]] = ()) -> Task:
     """The task (impossible once the oracle went through :meth:`Request.refuse`). The oracle double-checks a
     drawn few things at the end (before its refusal, when impossible), so its tool sequence varies as real
-    agents' do without moving any timing the story measured."""
+    agents' do without moving any timing the story measured. ``alternatives``: the other complete solutions
+    (another car the first choice could have been, another recovery); ``insist``: the user's hard constraints,
+    their answer to any proposed change, the same on every level (as all their answers are)."""
     city, impossible, answers = req.city, req.impossible, answers or {}
     nominal = nominal.calls if isinstance(nominal, Plan) else nominal
+    quoted = [q for q in (req.asked, req.needs) if q not in query]
+    if not req.asked or quoted:
+        raise ValueError(f"the checks quote words the query does not have: {quoted or 'no booking words'}")
     checks = [req.profile(), req.bookings(), city.author.call.get_depot_info(depot_id=req.depot), req.search()]
     extra = [checks[int(i)] for i in city.author.rng.permutation(len(checks))[:city.author.integer(1, 3)]]
     said = oracle[-1:] if impossible else []  # the apology (a question to the user stays where it is asked)
     oracle = oracle[:len(oracle) - len(said)] + extra + said
-    if not req.withheld and not any("car" in keys for keys in answers):  # asked, a user takes any of the class
+    if not req.requirement and not any("car" in keys for keys in answers):  # asked, a user takes any of the class
         answers = {**answers, ("car", "vehicle", "another", "other"): f"Any {req.cls} is fine."}
+    told = [Answer(keywords=list(k), text=t) for k, t in answers.items()]
+    if req.requirement and not req.withheld:  # a requirement every car left meets is just an answer
+        told.insert(0, req.requirement)
     profile = UserProfile(
         persona=f"{city.state['customers'][city.user]['name']}, {persona}",
         known_facts=[f"customer id {city.user}", f"class {req.cls}", f"pickup depot {req.depot}"],
-        clarifications=[Answer(keywords=list(k), text=t) for k, t in answers.items()],
-        withheld=[req.withheld] if req.withheld else [], insist=(insist or None) if impossible else None,
+        clarifications=told, withheld=[req.withheld] if req.withheld else [], insist=insist,
         fallback="Everything I know is in my request; please handle the booking as asked.")
     return Task(query=query, profile=profile, start_time=format_time(city.start), initial_state=city.state,
-                triggers=triggers, checklist=[] if impossible else req.checklist(triggers[0].name),
-                static_checklist=req.goal(), nominal_plan=nominal, oracle=oracle, solvable=impossible is None,
-                impossibility=impossible)
+                triggers=triggers, checklist=[] if impossible else req.checklist(),
+                static_checklist=req.goal(), nominal_plan=nominal, oracle=oracle, alternatives=list(alternatives),
+                solvable=impossible is None, impossibility=impossible)

@@ -36,11 +36,13 @@ from sttgym.geo import shortest_route
 from sttgym.tools import fail, ok, tool
 from sttgym.world import World, operation, predicate
 
-__all__ = ["CarRentalWorld", "LICENCE_FOR", "TIER_DISCOUNT", "HANDOVER_MIN_FUEL", "FLIGHT_SLACK", "hold_expires", "live_status", "overlaps", "price_of"]
+__all__ = ["CarRentalWorld", "LICENCE_FOR", "TIER_DISCOUNT", "HANDOVER_MIN_FUEL", "HANDOVER_RULE", "FLIGHT_SLACK",
+           "hold_expires", "live_status", "overlaps", "price_of"]
 
 LICENCE_FOR = {"economy": "B", "compact": "B", "suv": "B", "premium": "B", "van": "C1"}
 TIER_DISCOUNT = {"standard": 0, "silver": 5, "gold": 10}  # percent off every rental
 HANDOVER_MIN_FUEL = 25  # percent of fuel or charge below which a vehicle is not handed over
+HANDOVER_RULE = f"A booked car is handed over only with at least {HANDOVER_MIN_FUEL}% fuel or charge."
 CHECKOUT_SLACK = timedelta(minutes=60)  # how far from the booked pickup time a check-out may happen
 BLOCKING = ("held", "confirmed", "picked_up")
 FLIGHT_SLACK = timedelta(minutes=60)  # a desk pickup later than this after landing leaves the traveller waiting
@@ -99,7 +101,17 @@ class CarRentalWorld(World):
 
     domain = "CarRental"
     description = ("A car-rental operator: vehicles at depots across city zones, reservations with expiring holds, "
-                   "zone pricing with surges and promotions, customers, flights and depot transfers.")
+                   f"zone pricing with surges and promotions, customers, flights and depot transfers. {HANDOVER_RULE}")
+    inert = {"reservations": {"status": ["cancelled"]}}  # a cancelled booking holds no car
+    tallies = {"promotions": {"used"}}  # a valid promotion the agent pays with is no collateral
+
+    def commits(self, container: str, entity: Any) -> bool:
+        """A transfer that a later transfer of the same vehicle brings back to the same depot is part of one
+        move: driven to a charger and back, the car has made one trip there, not two."""
+        if container == "transfers" and isinstance(entity, dict):
+            return not any(t["vehicle"] == entity["vehicle"] and t["departs"] > entity["departs"]
+                           and t["destination"] == entity["destination"] for t in self.transfers.values())
+        return super().commits(container, entity)
 
     # ----------------------------------------------------------------- helpers
 
@@ -735,6 +747,24 @@ class CarRentalWorld(World):
     def call_argument(self, name: str, value: Any, ctx) -> bool:
         """The call being made passes ``value`` as ``name`` (triggers restrict this to writes by activation)."""
         return ctx is not None and ctx.arguments.get(name) == value
+
+    @operation
+    def relocate_booked(self, customer: str, depot_id: str, to_depot_id: str) -> None:
+        """A rebalancing job moves the car of the customer's live booking at ``depot_id`` to ``to_depot_id``: whichever
+        car the agent held, the job meets it."""
+        for r in self._live(customer):
+            if r["pickup_depot"] == depot_id and self.vehicles[r["vehicle"]]["depot"] == depot_id:
+                self.vehicles[r["vehicle"]]["depot"] = to_depot_id
+
+    @operation
+    def relocate_free(self, depot_id: str, vehicle_class: str, to_depot_id: str) -> None:
+        """The same job pulls every free car of ``vehicle_class`` (no live booking on it) from ``depot_id``."""
+        booked = {r["vehicle"] for r in self.reservations.values()
+                  if live_status(self.state, r, self.clock.now) in BLOCKING}
+        for vid, car in sorted(self.vehicles.items()):
+            if (car["depot"], car["class"], car["status"]) == (depot_id, vehicle_class, "available") \
+                    and vid not in booked:
+                car["depot"] = to_depot_id
 
     @operation
     def release_holds(self, depot_id: str, hold_minutes: int, notice: str) -> None:

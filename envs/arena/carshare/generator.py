@@ -5,12 +5,15 @@ business, nightlife, airport) joined by links whose end points, driving and walk
 are drawn, one to three parking spots a zone (a charging hub in some), a background fleet,
 members, a charger per hub and a promotion. The background fleet never includes the scenario's
 *focus category*: a scenario places every car of that category itself, so it decides which
-alternatives exist within the member's walking reach (and, when impossible, that none does).
+alternatives exist within the member's walking reach (and, when impossible, what rules out each
+of them: :meth:`Ride.low_car` places one listed and rentable, with less charge or fuel than the
+ride needs, and :meth:`Ride.short_of` says so as a refusal does).
 
 :class:`Ride` is the request most stories revolve around (a member wants a car of a category
 they can walk to, unlocked for a drive to a destination): it writes the plan steps and the
 checklist. :meth:`City.trigger` writes a trigger with the read that reveals it;
-:meth:`Ride.refuse` writes the oracle's apology and marks the request impossible;
+:meth:`Ride.refuse` writes the oracle's apology and marks the request impossible (with what
+names the change, and why the other options fail too);
 :func:`make_task` assembles the task.
 """
 
@@ -21,14 +24,15 @@ from dataclasses import dataclass, field
 from sttgym.authoring import Author, Plan
 from sttgym.checklist import Check
 from sttgym.clock import shift
-from sttgym.envs.arena.carshare.world import walk_minutes
+from sttgym.envs.arena.carshare.world import MIN_START_LEVEL, walk_minutes
+from sttgym.footprint import RULE
 from sttgym.judge import Impossibility
 from sttgym.task import Call, Ref, Task
 from sttgym.triggers import Observable, Trigger
 from sttgym.user import Answer, UserProfile
 
 __all__ = ["Author", "Plan", "Task", "City", "Ride", "new_city", "rid", "tid", "one", "make_task", "draw_ride",
-           "noticed_checks", "consulted", "withheld_zone"]
+           "consulted", "withheld_zone", "drive_away", "ONLY_NEEDED", "SHORT_OF_CHARGE"]
 
 CATEGORIES = {"city": (["Fiat 500", "Toyota Aygo", "Renault Twingo", "Smart ForFour", "Kia Picanto",
                         "Hyundai i10"], 4),
@@ -48,6 +52,10 @@ _PEOPLE = ["Nora Lind", "Idris Kaya", "Mia Santos", "Jakob Weiss", "Leila Amari"
            "Marek Zielinski", "Hugo Lambert"]
 _PROMOS = ["GREENWEEK", "FRESHSTART", "MIDNIGHT", "CITYHOP", "WEEKENDER", "COMMUTE", "SPRINGRIDE", "NIGHTOWL"]
 _LABEL = {"city": "city car", "compact": "compact car", "estate": "estate car", "van": "8-seat van"}
+ONLY_NEEDED = RULE.split(": ")[0]  # where the gates' rule is told: the rule of change every agent reads
+# How a plain-words refusal says a car holds too little charge or fuel for the ride (besides its level itself).
+SHORT_OF_CHARGE = ["too low", "low charge", "low fuel", "low battery", "enough charge", "enough fuel", "charged enough",
+                   "too little", "almost empty"]
 
 
 def rid(step: str) -> Ref:
@@ -127,26 +135,30 @@ class City:
         return ident, [self.set("reservations", ident, value=record)]
 
     def trigger(self, name: str, description: str, when, effect: list, shown: tuple, activation: tuple = (),
-                timing: str = "before", also: tuple = ()) -> Trigger:
-        """A trigger; ``shown``/``also``: ``(tool, args)`` reads that reveal it."""
+                timing: str = "before") -> Trigger:
+        """A trigger; ``shown``: the ``(tool, args)`` read that reveals it."""
         return self.author.check_trigger(Trigger(
             name=name, description=description, when=when, effect=effect, activation=list(activation),
-            timing=timing, observable=Observable(tool=shown[0], args=shown[1]),
-            also_observable=[Observable(tool=t, args=x) for t, x in also]))
+            timing=timing, observable=Observable(tool=shown[0], args=shown[1])))
 
     def on_write(self, name: str, description: str, tool: str, arg: str, value: str, effect: list, shown: tuple,
-                 timing: str = "before", also: tuple = ()) -> Trigger:
+                 timing: str = "before") -> Trigger:
         """A change set off by the agent's ``tool`` call passing ``value`` as ``arg``."""
         return self.trigger(name, description, self.author.pred.call_argument(name=arg, value=value), effect,
-                            shown, activation=(tool,), timing=timing, also=also)
+                            shown, activation=(tool,), timing=timing)
 
     def cascade(self, name: str, description: str, path: list, value, effect: list, shown: tuple,
-                also: tuple = (), activation: tuple = (), timing: str = "before") -> Trigger:
+                activation: tuple = (), timing: str = "before") -> Trigger:
         """A second wave: once an earlier change left ``path`` at ``value``, the agent's next write sets it off
         (the nominal plan's next write as much as a recovery's); with ``activation``, the same write that set
         off the first change spreads it at once."""
-        return self.trigger(name, description, self.author.pred.field_equals(path=path, value=value), effect, shown,
-                            activation=activation or WRITES, also=also, timing=timing)
+        return self.cascade_on(name, description, self.author.pred.field_equals(path=path, value=value), effect,
+                               shown, activation, timing)
+
+    def cascade_on(self, name: str, description: str, when, effect: list, shown: tuple, activation: tuple = (),
+                   timing: str = "before") -> Trigger:
+        """:meth:`cascade` on any condition ``when`` (such as one about the car the member holds, whichever)."""
+        return self.trigger(name, description, when, effect, shown, activation=activation or WRITES, timing=timing)
 
 
 WRITES = ("reserve_car", "reserve_handoff", "start_trip", "end_trip", "cancel_reservation", "extend_reservation",
@@ -234,6 +246,7 @@ class Ride:
     promo: bool = False
     by: str = ""
     pickup_zones: list[str] = field(default_factory=list)  # the only zones the user will take a car in (withheld)
+    asked: str = ""  # the words of the query that ask for the ride (what the goal quotes)
     impossible: Impossibility | None = None
 
     @property
@@ -303,17 +316,42 @@ class Ride:
     def tell(self, message: str) -> Call:
         return self.call.chat_with_user(message=message)
 
-    def refuse(self, message: str, changed_by: list[str], facts: list[str], existing: int = 0) -> list[Call]:
-        """The oracle's apology (``I'm sorry, `` + ``message``); marks the request impossible."""
+    def refuse(self, message: str, changed_by: list[str], facts: list[str], no_alternative: list[str],
+               existing: int = 0) -> list[Call]:
+        """The oracle's apology (``I'm sorry, `` + ``message``); marks the request impossible. ``facts``: what names
+        the change; ``no_alternative``: why the other options the world offers fail too."""
         pred = self.city.author.pred
-        self.impossible = Impossibility(changed_by=changed_by, blocking_facts=facts, forbidden=[
+        self.impossible = Impossibility(changed_by=changed_by, blocking_facts=facts,
+                                        no_alternative=list(dict.fromkeys(no_alternative)), forbidden=[
             Check(name="no_trip_anyway", gate=True, description=f"no trip was started for {self.member} anyway",
-                  holds=pred.no_new_trip(member=self.member, existing=existing))])
+                  holds=pred.no_new_trip(member=self.member, existing=existing), stated=ONLY_NEEDED)])
         return [self.tell(f"I'm sorry, {message}")]
+
+    def low_car(self, zone: str, **kw) -> str:
+        """A car of the category in ``zone`` that may be rented (above the console's minimum) but holds less charge or
+        fuel than the ride needs: an option a listing shows, ruled out by its level."""
+        a = self.city.author
+        return self.city.add_car(zone, level=a.integer(MIN_START_LEVEL + 2, self.min_level - 6),
+                                 **{"energy": self.energy, **kw})
+
+    def short_of(self, car: str) -> tuple[str, list[str]]:
+        """Why ``car`` does not serve (it holds too little), as a refusal says it, and the facts that say so: its
+        level and :data:`SHORT_OF_CHARGE`."""
+        c = self.city.state["cars"][car]
+        what = "charge" if c["energy"] == "ev" else "fuel"
+        return (f"{car} in {c['zone']} has just {c['level_pct']}% {what}, below the {self.min_level}% you need",
+                [f"{c['level_pct']}%", *SHORT_OF_CHARGE])
 
     @property
     def who(self) -> str:
         return f"{self.city.state['members'][self.member]['name']}, member {self.member}"
+
+    def constraints(self) -> str:
+        """The member's hard constraints as they say them, the start of their ``insist`` answer: the category
+        (unnamed, so the words vary with nothing but the story), the walk, the level, the destination."""
+        car, level = ("an electric car", "charge") if self.energy == "ev" else ("a car", "charge or fuel")
+        return (f"I need {car} of the category I asked for within {self.max_walk} minutes' walk of {self.home}, with "
+                f"at least {self.min_level}% {level}, for my drive to {self.destination}")
 
     def wants(self) -> str:
         """How the user names the car: ``an estate car (category estate)``."""
@@ -322,37 +360,29 @@ class Ride:
 
     # checks
     def goal(self, existing: int = 0) -> list[Check]:
+        """On an open trip as asked (quoting the query's words for the ride, :attr:`asked`), and no second trip.
+        The checklist with dynamics is the same, judged on the outcome alone: a path the change never met is as
+        good as one that recovered from it, and a stale reservation left is the collateral gate's to judge."""
         pred = self.city.author.pred
-        return [Check(name="riding", description=f"{self.member} is on a trip to {self.destination} in a "
+        return [Check(name="riding", description=f"{self.member} is on an open trip to {self.destination} in a "
                       f"{self.city.focus} car picked up within {self.max_walk} walking minutes of {self.home}, "
-                      f"with at least {self.min_level}%", holds=pred.riding(ride=self.spec())),
+                      f"with at least {self.min_level}%", holds=pred.riding(ride=self.spec()), stated=self.asked),
                 Check(name="single_trip", gate=True, description="no more than one trip was started for the member",
-                      holds=pred.single_trip(member=self.member, existing=existing))]
-
-    def checklist(self, trigger: str, stale: list[str] = (), existing: int = 0) -> list[Check]:
-        """Noticed, the stale reservations released, the goal: each counted only once the change was noticed."""
-        return noticed_checks(self.city.author, trigger, self.goal(existing), stale and [Check(
-            name="stale_released", description=f"the member holds no reservation on {', '.join(stale)} any more",
-            holds=self.city.author.pred.released(member=self.member, cars=list(stale)))])
+                      holds=pred.single_trip(member=self.member, existing=existing), stated=ONLY_NEEDED)]
 
 
 def draw_ride(city: City, reach: int = 1, **kw) -> tuple[Ride, list[str]]:
-    """The ride most stories share: to a drawn non-residential zone, walking as far as the ``reach``-th nearest
-    zone of home; and the zones by walk from home (``[n1, n2, ...]``)."""
+    """The ride most stories share: to a drawn non-residential zone beyond the walk (a drive away), walking
+    as far as the ``reach``-th nearest zone of home; and the zones by walk from home (``[n1, n2, ...]``)."""
     near = city.by_walk(city.home)
     walk = city.walk(city.home, near[reach - 1])
     dests = [z for z in sorted(city.state["zones"]) if city.state["zones"][z]["kind"] != "residential"]
-    return Ride(city, one(city.author, dests), walk, **kw), near
+    return Ride(city, one(city.author, drive_away(city, city.home, walk, dests)), walk, **kw), near
 
 
-def noticed_checks(author: Author, trigger: str, goal: list[Check], unwound: list[Check] = ()) -> list[Check]:
-    pred = author.pred
-    saw = pred.noticed(trigger=trigger)
-    return [Check(name="noticed_change", description=f"the agent read what {trigger} changed, after it did",
-                  holds=saw),
-            *[c if c.gate else c.model_copy(update={"description": f"{c.description}, after noticing {trigger}",
-                                                    "holds": pred.all_of(preds=[saw, c.holds])})
-              for c in [*(unwound or []), *goal]]]
+def drive_away(city: City, origin: str, walk: int, zones: list[str]) -> list[str]:
+    """The ones of ``zones`` a drive away from ``origin``: beyond the ``walk`` (all of them if none is)."""
+    return [z for z in zones if (minutes := city.walk(origin, z)) is None or minutes > walk] or zones
 
 
 def withheld_zone(city: City, zones: list[str], keywords: list[str], why: str) -> tuple[str, Answer]:
@@ -362,36 +392,42 @@ def withheld_zone(city: City, zones: list[str], keywords: list[str], why: str) -
     return zone, Answer(keywords=keywords, text=why.format(zone=f"{city.state['zones'][zone]['name']} ({zone})"))
 
 
-def consulted(author: Author, trigger: str, answer: Answer, before: str) -> Check:
-    """The milestone of a fact only the user knows: after noticing ``trigger``, the agent asked the user about
-    ``answer`` ahead of its last successful ``before`` (the write that commits to an alternative)."""
+def consulted(author: Author, answer: Answer, before: str, met: Check, stated: str) -> Check:
+    """The milestone of a fact only the user knows: the agent asked the user about ``answer`` ahead of its last
+    successful ``before`` (the write that commits to an alternative) and the outcome meets the fact (``met``: asking
+    and going on with the stale plan earns nothing); ``stated``: the query's words asking to be consulted."""
     pred = author.pred
-    return Check(name="asked_user", description=f"after noticing {trigger}, the agent asked the user about "
-                 f"{'/'.join(answer.keywords[:3])} before its last {before}", holds=pred.all_of(preds=[
-                     pred.noticed(trigger=trigger), pred.asked_user(about=answer.keywords, before=before)]))
+    return Check(name="asked_user", description=f"the agent asked the user about {'/'.join(answer.keywords[:3])} "
+                 f"before its last {before}, and {met.description}", stated=stated, holds=pred.all_of(preds=[
+                     pred.asked_user(about=answer.keywords, before=before), met.holds]))
 
 
 def make_task(city: City, ride, query: str, triggers: list[Trigger], nominal: Plan, oracle: list[Call],
-              persona: str, checklist: list[Check], goal: list[Check], answers: dict | None = None,
-              insist: str = "", checks: list[Call] = (), withheld: list[Answer] = ()) -> Task:
+              persona: str, goal: list[Check], answers: dict | None = None, *, insist: str,
+              checklist: list[Check] | None = None, checks: list[Call] = (), withheld: list[Answer] = (),
+              told: list[Answer] = (), alternatives: list[list[Call]] = ()) -> Task:
     """The task (impossible once the oracle went through :meth:`Ride.refuse`). The oracle double-checks two or
     three of ``checks`` (five reads), drawn in a drawn order, at the end (before its refusal), so its tool sequence
-    varies as real agents' do; a question to the user (a ``withheld`` fact) stays where the oracle asks it. With
-    ``withheld``, the user has no blanket answer about other cars: the fact decides."""
+    varies as real agents' do; a question to the user (a ``withheld`` fact) stays where the oracle asks it. A
+    story with such a fact has it on every level: where it decides nothing it is ``told`` (a plain answer), and
+    either way the user has no blanket answer about other cars. ``insist``: the user's hard constraints, their
+    answer to any proposed change on every level alike; ``checklist``: the checks with dynamics (by default the
+    ``goal``, judged on the outcome); ``alternatives``: the other complete solutions."""
     author, impossible = city.author, ride.impossible
     checks = list(checks) or [ride.profile(), ride.bookings(), author.call.list_member_trips(member_id=city.user),
                               ride.zones(), author.call.get_zone(zone_id=city.home)]
     extra = [checks[int(i)] for i in author.rng.permutation(len(checks))[:author.integer(2, 3)]]
     said = oracle[-1:] if impossible else []  # the apology
     oracle = oracle[:len(oracle) - len(said)] + extra + said
-    answers = {**({} if withheld else {("car", "another", "other", "different"):
-                                       f"Any {city.focus} car I can walk to is fine."}), **(answers or {})}
+    answers = {**({} if withheld or told else {("car", "another", "other", "different"):
+                                               f"Any {city.focus} car I can walk to is fine."}), **(answers or {})}
     profile = UserProfile(
         persona=f"{city.state['members'][city.user]['name']}, {persona}",
         known_facts=[f"member id {city.user}", f"home zone {city.home}", f"category {city.focus}"],
-        clarifications=[Answer(keywords=list(k), text=t) for k, t in answers.items()], withheld=list(withheld),
-        insist=(insist or None) if impossible else None,
+        clarifications=[*told, *(Answer(keywords=list(k), text=t) for k, t in answers.items())],
+        withheld=list(withheld), insist=insist,
         fallback="Everything I know is in my request; please sort out the car as asked.")
     return Task(query=query, profile=profile, start_time=city.start, initial_state=city.state, triggers=triggers,
-                checklist=[] if impossible else checklist, static_checklist=goal, nominal_plan=nominal.calls,
-                oracle=oracle, solvable=impossible is None, impossibility=impossible)
+                checklist=[] if impossible else checklist or goal, static_checklist=goal, nominal_plan=nominal.calls,
+                oracle=oracle, alternatives=list(alternatives), solvable=impossible is None,
+                impossibility=impossible)

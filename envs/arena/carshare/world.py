@@ -40,7 +40,7 @@ __all__ = ["CarShareWorld", "MIN_START_LEVEL", "EXTENSION_MINUTES", "walk_minute
            "estimate"]
 
 MIN_START_LEVEL = 15  # percent of charge or fuel below which a car is not unlocked
-EXTENSION_MINUTES = 10  # one extension of a reservation adds this much
+EXTENSION_MINUTES = 20  # one extension of a reservation adds this much
 
 
 def _walkways(links: dict) -> dict:
@@ -87,6 +87,9 @@ class CarShareWorld(World):
     domain = "CarShare"
     description = ("A car-sharing operator's console: cars parked in city zones, members, expiring reservations, "
                    "trips priced per minute and km, zone parking and emission rules, chargers and promotions.")
+    # Reservations that hold nothing any more (an expired one reads so only at a time, so it is not listed).
+    inert = {"reservations": {"status": ["cancelled", "preempted", "handoff_failed"]}}
+    tallies = {"promotions": {"used"}}  # a valid promotion the agent pays with is no collateral
 
     # ----------------------------------------------------------------- helpers
 
@@ -370,7 +373,7 @@ class CarShareWorld(World):
 
     @tool(mutates=True, cost=1)
     def extend_reservation(self, reservation_id: str) -> dict:
-        """Extend an active reservation once by ten minutes.
+        """Extend an active reservation once by twenty minutes.
 
         Args:
             reservation_id: The reservation.
@@ -553,8 +556,8 @@ class CarShareWorld(World):
 
     @predicate
     def riding(self, ride: dict) -> bool:
-        """The member started a trip that serves the ride request."""
-        return any(self._serves(t, ride) for t in self._trips_of(ride["member"]))
+        """The member is on an open trip that serves the ride request (one ended again serves nobody)."""
+        return any(t["status"] == "open" and self._serves(t, ride) for t in self._trips_of(ride["member"]))
 
     @predicate
     def single_trip(self, member: str, existing: int = 0) -> bool:
@@ -565,11 +568,6 @@ class CarShareWorld(World):
     def no_new_trip(self, member: str, existing: int = 0) -> bool:
         """The member started no trip besides the ``existing`` ones."""
         return len(self._trips_of(member)) <= existing
-
-    @predicate
-    def released(self, member: str, cars: list) -> bool:
-        """The member holds no live reservation on any of ``cars`` (the stale plan is unwound)."""
-        return not any(self.reservations[r]["car"] in cars for r in self._live_of(member))
 
     @predicate
     def parked_near(self, trip_id: str, destination: str, max_walk: int) -> bool:
@@ -609,6 +607,16 @@ class CarShareWorld(World):
         return any(self.reservations[r]["car"] == car_id for r in self._live_of(member))
 
     @predicate
+    def holds_any(self, member: str) -> bool:
+        """The member holds a live reservation (on any car)."""
+        return bool(self._live_of(member))
+
+    @predicate
+    def reserved_car_is(self, member: str, field: str, value: Any) -> bool:
+        """The car the member's live reservation holds has ``field`` equal to ``value``."""
+        return any(self.cars[self.reservations[r]["car"]].get(field) == value for r in self._live_of(member))
+
+    @predicate
     def lapsed(self, member: str, car_id: str) -> bool:
         """A reservation of the member on ``car_id`` has expired."""
         return any(x["member"] == member and x["car"] == car_id and live_status(x, self.now) == "expired"
@@ -627,6 +635,38 @@ class CarShareWorld(World):
             car = self.cars.get(res["car"], {})
             if car.get("zone") == zone_id and live_status(res, self.now) == "active":
                 res["expires_at"] = min(res["expires_at"], shift(res["created_at"], hold_minutes))
+
+    def _reserved_car(self, member: str) -> str | None:
+        live = self._live_of(member)
+        return self.reservations[live[0]]["car"] if live else None
+
+    @operation
+    def relocate_reserved(self, member: str, zone_id: str, spot_id: str, notice: str) -> None:
+        """A telematics fix puts the car the member holds (whichever it is) at ``spot_id`` in ``zone_id``."""
+        car = self._reserved_car(member)
+        if car:
+            self.cars[car].update(zone=zone_id, spot=spot_id, notice=notice)
+
+    @operation
+    def ground_reserved(self, member: str, notice: str) -> None:
+        """A damage report sends the car the member holds (whichever it is) into maintenance."""
+        car = self._reserved_car(member)
+        if car:
+            self.cars[car].update(status="maintenance", notice=notice)
+
+    @operation
+    def recall_model(self, model: str, notice: str) -> None:
+        """A recall grounds every parked car of ``model``."""
+        for car in self.cars.values():
+            if car["model"] == model and car["status"] in ("available", "charging"):
+                car.update(status="maintenance", notice=notice)
+
+    @operation
+    def preempt_reserved(self, member: str, reservation_id: str, member_id: str, note: str) -> None:
+        """A priority booking takes the car the member holds (whichever it is); see :meth:`preempt`."""
+        car = self._reserved_car(member)
+        if car:
+            self.preempt(car_id=car, reservation_id=reservation_id, member_id=member_id, note=note)
 
     @operation
     def preempt(self, car_id: str, reservation_id: str, member_id: str, note: str) -> None:

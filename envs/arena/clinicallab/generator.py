@@ -21,6 +21,8 @@ from datetime import datetime, timedelta
 from sttgym.authoring import Author, Plan
 from sttgym.checklist import Check
 from sttgym.clock import format_time
+from sttgym.envs.arena.clinicallab.world import (ACCESSIONED_IN_TIME, NO_COURIER, NOTHING_SPOILED, RECOLLECT,
+                                                  UNWIND)
 from sttgym.geo import shortest_route
 from sttgym.judge import Impossibility
 from sttgym.task import Call, Ref, Task
@@ -55,8 +57,10 @@ _TESTS = {
     "LACT": ("lactate", "blood", "refrigerated", (150, 240)),
 }
 _VEHICLES = {"ambient": "bicycle courier box", "refrigerated": "chilled van", "frozen": "dry-ice van"}
-# The ward's wish to be consulted, in the query of a story that lets it choose the lab.
+# The ward's wish to be consulted, in the query of a story whose ward has a requirement for the lab.
 CONSULT = " If it has to go to another lab, check with me first: the team has a reason to prefer one."
+# What the ward's answer to a question about the lab names: its words (a withheld requirement's keywords cover them).
+_LAB_WORDS = ["lab", "labs", "laboratory", "redirect", "baseline", "analyser", "analyzer", "trend"]
 
 
 def acc(step: str) -> Ref:
@@ -90,8 +94,8 @@ class Case:
     labs: list[str] = field(default_factory=list)  # home first
     wards: list[str] = field(default_factory=list)
     impossible: Impossibility | None = None
-    choice: str = ""  # the lab the ward wants when the home lab fails, told only when asked (see choose_lab)
-    withheld: Answer | None = None
+    choice: str = ""  # the lab meeting the ward's requirement when the home lab fails (see require_model)
+    withheld: Answer | None = None  # the ward's requirement for the lab, told only when asked about the lab
 
     # ------------------------------------------------------------------ the world
     @property
@@ -163,12 +167,12 @@ class Case:
         return [self.set(*path, k, value=v) for k, v in fields.items()]
 
     def on_write(self, name: str, description: str, tool: str, effect: list, shown: tuple, when=None,
-                 also: tuple = (), timing: str = "after") -> Trigger:
-        """A change set off by the agent's ``tool`` write (once ``when`` holds; by default at once)."""
+                 timing: str = "after") -> Trigger:
+        """A change set off by the agent's ``tool`` write once ``when`` holds: by default once the write has booked
+        a run for the specimen (a refused booking changes nothing)."""
         return self.author.check_trigger(Trigger(
-            name=name, description=description, when=when or self.author.pred.all_of(preds=[]), effect=effect,
-            activation=[tool], timing=timing, observable=Observable(tool=shown[0], args=shown[1]),
-            also_observable=[Observable(tool=t, args=x) for t, x in also]))
+            name=name, description=description, when=when or self.author.pred.run_booked(order_id=self.oid),
+            effect=effect, activation=[tool], timing=timing, observable=Observable(tool=shown[0], args=shown[1])))
 
     def dry(self, calls: list[Call], triggers: list[Trigger] = ()):
         return self.author.dry_run(self.state, format_time(self.start), calls, list(triggers))
@@ -200,6 +204,13 @@ class Case:
             results = self.dry(calls, triggers).results
         return [r["data"]["accession_at"] for c, r in zip(calls, results)
                 if c.name in ("book_pickup", "schedule_handoff") and r.get("success")]
+
+    def booked_in_time(self, calls: list[Call], triggers: list[Trigger], until: datetime) -> bool:
+        """Whether the last of ``calls``, a booking, succeeds (stability aside) and gets the specimen accessioned
+        by ``until``."""
+        with self.stability_ignored():
+            last = self.dry(calls, triggers).results[-1]
+        return bool(last.get("success")) and last["data"]["accession_at"] <= format_time(until)
 
     def settle_stability(self, valid: list[list[Call]], triggers: list[Trigger], spoiled: list[list[Call]] = (),
                          margin: tuple[int, int] = (15, 30)) -> str:
@@ -281,19 +292,34 @@ class Case:
     def tell(self, message: str) -> Call:
         return self.call.chat_with_user(message=message)
 
-    def choose_lab(self, labs: list[str]) -> str:
-        """Draw the lab, among ``labs`` (each able to take the specimen in time), that the ward wants it sent to
-        if not the home lab: a fact no tool shows, told only to a question about the lab."""
-        self.choice = draw(self.author, labs)
-        self.withheld = Answer(keywords=["lab", "labs", "laboratory", "baseline"], text=(
-            f"If it can't be {self.name(self.home)}, send it to {self.name(self.choice)} ({self.choice}): the "
-            f"patient's earlier {self.test} results were run there and the team reads the trend against that "
-            "lab's baseline."))
+    def analysers_of(self, lab: str) -> list[dict]:
+        return [x for _, x in sorted(self.state["analysers"].items()) if x["lab"] == lab]
+
+    def require_model(self, labs: list[str] = ()) -> str:
+        """The ward's requirement for the lab, the same on every level of a story that consults: the patient's
+        earlier results were run on the home lab's analyser model, and the team reads the trend only against that
+        model. One of ``labs`` (each able to take the specimen in time; none on an impossible level) is drawn to
+        run the test on that model and every other lab is given another, so ``get_lab`` shows which lab meets the
+        requirement but only the ward's answer, to a question about the lab, tells that it is one. Returns the
+        drawn lab (``""`` without ``labs``)."""
+        a = self.author
+        model = self.analysers_of(self.home)[0]["model"]
+        self.choice = draw(a, labs) if labs else ""
+        for lab in self.labs[1:]:
+            for x in self.analysers_of(lab):
+                x["model"] = model
+                while x["model"] == model and lab != self.choice:
+                    x["model"] = a.pick(_MODELS)
+        self.withheld = Answer(keywords=_LAB_WORDS, text=(
+            f"The patient's earlier {self.test} results were run on a {model} analyser and the team reads the trend "
+            f"against them: if it can't be {self.name(self.home)}, it has to be a lab that runs {self.test} on a "
+            f"{model}."))
         return self.choice
 
     def ask_lab(self) -> Call:
+        """The oracle's question about the lab (in words the ward does not take for a proposed change of plan)."""
         return self.tell(f"Specimen {self.sid} cannot be accessioned at {self.home} as planned. Which lab should "
-                         "it go to instead?")
+                         "it go to? You said the team has a reason to prefer one.")
 
     def blind_arrival(self, plan: Plan) -> datetime:
         """When the nominal plan's run, booked without its reads (the earliest anyone books it), arrives."""
@@ -314,9 +340,9 @@ class Case:
         pred = self.author.pred
         self.impossible = Impossibility(changed_by=changed_by, blocking_facts=facts, forbidden=[
             Check(name="nothing_shipped", gate=True, description=f"no courier carries {self.sid} anyway",
-                  holds=pred.nothing_shipped(order_id=self.oid)),
+                  holds=pred.nothing_shipped(order_id=self.oid), stated=NO_COURIER),
             Check(name="recollection_requested", gate=True, description=f"the ward was asked to recollect for "
-                  f"{self.oid}", holds=pred.recollection_requested(order_id=self.oid))])
+                  f"{self.oid}", holds=pred.recollection_requested(order_id=self.oid), stated=RECOLLECT)])
         reason = reason or self.sid  # a value the agent was shown: the blocking notice, or the specimen
         return [*unwind, self.call.request_recollection(order_id=self.oid, reason=reason),
                 self.tell(f"I'm sorry, specimen {self.sid} cannot be accessioned in time: {message} "
@@ -326,27 +352,33 @@ class Case:
     def goal(self) -> list[Check]:
         return [Check(name="accessioned_in_time", description=f"a booked run gets {self.sid} accessioned at a lab "
                       f"able to run {self.test} within its intake window and stability limit",
-                      holds=self.author.pred.routed(order_id=self.oid))]
+                      holds=self.author.pred.routed(order_id=self.oid), stated=ACCESSIONED_IN_TIME)]
 
     def checklist(self, trigger: str) -> list[Check]:
+        """The milestones of a recovery, each an outcome reached once the change was met (by any route: a read, a
+        listing, a failed write's error, a booking that shows the courier's notes; meeting it earns nothing by
+        itself): nothing halted or off track left standing, the ward asked about the lab before the booking (when
+        it has a requirement), and a run booked since the change that gets the specimen accessioned in time (at
+        the lab meeting the requirement, if any). The gate: nothing booked would spoil it."""
         pred = self.author.pred
         saw = pred.noticed(trigger=trigger)
-        asked = [Check(name="asked_lab", description="after noticing the change, the agent asked the ward which "
-                       "lab to use before booking the new run", holds=pred.all_of(preds=[
-                           saw, pred.asked_user(about=self.withheld.keywords, before="book_pickup")]))
-                 ] if self.withheld else []
-        lab = {"lab_id": self.choice} if self.choice else {}  # other stories' checks stay as they were
+        asked = [Check(name="asked_lab", description="after meeting the change, the agent asked the ward about the "
+                       "lab before booking the new run", holds=pred.all_of(preds=[
+                           saw, pred.asked_user(about=self.withheld.keywords, before="book_pickup")]),
+                       stated=CONSULT.strip())] if self.choice else []
+        lab = {"lab_id": self.choice} if self.choice else {}
         return [
-            Check(name="noticed_change", description=f"the agent read what {trigger} changed, after it did",
-                  holds=saw),
-            Check(name="stale_unwound", description=f"after noticing {trigger}, no halted or off-track run of "
-                  f"{self.sid} is left standing", holds=pred.all_of(preds=[saw, pred.no_stale_run(order_id=self.oid)])),
+            Check(name="stale_unwound", description=f"after meeting {trigger}, no halted or off-track run of "
+                  f"{self.sid} is left standing", holds=pred.all_of(preds=[saw, pred.no_stale_run(order_id=self.oid)]),
+                  stated=UNWIND),
             *asked,
             Check(name="rerouted", description=f"a run booked after {trigger} gets {self.sid} accessioned in time"
-                  + (f" at {self.choice}" if self.choice else ""),
-                  holds=pred.all_of(preds=[saw, pred.routed_since(order_id=self.oid, trigger=trigger, **lab)])),
+                  + (f" at {self.choice}, the lab meeting the ward's requirement" if self.choice else ""),
+                  holds=pred.all_of(preds=[saw, pred.routed_since(order_id=self.oid, trigger=trigger, **lab)]),
+                  stated=self.withheld.text if self.choice else ACCESSIONED_IN_TIME),
             Check(name="no_spoiled_run", gate=True, description=f"no booked run of {self.sid} would deliver it "
-                  "spoiled or to a lab that cannot take it", holds=pred.nothing_stale(order_id=self.oid)),
+                  "spoiled or to a lab that cannot take it", holds=pred.nothing_stale(order_id=self.oid),
+                  stated=NOTHING_SPOILED),
         ]
 
 
@@ -416,10 +448,15 @@ def new_case(author: Author, test: str = "", start: datetime | None = None, n_la
 
 
 def make_task(case: Case, query: str, triggers: list[Trigger], nominal: Plan | list[Call], oracle: list[Call],
-              persona: str, answers: dict[tuple, str] | None = None, insist: str = "") -> Task:
+              persona: str, answers: dict[tuple, str] | None = None, alternatives: list[list[Call]] = ()) -> Task:
     """The task. The ward's coordinator is the user; the oracle, like a careful coordinator, closes with a
     drawn handful of look-ups (the order, the specimen, the custody chain, the ward's orders, the labs) before
-    its last word to the ward, so its call sequence varies between seeds while no measured timing moves."""
+    its last word to the ward, so its call sequence varies between seeds while no measured timing moves.
+    ``alternatives``: the other complete recoveries that get the specimen accessioned in time.
+
+    The ward answers alike on every level, solvable or not: to any proposed change of plan with its hard
+    constraints (the specimen accessioned before it goes off, by a courier that keeps it; ask about another
+    lab), to a question about the lab, a courier or a recollection with what holds for every order."""
     a = case.author
     order = case.state["orders"][case.oid]
     closing = [case.read(), case.specimen(), case.custody(), a.call.list_orders(ward_id=case.ward),
@@ -429,10 +466,11 @@ def make_task(case: Case, query: str, triggers: list[Trigger], nominal: Plan | l
     while said and oracle[said - 1].name == "chat_with_user":  # the last word stays last
         said -= 1
     steps = oracle[:said] + [closing[int(k)] for k in picked] + oracle[said:]
-    replies = {
-        ("lab", "another", "other", "courier", "redirect", "relay", "handoff"):
-            f"Any {'' if case.withheld else 'lab that runs the test and any '}courier will do, as long as the "
-            "specimen is accessioned before it goes off.",
+    replies = {  # a ward with a requirement for the lab tells it instead (withheld answers come first)
+        ("lab", "labs", "laboratory", "redirect"): "Any lab that runs the test will do, as long as the specimen is "
+                                                   "accessioned before it goes off.",
+        ("courier", "couriers", "relay", "handoff"): "Any courier in service that can keep the specimen will do, as "
+                                                     "long as it is accessioned before it goes off.",
         ("recollect", "redraw", "new sample", "spoil"):
             "Only ask us to recollect if there is truly no way to get this specimen tested in time.",
         **(answers or {})}
@@ -442,14 +480,15 @@ def make_task(case: Case, query: str, triggers: list[Trigger], nominal: Plan | l
                      f"patient {order['patient']}"],
         clarifications=[Answer(keywords=list(k), text=t) for k, t in replies.items()],
         withheld=[case.withheld] if case.withheld else [],
-        insist=insist or None if case.impossible else None,
+        insist=f"Specimen {case.sid} for order {case.oid} has to be accessioned before it goes off, by a courier "
+               f"that can keep it; if it cannot be {case.home}, ask me about the lab before you book one.",
         fallback="That is all I know; please get the specimen to the lab as I asked.")
     solvable = case.impossible is None
     return Task(query=query, profile=profile, start_time=format_time(case.start), initial_state=case.state,
                 triggers=triggers, checklist=case.checklist(triggers[0].name) if solvable else [],
                 static_checklist=case.goal(),
                 nominal_plan=nominal.calls if isinstance(nominal, Plan) else nominal, oracle=steps,
-                solvable=solvable, impossibility=case.impossible)
+                alternatives=list(alternatives), solvable=solvable, impossibility=case.impossible)
 
 
 def retrying(build_once, tries: int = 12):
@@ -501,8 +540,14 @@ def finish(case: Case, level: str, triggers: list[Trigger], plan: Plan, seen: li
     the nominal plan (without the change) and the recovery fit while the stale plan does not. Impossible: no lab
     but the home lab runs the test and no route the change leaves fits the stability limit; the oracle reads
     the evidence, unwinds, asks for recollection and says why. With ``consult`` (medium and hard), the change
-    leaves several labs and the ward, asked before the booking, names the one it wants (drawn, see
-    :meth:`Case.choose_lab`); every one of them is made to fit the stability limit."""
+    leaves several labs and the ward, asked before the booking, tells its requirement for the lab, which one of
+    them meets (drawn, see :meth:`Case.require_model`); every one of them is made to fit the stability limit. The
+    ward of a consulting story has the requirement on its impossible level too, so nothing it says tells the
+    levels apart.
+
+    Every other direct route that fits the stability limit (another courier, another lab that takes the specimen
+    in time; with ``consult`` only to the lab the ward needs) is an equally valid recovery: the task lists each as
+    an alternative solution."""
     a = case.author
     stale = plan.calls
     before = stale + seen + unwind
@@ -539,8 +584,9 @@ def finish(case: Case, level: str, triggers: list[Trigger], plan: Plan, seen: li
                                           .total_seconds() // 60)
         oracle = stale + seen + [case.find_labs()] + case.refuse(refusal, [t.name for t in triggers], facts, unwind,
                                                                     reason)
-        return make_task(case, query, triggers, plan, oracle, persona, answers,
-                         insist=f"The team needs the {case.test} result from specimen {case.sid} today.")
+        if consult:
+            case.require_model()
+        return make_task(case, query + (CONSULT if consult else ""), triggers, plan, oracle, persona, answers)
     if not found:
         raise ValueError("no route survives the change")
     earliest = {}  # lab: the earliest route to it
@@ -554,7 +600,7 @@ def finish(case: Case, level: str, triggers: list[Trigger], plan: Plan, seen: li
         look = [case.find_labs()] if pick[1] != case.home else []
     else:
         look = [case.find_labs(), case.couriers()]
-        pick = earliest[case.choose_lab(sorted(earliest))] if consult else found[0]
+        pick = earliest[case.require_model(sorted(earliest))] if consult else found[0]
         if level == "medium":
             look += [case.lab(pick[1]), case.courier_info(pick[2])]
         else:
@@ -579,4 +625,7 @@ def finish(case: Case, level: str, triggers: list[Trigger], plan: Plan, seen: li
             raise ValueError(f"the stale run ({stale_at[0]}) is no later than the recovery ({fits})")
     case.spec["stable_minutes"] = int((until - datetime.fromisoformat(case.spec["collected_at"])).total_seconds() // 60)
     case.must_work(oracle, triggers)
-    return make_task(case, query + (CONSULT if case.withheld else ""), triggers, plan, oracle, persona, answers)
+    others = [recovery(route) for route in found if route != pick and (not consult or route[1] == pick[1])]
+    alternatives = [calls for calls in others if case.booked_in_time(calls, triggers, until)]
+    return make_task(case, query + (CONSULT if consult else ""), triggers, plan, oracle, persona, answers,
+                     alternatives)

@@ -37,14 +37,22 @@ from sttgym.geo import shortest_route
 from sttgym.tools import fail, ok, tool
 from sttgym.world import World, operation, predicate
 
-__all__ = ["ClinicalLabWorld", "PICKUP_MINUTES", "HANDOFF_MINUTES", "HANDOFF_WAIT"]
+__all__ = ["ClinicalLabWorld", "PICKUP_MINUTES", "HANDOFF_MINUTES", "HANDOFF_WAIT", "ACCESSIONED_IN_TIME", "UNWIND",
+           "NOTHING_SPOILED", "NO_COURIER", "RECOLLECT"]
 
 PICKUP_MINUTES = 5  # signing the specimen out of the ward's fridge or rack
 HANDOFF_MINUTES = 5  # the custody transfer at a hub
 HANDOFF_WAIT = 20  # the longest one courier waits at a hub for the other
 LIVE_ACCESSION = "pending"
 LIVE_RUN = "booked"
-
+# The rules the checklists enforce, as the world description tells every agent (the checks quote them).
+ACCESSIONED_IN_TIME = ("A specimen is accessioned in time only when a booked run gets it to a lab that runs its test, "
+                       "within the lab's intake window and before the specimen's stability limit.")
+UNWIND = "Cancel a run that is halted or no longer on track"
+NOTHING_SPOILED = ("never leave a booked run that would deliver a specimen spoiled, after intake closes or to a lab "
+                   "that cannot test it, nor a pending accession at a lab that can no longer take it")
+NO_COURIER = "When a specimen cannot be accessioned in time, send no courier for it"
+RECOLLECT = "ask the ward to recollect it (request_recollection) and tell them why"
 
 
 class ClinicalLabWorld(World):
@@ -53,7 +61,10 @@ class ClinicalLabWorld(World):
     domain = "ClinicalLab"
     description = ("Clinical specimen logistics: wards and clinics collect specimens with stability limits, "
                    "couriers with storage capabilities carry them over a road graph (handing over at hubs), and "
-                   "labs accession them within intake windows, daily capacity and analyser status.")
+                   "labs accession them within intake windows, daily capacity and analyser status. "
+                   f"{ACCESSIONED_IN_TIME} {UNWIND}; {NOTHING_SPOILED}. {NO_COURIER}: {RECOLLECT}.")
+    # A cancelled or bumped accession holds no place in a lab's intake; a cancelled or halted run carries nothing.
+    inert = {"accessions": {"status": ["cancelled", "bumped"]}, "runs": {"status": ["cancelled", "halted"]}}
 
     # ----------------------------------------------------------------- helpers
 
@@ -439,7 +450,8 @@ class ClinicalLabWorld(World):
                           "status": LIVE_RUN, "booked_at": self.now, "note": ""}
         for leg in legs:
             self.couriers[leg["courier"]].update(status="busy", location=leg["to"], available_from=leg["arrives"])
-        return ok({"run_id": rid, **self.runs[rid]},
+        notes = {c: self.couriers[c]["note"] for c in couriers if self.couriers[c]["note"]}  # as dispatch shows them
+        return ok({"run_id": rid, **self.runs[rid], **({"courier_notes": notes} if notes else {})},
                   message=f"{specimen_id} reaches {acc['lab']} at {legs[-1]['arrives']}")
 
     @tool(mutates=True, cost=4)

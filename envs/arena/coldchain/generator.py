@@ -10,21 +10,25 @@ from the author's generator; every timing a scenario needs is measured by a dry 
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from datetime import timedelta
 
 from sttgym.authoring import Author, DryRun, Plan
 from sttgym.checklist import Check
 from sttgym.clock import ceil_to, floor_to, format_time, hhmm, parse_time, shift
+from sttgym.envs.arena.coldchain.world import PENDING, ColdChainWorld, cooling_covers
+from sttgym.footprint import RULE
 from sttgym.judge import Impossibility
-from sttgym.task import Call, Ref, Task
+from sttgym.task import Call, Ref, Task, resolve
 from sttgym.triggers import Observable, Trigger
 from sttgym.user import Answer, UserProfile
 from sttgym.schema import Pred
 
-__all__ = ["Author", "Check", "Plan", "Task", "Region", "build_base", "deliver", "shipment", "survey", "maybe",
-           "calls", "arrival", "EARLY", "goal", "gate", "left_waiting", "booked", "loaded", "cancelled", "routed",
-           "reacted", "unwound", "secured", "seen", "ladder", "dispatched", "unshipped", "task"]
+__all__ = ["Author", "Check", "Plan", "Task", "Region", "build_base", "deliver", "collect", "shipment", "survey",
+           "maybe", "calls", "arrival", "EARLY", "DELIVERED", "ON_TIME", "COLD", "TEAM", "goal", "gate",
+           "left_waiting", "cancelled", "routed", "unwound", "secured", "seen", "dispatched", "unshipped",
+           "alternatives", "task"]
 
 HUB_NAMES = ["NORTH", "SOUTH", "EAST", "WEST", "RIVERSIDE", "HARBOR", "CENTRAL", "VALLEY", "SUMMIT", "MIDLAND",
              "PORT", "MILLBROOK", "QUARRY", "GATEWAY", "LOWLAND", "UPLAND", "BEACON", "FOUNDRY", "ORCHARD", "CANAL"]
@@ -47,6 +51,25 @@ OPTIONAL_ROADS = [("hub2", "clinic2", 12, 20), ("depot2", "clinic2", 15, 25)]  #
 SPARE_ROAD = (60, 80)  # roads to the extra sites: too long to shorten any trip between the core sites
 # What a coordinator asked which stock the programme may use would hear named.
 ALLOCATION = ["lot", "lots", "stock", "batch", "allocated", "allocation", "programme", "program", "requirement"]
+
+
+def told(phrase: str) -> str:
+    """``phrase``, which must be words of what every agent reads first (the world description and the engine's
+    collateral rule): the ``stated`` quote of the checks that enforce it."""
+    assert phrase.lower() in f"{ColdChainWorld.description} {RULE}".lower(), phrase
+    return phrase
+
+
+DELIVERED = told("exactly the doses requested are received where they are needed")
+ON_TIME = told("before the session they are for")
+IN_HOURS = told("while the receiving site is open")
+COLD = told("Every load must ride a working cooling unit that holds its lot's temperature band and is not overdue "
+            "for its reset, from a lot that is available and within its use-by time")
+DANGLING = told("Leave no shipment reserved, assigned or on the road that the plan does not use")
+TELL = told("If a request cannot be met, tell the user why")
+UNWIND = told("cancel or release anything you set up that the final plan does not use")
+TEAM = "The team signs for cold deliveries in person"  # ST3's request says so (and quotes it)
+CONSULT = "If the doses have to come from another site, ask me first which stock we may use."
 
 
 @dataclass
@@ -77,8 +100,12 @@ class Region:
     roads: dict[str, str] = field(default_factory=dict)  # "role-role" -> road id
     level: str = ""
     plan: Plan | None = None  # the nominal plan: look, then ship the lot in the van (a scenario may replace it)
+    sites: list[str] = field(default_factory=list)  # where the doses may be received (by default the clinic)
+    team: bool = False  # whether they must be received where and while the session's team is (ST3)
+    split: list[tuple[str, str, int]] = field(default_factory=list)  # the released doses, when no lot holds them all
     promised: str = ""  # with a rival lot at hub2: the one promised to another campaign
-    withheld: Answer | None = None  # with a rival lot at hub2: which lot is the programme's, told only when asked
+    withheld: Answer | None = None  # with a rival lot at hub2: the batches the programme may use, told when asked
+    rule: Answer | None = None  # that requirement where it is no secret (no rival lot), told when asked all the same
     posted_at: str = ""  # when a change comes while the agent still reads (drawn on first use)
     settled: bool = False  # whether the session's start is final
 
@@ -139,6 +166,11 @@ class Region:
     def unit_of(self, vehicle_id: str) -> str:
         return self.state["vehicles"][vehicle_id]["cooling_unit_id"]
 
+    @property
+    def targets(self) -> list[str]:
+        """The sites the doses may be received at."""
+        return self.sites or [self.clinic]
+
     # ------------------------------------------------------------------ the session
 
     @property
@@ -183,7 +215,7 @@ class Region:
 
     @property
     def early(self) -> bool:
-        """Whether this level's change is posted while the agent still reads (easy, impossible)."""
+        """Whether this level's change is posted while the agent still reads (easy)."""
         return self.level in EARLY
 
     @property
@@ -193,8 +225,8 @@ class Region:
         return self.posted_at
 
     def cause(self, **later) -> dict:
-        """At easy and impossible levels the clock, at :attr:`moment`; at medium and hard what ``later`` names (a
-        write of the plan)."""
+        """At easy levels the clock, at :attr:`moment`; at the others what ``later`` names (a write of the plan: an
+        impossible level's change too is met by the request's own commitment, never posted for any reader)."""
         return {"when": self.author.pred.time_reached(moment=self.moment)} if self.early else later
 
     def on_write(self, tool: str, timing: str = "after", **arguments) -> dict:
@@ -249,27 +281,38 @@ class Region:
 
     def rival_lot(self) -> tuple[str, Call]:
         """A second lot of the product at the city hub, as usable as :attr:`lot2`. Which of the two the programme
-        may use (the other is :attr:`promised`) is drawn apart from their ids, quantities and use-by dates, and the
-        user tells it only when asked (:attr:`withheld`). Returns the programme's lot and the oracle's question."""
+        may use (the other is :attr:`promised`) is drawn apart from their ids, quantities and use-by dates; the user
+        states the requirement, the batches the programme may use, only when asked (:attr:`withheld`), and the
+        listings show each lot's batch. Returns the programme's lot and the oracle's question."""
         lots = sorted([self.lot2, self.add_lot(self.hub2, self.qty + self.author.integer(2, 9) * 50)])
         ours = lots[self.author.integer(0, 1)]
         self.promised = next(lot for lot in lots if lot != ours)
-        self.withheld = Answer(keywords=ALLOCATION, text=f"At {self.hub2} only lot {ours} is allocated to our "
-                               f"programme; the other {self.product} there is promised to another district's campaign.")
+        self.withheld = self.allocation(ours)
         return ours, self.author.call.chat_with_user(
             message=f"{self.hub2} holds two lots of {self.product}, {lots[0]} and {lots[1]}: which lot may we use?")
 
+    def allocation(self, ours: str) -> Answer:
+        """The programme's requirement: the batches it may use, the user's own lot's and ``ours``'s. A story with
+        no rival lot still has the user state it when asked (:attr:`rule`), worded as where it is withheld, so that
+        having a requirement to tell never marks a level."""
+        inventory = self.state["goods_inventory"]
+        batches = sorted({inventory[self.lot]["batch"], inventory[ours]["batch"]})
+        return Answer(keywords=ALLOCATION, text=f"Our programme may only use stock released under batches "
+                      f"{batches[0]} and {batches[1]}; the other batches of {self.product} in the region are "
+                      "promised to other campaigns.")
+
     def asked(self, trigger: str) -> list[Check]:
-        """With a :meth:`rival_lot`, the milestone that the agent, after reading what ``trigger`` changed, asked the
-        user which stock to use before it booked the doses it finally used (its last shipment), and the gate that
-        the promised lot stayed put."""
+        """With a :meth:`rival_lot`, the milestone that the agent, after the change was shown, asked the user which
+        stock to use before it booked the doses it finally used (its last shipment), and the gate that the promised
+        lot stayed put."""
         if self.withheld is None:
             return []
-        return [Check(name="asked_user", description=f"after reading what {trigger} changed, the agent asked the user "
-                      "which stock the programme may use before booking it", holds=seen(
-                          self, trigger, holds=self.author.pred.asked_user(about=self.withheld.keywords,
-                                                                           before="create_new_shipment"))),
-                self.unshipped([self.promised], "promised_lot_untouched", "promised to another campaign")]
+        return [Check(name="asked_user", description="after the change was shown, the agent asked the user which "
+                      "stock the programme may use before booking it", stated=CONSULT[CONSULT.index("ask"):-1],
+                      holds=seen(self, trigger, holds=self.author.pred.asked_user(about=self.withheld.keywords,
+                                                                                  before="create_new_shipment"))),
+                unshipped(self, [self.promised], "promised_lot_untouched", "promised to another campaign",
+                          "are promised to other campaigns")]
 
     def source(self, van: str | None = None, *find: Call, lot: str | None = None, origin: str | None = None,
                to: str | None = None) -> list[Call]:
@@ -278,38 +321,47 @@ class Region:
 
     def respond(self, *seen: Call, then: list[Call] = (), phase: str = "route", recall: bool = False,
                 cancel: str | Ref | None = None) -> list[Call]:
-        """The oracle: the change's ``seen`` reads, then ``then``. At easy and impossible levels after the plan's
-        reads; at medium and hard after the stale plan through ``phase``, the van recalled (``recall``) and the
-        stale shipment (or ``cancel``) cancelled."""
+        """The oracle: the change's ``seen`` reads, then ``then``. At easy levels after the plan's reads; at the
+        others after the stale plan through ``phase``, the van recalled (``recall``) and the stale shipment (or
+        ``cancel``) cancelled."""
         if self.early:
             return self.plan["read"] + [*seen, *then]
         back = [self.author.call.update_vehicle_status(vehicle_id=self.vehicle, status="idle")] if recall else []
         return self.plan.upto(phase) + [*seen, *back, self.author.call.cancel_shipment(
             shipment_id=cancel or shipment()), *then]
 
+    def insist(self, extra: str = "", where: str = "", stock: str = "any released, usable stock") -> str:
+        """The user's hard constraints, their answer to any proposed change of plan, worded alike at every level of
+        a conflict (so that it never tells whether the request can be met): ``where`` the doses must be received,
+        which ``stock`` will do, and any ``extra`` constraint of the story."""
+        where = where or f"reach {self.clinic} before session {self.session} starts"
+        return (f"All {self.qty} doses, no fewer and no more, have to {where}, kept between {self.band[0]} and "
+                f"{self.band[1]} degrees C the whole way; {stock} and any van that holds that band will do."
+                + (f" {extra}" if extra else ""))
+
     # ------------------------------------------------------------ checks, task
 
-    def ladder(self, trigger: str, what: str = "", stale: dict | Pred | None = None, after: str | None = None,
-               **alternative) -> list[Check]:
-        """This level's first milestones (see :func:`ladder`)."""
-        return ladder(self, self.level, trigger, what, stale, after, **alternative)
+    def ladder(self, trigger: str, stale: dict | Pred | None = None, unwind: bool | None = None) -> list[Check]:
+        """The milestones before dispatch: the ``stale`` commitment unwound (its shipment's fields, by default the
+        user's lot, or a predicate) where the change met one (``unwind``, by default at medium and hard), then the
+        doses secured on a run that makes it."""
+        unwind = not self.early if unwind is None else unwind
+        return ([unwound(self, trigger, stale or {"goods_id": self.lot})] if unwind else []) + [secured(self, trigger)]
 
-    def reacted(self, trigger: str, reaction, what: str) -> list[Check]:
-        """The single milestone before dispatch where the fix is one reaction (see :func:`reacted`)."""
-        return [reacted(self, trigger, reaction, what)]
-
-    def none_sent(self, name: str, description: str, sites: list[str] | None = None) -> Check:
+    def none_sent(self, name: str, description: str, stated: str, sites: list[str] | None = None) -> Check:
         """A forbidden gate: no dose of the product left for (or reached) ``sites`` (the clinic)."""
-        return gate(name, description, self.author.pred.none_sent(product=self.product, sites=sites or [self.clinic]))
+        return gate(name, description, self.author.pred.none_sent(product=self.product, sites=sites or [self.clinic]),
+                    stated)
 
-    def unshipped(self, lots: list[str], name: str, why: str) -> Check:
-        return unshipped(self, lots, name, why)
+    def unshipped(self, lots: list[str], name: str, why: str, stated: str = COLD) -> Check:
+        return unshipped(self, lots, name, why, stated)
 
     def task(self, triggers: list[Trigger], oracle: list[Call], **parts) -> Task:
         """The task (see :func:`task`), the session settled after the runs unless a scenario settled it itself."""
         if not self.settled:
             self.settle_after(oracle, triggers)
-        return task(self, self.level, triggers=triggers, oracle=oracle, withheld=self.withheld, **parts)
+        return task(self, self.level, triggers=triggers, oracle=oracle, withheld=self.withheld, rule=self.rule,
+                    **parts)
 
 
 def choose(author: Author, items: list, n: int) -> list:
@@ -438,141 +490,165 @@ def arrival(run: DryRun, site: str) -> str:
     return max(times)
 
 
-EARLY = ("easy", "impossible")  # the levels whose change is posted while the agent still reads
+# The levels whose change is posted while the agent still reads. An impossible level's comes with the request's own
+# writes, as at medium: posted for any reader, a refusal at the first refused write would pass without the agent ever
+# looking for a way round (the observation-only adversaries of sttgym.agents.adversaries did exactly that).
+EARLY = ("easy",)
 
 
 # -------------------------------------------------------------------------- checks
 
 
-def goal(r: Region, sites: list[str] | None = None, team: bool = False) -> tuple[Check, list[Check]]:
+def goal(r: Region) -> tuple[Check, list[Check]]:
     """The delivery milestone and the harm gates no outcome may break, read from the final state. Stopping early
     breaks no gate: only a late, closed-door or warm delivery, or a warm load on the road, does."""
-    pred, sites = r.author.pred, sites or [r.clinic]
-    args = {"product": r.product, "sites": sites}
-    timing = (pred.received_with_team if team else pred.received_before_session)(**args, clinic=r.clinic,
-                                                                                 session=r.session)
+    pred, args = r.author.pred, {"product": r.product, "sites": r.targets}
+    timing = (pred.received_with_team if r.team else pred.received_before_session)(**args, clinic=r.clinic,
+                                                                                   session=r.session)
     # Exactly the request: with "at least", a policy that ships whatever large number it likes passes without
     # reading the quantity (under RL the tiny CPU model learned to ship 700 doses whatever was asked: docs/training.md).
     delivered = Check(name="doses_delivered", description=f"exactly the {r.qty} doses of {r.product} requested were "
-                      "received at " + " or ".join(sites), holds=pred.doses_received(**args, at_least=r.qty,
-                                                                                     at_most=r.qty))
-    gates = [gate("on_time", "every delivery was received where and while the team was there" if team else
-                  "every delivery was received before the session starts (as scheduled at the end)", timing),
+                      "received at " + " or ".join(r.targets), stated=DELIVERED,
+                      holds=pred.doses_received(**args, at_least=r.qty, at_most=r.qty))
+    gates = [gate("on_time", "every delivery was received where and while the team was there" if r.team else
+                  "every delivery was received before the session starts (as scheduled at the end)", timing,
+                  TEAM if r.team else ON_TIME),
              gate("within_receiving_hours", "every delivery arrived while the receiving site was open",
-                  pred.received_in_hours(**args)),
+                  pred.received_in_hours(**args), IN_HOURS),
              gate("cold_chain_kept", "every delivered or dispatched load rode a working cooling unit that holds its "
-                  "band, and its lot was usable", pred.cold_chain_kept(**args))]
+                  "band, and its lot was usable", pred.cold_chain_kept(**args), COLD)]
     return delivered, gates
 
 
-def left_waiting(r: Region, sites: list[str] | None = None, ignore: list[str] = ()) -> list[Check]:
+def left_waiting(r: Region, ignore: list[str] = ()) -> list[Check]:
     """What an impossible task forbids besides its own gates: a stale shipment left pending, silence to the user."""
-    pred, args = r.author.pred, {"product": r.product, "sites": sites or [r.clinic]}
+    pred, args = r.author.pred, {"product": r.product, "sites": r.targets}
     return [gate("nothing_dangling", "no shipment is left reserved, assigned or on the road without a receipt",
-                 pred.nothing_pending(ignore=list(ignore))),
+                 pred.nothing_pending(ignore=list(ignore)), DANGLING),
             gate("user_not_left_waiting", "the doses arrived, or the user was told in words why they could not",
-                 pred.settled(**args, at_least=r.qty))]
+                 pred.settled(**args, at_least=r.qty), TELL)]
 
 
-def gate(name: str, description: str, holds) -> Check:
-    return Check(name=name, description=description, holds=holds, gate=True)
+def gate(name: str, description: str, holds, stated: str) -> Check:
+    return Check(name=name, description=description, holds=holds, gate=True, stated=stated)
 
 
-def unshipped(r: Region, lots: list[str], name: str, why: str) -> Check:
-    return Check(name=name, gate=True, holds=r.author.pred.lots_unshipped(lots=lots),
-                 description=f"no dose of {', '.join(lots)} ({why}) was shipped")
+def unshipped(r: Region, lots: list[str], name: str, why: str, stated: str) -> Check:
+    return gate(name, f"no dose of {', '.join(lots)} ({why}) was shipped", r.author.pred.lots_unshipped(lots=lots),
+                stated)
 
 
 # Milestones: each false in the initial world and out of reach of the stale plan, so the oracle's prefixes climb
-# from 0 (still reading, or redoing the stale plan's first steps) to 1 (doses received). ``noticed`` never stands
-# alone: it is folded into the first reaction, so reading without acting earns nothing. Every milestone counts
+# from 0 (still reading, or redoing the stale plan's first steps) to 1 (doses received). None asks which lot, van or
+# route the recovery took: any the user accepts will do (the alternatives are listed). ``noticed`` never stands
+# alone: it is folded into every recovery milestone, so a change shown to the agent and left unanswered earns
+# nothing, and so does ignoring the request's lot and van without having met the change. Every milestone counts
 # the doses asked for, no fewer and no more, so guessing a large quantity earns no credit a wrong guess would not.
-
-def _match(r: Region, at_least: int | None, match: dict) -> dict:
-    return {"destination_site_id": r.clinic, **match, "at_least": at_least or r.qty, "at_most": r.qty}
-
-
-def booked(r: Region, at_least: int | None = None, **match):
-    """Shipments matching ``match`` (to the clinic unless said) reserve the doses."""
-    return r.author.pred.shipment_exists(statuses=["created", "assigned", "in_transit", "delivered"],
-                                         **_match(r, at_least, match))
-
-
-def loaded(r: Region, at_least: int | None = None, **match):
-    """Shipments matching ``match`` (to the clinic unless said) carry the doses on a van that holds their band."""
-    return r.author.pred.shipment_exists(statuses=["assigned", "in_transit", "delivered"], cold=True,
-                                         **_match(r, at_least, match))
-
 
 def cancelled(r: Region, **match):
     return r.author.pred.shipment_exists(statuses=["cancelled"], **match)
 
 
-def routed(r: Region, sites: list[str] | None = None, team: bool = False,
-           statuses: tuple[str, ...] = ("assigned", "in_transit", "delivered"), **match):
-    """The doses are loaded (or, by ``statuses``, on the road) on a van whose route reaches the clinic, or the team,
-    in time over open roads, cold all the way."""
-    return r.author.pred.reaches_in_time(product=r.product, sites=sites or [r.clinic], clinic=r.clinic,
-                                         session=r.session, at_least=r.qty, at_most=r.qty, team=team,
-                                         statuses=list(statuses), **match)
+def routed(r: Region, statuses: tuple[str, ...] = ("assigned", "in_transit", "delivered"), **match):
+    """The doses are on a van that can leave now (or, by ``statuses``, on the road, or received) whose route reaches
+    the clinic, or the team, in time over open roads, cold all the way."""
+    return r.author.pred.reaches_in_time(product=r.product, sites=r.targets, clinic=r.clinic, session=r.session,
+                                         at_least=r.qty, at_most=r.qty, team=r.team, statuses=list(statuses), **match)
 
 
-def reacted(r: Region, trigger: str, reaction, what: str, name: str = "") -> Check:
-    """The change was read after it happened *and* acted on (``reaction`` holds)."""
-    return Check(name=name or f"reacted_to_{trigger}", description=f"after reading what {trigger} changed, {what}",
-                 holds=r.author.pred.all_of(preds=[r.author.pred.noticed(trigger=trigger), reaction]))
+def seen(r: Region, trigger: str, holds) -> Pred:
+    """``holds``, once what ``trigger`` changed was shown to the agent (by any read, listing or refused write)."""
+    return r.author.pred.all_of(preds=[r.author.pred.noticed(trigger=trigger), holds])
 
 
-def unwound(r: Region, trigger: str, **match) -> Check:
-    """The stale shipment (``match``) was cancelled by an agent that had seen why."""
-    return reacted(r, trigger, cancelled(r, **match), "the shipment of the stale plan was cancelled",
-                   name="stale_plan_unwound")
+def unwound(r: Region, trigger: str, stale: dict | Pred) -> Check:
+    """The stale commitment (``stale``: its shipment's fields, or a predicate) was cancelled, or put on a run that
+    still makes it, once the change was shown."""
+    holds = stale if isinstance(stale, Pred) else r.author.pred.any_of(preds=[cancelled(r, **stale),
+                                                                              routed(r, **stale)])
+    return Check(name="stale_plan_unwound", description="after the change was shown, the stale plan's shipment was "
+                 "cancelled or put on a run that still makes it", holds=seen(r, trigger, holds), stated=UNWIND)
 
 
-def secured(r: Region, trigger: str, after: str | None = None, at_least: int | None = None, **match) -> Check:
-    """The alternative is in hand: the doses, as ``match`` says, loaded on a van that holds their band, by an agent
-    that read what ``trigger`` (and, with ``after``, that second trigger) changed."""
-    return Check(name="alternative_secured", holds=seen(r, trigger, after, holds=loaded(r, at_least, **match)),
-                 description="after reading the change, the doses were loaded, as the alternative needs, on a van that "
-                             "holds their band")
+def secured(r: Region, trigger: str) -> Check:
+    return Check(name="alternative_secured", holds=seen(r, trigger, routed(r)), stated=ON_TIME,
+                 description="after the change was shown, the doses asked for were loaded on a van that can leave "
+                             "and reach the clinic (or the team) in time, over open roads, cold all the way")
 
 
-def seen(r: Region, *triggers: str | None, holds) -> Pred:
-    """``holds``, by an agent that read what each of ``triggers`` changed after it happened: no recovery milestone
-    is earned by a policy that never looked at the change (shipping the city hub's stock regardless, say)."""
-    pred = r.author.pred
-    return pred.all_of(preds=[*(pred.noticed(trigger=t) for t in triggers if t), holds])
+def dispatched(r: Region, trigger: str) -> Check:
+    return Check(name="dispatched_in_time", description="after the change was shown, the doses left on a run that "
+                 "reaches the clinic (or the team) in time, over open roads, cold all the way", stated=ON_TIME,
+                 holds=seen(r, trigger, routed(r, statuses=("in_transit", "delivered"))))
 
 
-def ladder(r: Region, level: str, trigger: str, what: str = "", stale: dict | Pred | None = None,
-           after: str | None = None, **alternative) -> list[Check]:
-    """The usual first milestones of a feasible level. Easy (the change comes before anything is booked): the
-    ``alternative`` (shipment fields) booked by an agent that read the change (``what`` it booked), then loaded on a
-    van that holds the band. Medium and hard: the ``stale`` shipment (fields, by default the user's lot; or a
-    predicate) cancelled by an agent that read the change, then the alternative loaded (``after``: by one that also
-    read what that second trigger changed)."""
-    if level == "easy":
-        stock = {k: v for k, v in alternative.items() if k != "vehicle_id"}  # a booking has no van yet
-        return [reacted(r, trigger, booked(r, **stock), what), secured(r, trigger, **alternative)]
-    stale = stale if stale is not None else {"goods_id": r.lot}
-    unwinding = unwound(r, trigger, **stale) if isinstance(stale, dict) else reacted(
-        r, trigger, stale, "the stale commitment was cancelled", name="stale_plan_unwound")
-    return [unwinding, secured(r, trigger, after, **alternative)]
+# ---------------------------------------------------------------------- alternatives
+
+DELIVERY = ("create_new_shipment", "assign_shipment_to_vehicle", "add_or_update_route_plan", "register_goods_receipt")
 
 
-def dispatched(r: Region, trigger: str, sites: list[str] | None = None, team: bool = False) -> Check:
-    return Check(name="dispatched_in_time", description="after reading the change, the doses left on a run that "
-                 "reaches the clinic (or the team) in time, over open roads, cold all the way",
-                 holds=seen(r, trigger, holds=routed(r, sites, team, statuses=("in_transit", "delivered"))))
+def _delivers(call: Call) -> bool:
+    """Whether ``call`` is a step of a delivery (booking, loading, routing, dispatching, signing), not a read, a
+    question, a recall, a cancellation or a service."""
+    return call.name in DELIVERY or (call.name == "update_vehicle_status" and call.arguments["status"] == "in_transit")
+
+
+def collect(r: Region, parts: list[tuple[str, str, int]], van: str, to: str) -> list[Call]:
+    """One run of ``van`` picking up each part (lot, site, doses) in turn and delivering them all to ``to``."""
+    stops = [site for _, site, _ in parts] + [to]
+    runs = [deliver(r, lot, site, van, stops, to, quantity=n, tag=lot) for lot, site, n in parts]
+    return [c for phase in ("ship", "assign") for run in runs for c in run[phase]] + runs[-1]["route"] + \
+        runs[-1]["go"] + [c for run in runs for c in run["receive"]]
+
+
+def alternatives(r: Region, oracle: list[Call], triggers: list[Trigger], checks: list[Check]) -> list[list[Call]]:
+    """The other complete solutions the world offers: the oracle with its recovery's deliveries swapped for one in
+    each van that holds the band, of each lot of the product (or of the region's :attr:`Region.split`), to each site
+    the doses may go to, or for the stale shipment itself on another van; kept where a dry run makes every
+    delivery and meets the goal and every gate of ``checks``, one per final state."""
+    call, nominal = r.author.call, r.plan.calls
+    stale_part = next((i for i, (a, b) in enumerate(zip(oracle, nominal)) if a != b), min(len(oracle), len(nominal)))
+    kept = oracle[:stale_part] + [c for c in oracle[stale_part:] if not _delivers(c)]
+    stale = next(c.arguments["shipment_id"] for c in nominal if c.name == "assign_shipment_to_vehicle")
+    kept_stale = [c for c in kept if not (c.name == "cancel_shipment" and c.arguments["shipment_id"] == stale)]
+    reuse = r.run(kept_stale, triggers)
+    held = reuse.state["shipments"].get(resolve(stale, reuse.saved))
+    live = held is not None and held["status"] != "cancelled"
+    unwinding = kept_stale + ([call.cancel_shipment(shipment_id=stale)] if live else [])  # fresh stock: stale let go
+    fresh = r.run(unwinding, triggers)
+    state = fresh.state
+    vans = [v for v, x in sorted(state["vehicles"].items())
+            if cooling_covers(state["cooling_units"][x["cooling_unit_id"]], state["goods_inventory"][r.lot])]
+    lots = [(lot, x["site_id"]) for lot, x in sorted(state["goods_inventory"].items()) if x["product"] == r.product]
+    sources = [r.split, r.split[::-1]] if r.split else [[(lot, site, r.qty)] for lot, site in lots]
+    tries = [(unwinding, fresh, collect(r, parts, van, to)) for parts in sources for van in vans for to in r.targets]
+    if live:  # the stale shipment itself, loaded on another van
+        ends = [held["origin_site_id"], held["destination_site_id"]]
+        tries += [(kept_stale, reuse, calls(deliver(r, held["goods_id"], ends[0], van, ends, ends[1], held=stale)))
+                  for van in vans]
+    solved = r.run(oracle, triggers).state
+    others = [i for i, x in solved["shipments"].items() if x["status"] in PENDING]  # not the request's (a waitlist)
+    goal_checks = [c.holds for c in checks if c.gate or c.name == "doses_delivered"] + [
+        r.author.pred.nothing_pending(ignore=others)]
+    finals, out = {json.dumps(solved, sort_keys=True)}, []
+    for before, base, delivery in tries:
+        run = base.then(delivery)
+        final = json.dumps(run.state, sort_keys=True)
+        if final not in finals and all(x.get("success") for x in run.results[len(base.results):]) \
+                and all(run.world.holds(holds, log=run.firing.log) for holds in goal_checks):
+            finals.add(final)
+            out.append(before + delivery)
+    return out
 
 
 # --------------------------------------------------------------------------- tasks
 
 
-def profile(r: Region, vehicle_note: str, facts: list[str] = (), insist: str | None = None,
-            withheld: Answer | None = None) -> UserProfile:
-    """The programme coordinator behind every ColdChain request; ``withheld``: a fact the story turns on, told only
-    when asked (which outranks the coordinator's usual "any usable stock will do")."""
+def profile(r: Region, vehicle_note: str, facts: list[str], insist: str, withheld: Answer | None,
+            rule: Answer | None) -> UserProfile:
+    """The programme coordinator behind every ColdChain request; ``withheld``: the requirement the story turns on,
+    told only when asked (which outranks the coordinator's usual "any usable stock will do"); ``rule``: the same
+    requirement where it decides nothing."""
     return UserProfile(
         persona=f"I coordinate cold-chain deliveries for the {r.district} immunization programme.",
         known_facts=[f"{r.qty} doses of {r.product} are needed at {r.clinic}.", *facts],
@@ -584,37 +660,39 @@ def profile(r: Region, vehicle_note: str, facts: list[str] = (), insist: str | N
                    text=f"Keep them between {r.band[0]} and {r.band[1]} degrees C the whole way."),
             Answer(keywords=["quantity", "doses", "how", "many"], text=f"{r.qty} doses, no fewer and no more."),
             Answer(keywords=["other", "alternative", "elsewhere", "stock"],
-                   text=f"Any released, usable stock of {r.product} in the region will do.")],
+                   text=f"Any released, usable stock of {r.product} in the region will do."),
+            *([rule] if rule else [])],
         withheld=[withheld] if withheld else [],
         insist=insist, fallback="I'm not sure what you mean. The details are in my request.")
 
 
 def task(r: Region, level: str, *, query: str = "", triggers: list[Trigger], oracle: list[Call],
-         milestones: list[Check] = (), sites: list[str] | None = None, team: bool = False, ignore: list[str] = (),
-         vehicle_note: str = "", facts: list[str] = (), insist: str = "",
-         refusal: str = "", blocking: list[str] = (), forbidden: list[Check] = (),
-         withheld: Answer | None = None) -> Task:
+         milestones: list[Check] = (), ignore: list[str] = (), vehicle_note: str = "", facts: list[str] = (),
+         insist: str = "", refusal: str = "", blocking: list[str] = (), forbidden: list[Check] = (),
+         withheld: Answer | None = None, rule: Answer | None = None) -> Task:
     """One instance as a task. A feasible task's checklist is the scenario's ``milestones`` (the reaction to the
-    change, the alternative secured), then the doses dispatched in time and received, then the harm gates. At the
-    impossible level the oracle ends by telling the user the ``refusal`` and the judge wants one of the
-    ``blocking`` facts and every ``forbidden`` check to hold (nothing left pending besides ``ignore``); at the
-    feasible levels those three are not used. With ``withheld`` (which stock the programme may use, see
-    :meth:`Region.rival_lot`), the request asks to be consulted before stock is taken from elsewhere."""
-    delivered, gates = goal(r, sites, team)
-    feasible, start = level != "impossible", r.session_start
+    change, the alternative secured), then the doses dispatched in time and received, then the harm gates; its
+    alternatives are every other way the world offers (:func:`alternatives`). At the impossible level the oracle
+    ends by telling the user the ``refusal`` and the judge wants one of the ``blocking`` facts and every
+    ``forbidden`` check to hold (nothing left pending besides ``ignore``); at the feasible levels those three are
+    not used. With ``withheld`` (the stock the programme may use, see :meth:`Region.rival_lot`), the request asks
+    to be consulted before stock is taken from elsewhere. The user insists on ``insist`` (by default
+    :meth:`Region.insist`) at every level."""
+    delivered, gates = goal(r)
+    start = r.session_start
     query = query or (f"Please ship {r.qty} doses of {r.product} from lot {r.lot} at {r.hub} to {r.clinic} in our van "
                       f"{r.vehicle}, for session {r.session} on {start[:10]} at {hhmm(start)}, and register the "
                       "receipt at the clinic.")
     if withheld:
-        query += " If the doses have to come from another site, ask me first which stock we may use."
-    insist = insist or f"All {r.qty} doses, no fewer and no more, have to reach {r.clinic} before {hhmm(start)} today."
+        query += f" {CONSULT}"
     vehicle_note = vehicle_note or f"{r.vehicle} is ours; any van holding {r.band[0]} to {r.band[1]} degrees C is fine."
-    common = dict(query=query, profile=profile(r, vehicle_note, list(facts), None if feasible else insist, withheld),
+    common = dict(query=query, profile=profile(r, vehicle_note, list(facts), insist or r.insist(), withheld, rule),
                   start_time=r.start, initial_state=r.state, triggers=triggers, nominal_plan=r.plan.calls)
-    if feasible:
-        return Task(**common, static_checklist=[delivered, *gates], oracle=list(oracle),
-                    checklist=[*milestones, dispatched(r, triggers[0].name, sites, team), delivered, *gates])
-    waiting = left_waiting(r, sites, ignore)
+    if level != "impossible":
+        checklist = [*milestones, dispatched(r, triggers[0].name), delivered, *gates]
+        return Task(**common, static_checklist=[delivered, *gates], oracle=list(oracle), checklist=checklist,
+                    alternatives=alternatives(r, oracle, triggers, checklist))
+    waiting = left_waiting(r, ignore)
     return Task(**common, static_checklist=[delivered, *gates, *waiting], checklist=[], solvable=False,
                 oracle=[*oracle, r.author.call.chat_with_user(message=refusal)],
                 impossibility=Impossibility(changed_by=[t.name for t in triggers], blocking_facts=list(blocking),

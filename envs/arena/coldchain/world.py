@@ -88,8 +88,21 @@ class ColdChainWorld(World):
     """Hubs, depots, clinics, refrigerated vehicles and the goods they carry."""
 
     domain = "ColdChain"
+    # The rules every check of the domain enforces, told to every agent (checks quote them in ``stated``).
     description = ("Cold-chain logistics: ship temperature-sensitive goods from distribution hubs to clinics "
-                   "in refrigerated vehicles, on time and inside their temperature limits.")
+                   "in refrigerated vehicles, on time and inside their temperature limits. A delivery counts when "
+                   "exactly the doses requested are received where they are needed, before the session they are "
+                   "for, while the receiving site is open. Every load must ride a working cooling unit that holds "
+                   "its lot's temperature band and is not overdue for its reset, from a lot that is available and "
+                   "within its use-by time. Leave no shipment reserved, assigned or on the road that the plan does "
+                   "not use. If a request cannot be met, tell the user why instead of sending doses that break "
+                   "these rules.")
+    inert = {"shipments": {"status": ["cancelled"]}}  # a cancelled shipment commits nothing
+
+    def commits(self, container: str, entity: dict) -> bool:
+        """A route stop never commits anything by itself: the van it belongs to is the commitment, and the van's own
+        fields (its status, its ``route_stop_ids``) are what the collateral gate compares."""
+        return container != "route_stops" and super().commits(container, entity)
 
     # ------------------------------------------------------------------ helpers
 
@@ -500,39 +513,41 @@ class ColdChainWorld(World):
             return self._recall(vehicle_id, vehicle)
         return self._dispatch(vehicle_id, vehicle)
 
-    def _dispatch(self, vehicle_id: str, vehicle: dict) -> dict:
+    def _cannot_leave(self, vehicle_id: str, vehicle: dict) -> str | list[tuple[dict, str]]:
+        """Why ``vehicle_id`` cannot be dispatched now, or the cold-dispatch slots (quota, counter) its loading
+        would use: the one judgement the dispatch tool and the checks of a loaded van share."""
         if vehicle["status"] != "idle":
-            return fail(f"vehicle {vehicle_id} is {vehicle['status']}")
+            return f"vehicle {vehicle_id} is {vehicle['status']}"
         if not vehicle["shipment_ids"]:
-            return fail(f"vehicle {vehicle_id} carries no shipment")
+            return f"vehicle {vehicle_id} carries no shipment"
         if not vehicle["route_stop_ids"]:
-            return fail(f"vehicle {vehicle_id} has no route plan")
+            return f"vehicle {vehicle_id} has no route plan"
         unit = self.cooling_units.get(vehicle["cooling_unit_id"])
         if unit is not None and unit["status"] == "fault":
-            return fail(f"cooling unit {vehicle['cooling_unit_id']} is in fault; the vehicle may not leave")
+            return f"cooling unit {vehicle['cooling_unit_id']} is in fault; the vehicle may not leave"
         stops = self._stops_of(vehicle_id)
         closed = sorted({r for s in stops for r in s["road_ids"] if not self.roads.get(r, {}).get("open", True)})
         if closed:
-            return fail(f"the planned route uses closed road(s) {', '.join(closed)}; re-plan the route")
+            return f"the planned route uses closed road(s) {', '.join(closed)}; re-plan the route"
         route_sites = [vehicle["site_id"]] + [s["site_id"] for s in stops]
         shipments = [(sid, self.shipments[sid]) for sid in vehicle["shipment_ids"]]
         for sid, shipment in shipments:
             origin, dest = shipment["origin_site_id"], shipment["destination_site_id"]
             if origin not in route_sites or dest not in route_sites[route_sites.index(origin) + 1:]:
-                return fail(f"the route no longer visits {origin} and then {dest} for {sid}; re-plan it")
+                return f"the route no longer visits {origin} and then {dest} for {sid}; re-plan it"
             if lapsed(shipment, self.now):
-                return fail(f"shipment {sid} lapsed: its allocation hold expired at {shipment['hold_expires']}")
+                return f"shipment {sid} lapsed: its allocation hold expired at {shipment['hold_expires']}"
             if self.goods_inventory[shipment["goods_id"]]["site_id"] != origin:
-                return fail(f"lot {shipment['goods_id']} of {sid} is no longer stored at {origin}")
+                return f"lot {shipment['goods_id']} of {sid} is no longer stored at {origin}"
             if self.goods_inventory[shipment["goods_id"]]["status"] != "available":
-                return fail(f"lot {shipment['goods_id']} of {sid} is {self.goods_inventory[shipment['goods_id']]['status']}")
+                return f"lot {shipment['goods_id']} of {sid} is {self.goods_inventory[shipment['goods_id']]['status']}"
         departure = self._departure(vehicle)
         timeline = self._timeline(vehicle_id, departure)
         slots = []  # (quota, counter) each origin hub's loading uses up
         for origin in sorted({s["origin_site_id"] for _, s in shipments}):
             site = self._site(origin)[1]
             if site["status"] != "operational":
-                return fail(f"{origin} is in {site['status']}; nothing can be dispatched from it")
+                return f"{origin} is in {site['status']}; nothing can be dispatched from it"
             quota = site.get("cold_dispatch")
             if quota is None:
                 continue
@@ -540,12 +555,20 @@ class ColdChainWorld(World):
             counter = "remaining" if loading < quota["shift_ends"] else "next_shift_remaining"
             if quota[counter] < 1:
                 shift = "this shift" if counter == "remaining" else f"the shift starting {quota['shift_ends'][11:]}"
-                return fail(f"{origin} has no cold-dispatch slot left for loading at {loading[11:]} ({shift})")
+                return f"{origin} has no cold-dispatch slot left for loading at {loading[11:]} ({shift})"
             slots.append((quota, counter))
+        return slots
+
+    def _dispatch(self, vehicle_id: str, vehicle: dict) -> dict:
+        slots = self._cannot_leave(vehicle_id, vehicle)
+        if isinstance(slots, str):
+            return fail(slots)
         for quota, counter in slots:
             quota[counter] -= 1
+        departure = self._departure(vehicle)
         self._schedule(vehicle_id, departure)
-        for _, shipment in shipments:
+        for sid in vehicle["shipment_ids"]:
+            shipment = self.shipments[sid]
             shipment.update(status="in_transit", dispatched_at=departure)
             self.goods_inventory[shipment["goods_id"]]["quantity"] -= shipment["quantity"]
         vehicle.update(status="in_transit", departed_at=departure)
@@ -605,12 +628,13 @@ class ColdChainWorld(World):
         return ok({"shipment_id": shipment_id, "received_at": arrival}, message=f"{shipment_id} received at {site_id}")
 
     @tool(mutates=True, cost=3)
-    def update_goods_inventory_status(self, goods_id: str, status: Literal["available", "on_hold", "quarantined"]) -> dict:
-        """Set a goods lot's status, e.g. quarantine a lot after a temperature excursion.
+    def update_goods_inventory_status(self, goods_id: str, status: Literal["on_hold", "quarantined"]) -> dict:
+        """Put a goods lot on hold or in quarantine, e.g. after a temperature excursion. Only the quality team
+        releases a held or quarantined lot again: a coordinator cannot make it available.
 
         Args:
             goods_id: The lot.
-            status: "available", "on_hold" or "quarantined".
+            status: "on_hold" or "quarantined".
         """
         lot = self.goods_inventory.get(goods_id)
         if lot is None:
@@ -712,12 +736,15 @@ class ColdChainWorld(World):
 
     def _arrival(self, shipment: dict) -> str | None:
         """When ``shipment`` reaches its destination: its receipt, or the planned arrival of the vehicle carrying it
-        (loaded or on the road) if its route still gets there over open roads; None when it cannot."""
+        (on the road, or loaded on a van that could be dispatched now) if its route still gets there over open
+        roads; None when it cannot."""
         if shipment["status"] == "delivered":
             return shipment["received_at"]
         if shipment["status"] not in ("assigned", "in_transit") or shipment.get("vehicle_id") not in self.vehicles:
             return None
         vehicle = self.vehicles[shipment["vehicle_id"]]
+        if shipment["status"] == "assigned" and isinstance(self._cannot_leave(shipment["vehicle_id"], vehicle), str):
+            return None  # a load that cannot leave (a pooled van, no slot, a lapsed hold) is going nowhere
         route = self._stops_of(shipment["vehicle_id"])
         sites = [vehicle["site_id"]] + [s["site_id"] for s in route]
         origin = shipment["origin_site_id"]

@@ -13,8 +13,9 @@ the crossings are ranked by the trip through them (``main`` the fastest, then ``
 ``third``). :class:`Job` writes the plan steps (the nominal file-book-assign-dispatch plan and the
 usual fixes), the checklist every feasible story shares, the refusal of an impossible one and the
 trials that find the first slot a plan can really use (:meth:`Job.working`), measured with the real
-tools. :meth:`Job.task` settles the deliver-by time from the runs and assembles the task; a :class:`Consult`
-passed to it makes the user's choice between workable alternatives a fact they say only when asked.
+tools. :meth:`Job.task` settles the deliver-by time from the runs and assembles the task, with the other
+solutions it lists (:meth:`Job.alternatives`); a :class:`Consult` passed to it makes the user's choice between
+workable alternatives a requirement they say only when asked.
 """
 
 from __future__ import annotations
@@ -25,15 +26,15 @@ from datetime import datetime, timedelta
 from typing import Callable
 
 from sttgym.authoring import Author, DryRun, Plan
-from sttgym.checklist import Check
-from sttgym.clock import ceil_to, format_time, shift
+from sttgym.checklist import Check, evaluate
+from sttgym.clock import ceil_to, floor_to, format_time, shift
 from sttgym.envs.arena.freight.world import leg_minutes
 from sttgym.judge import Impossibility
 from sttgym.task import Call, Ref, Task
 from sttgym.triggers import Observable, Trigger
 from sttgym.user import Answer, UserProfile
 
-__all__ = ["Answer", "Author", "Consult", "Task", "Job", "Redraw", "new_job", "mid", "redrawn"]
+__all__ = ["Answer", "Author", "Consult", "Task", "Job", "Redraw", "SHUT", "new_job", "mid", "redrawn"]
 
 _COUNTRIES = ["Valdoria", "Norland", "Estmark", "Corvania", "Altheria", "Brenmoor", "Kestria", "Marovia",
               "Ostrava", "Lumeria", "Sardenia", "Tavrin"]
@@ -53,20 +54,30 @@ _CARRIERS = ["Alpen Haulage", "Borealis Trucking", "Cargo Kinetics", "Drover Lin
 _COMMODITIES = ["frozen fish", "vaccines", "steel coils", "fresh berries", "machine parts", "fertiliser",
                 "textiles", "electronics", "live plants", "wine", "medical devices", "cut flowers", "timber",
                 "dairy products"]
+_BROKERS = ["Albion Customs", "Bastion Clearing", "Corvid Brokerage", "Dunmore Customs", "Egret Clearance",
+            "Falk Brokers", "Griffin Customs", "Harrow Clearing", "Ibex Brokerage", "Juniper Customs"]
+DISPATCH = "and dispatch it"  # the request's words for sending the consignment: what readiness checks quote
 DOCS = ["commercial_invoice", "packing_list", "certificate_of_origin", "health_certificate",
         "phytosanitary_certificate"]
+# The standing rules that keep one of the other crossings shut to the consignment in an impossible story, each found
+# only by reading that crossing (:meth:`Job.shut`): the goods banned, a bonded truck required (none that can carry
+# them is), a document required that the consignment lacks, the certificate of origin required, every slot before
+# the deliver-by time held by other forwarders, no inspections left today.
+SHUT = ("banned", "bonded", "document", "coo", "slots", "inspection")
 
 
 @dataclass(frozen=True)
 class Consult:
     """A choice between workable alternatives that only the user can make, withheld until asked: ``answer`` says
-    it, ``choice`` (a predicate) holds once the goal is reached with it, ``label`` names it in the checklist and
-    ``request`` is the query's sentence asking to be consulted before a switch."""
+    it (a requirement the tools let the agent match, never the alternative's id), ``choice`` (a predicate) holds
+    once the goal is reached with it, ``label`` names it in the checklist, ``request`` is the query's sentence
+    asking to be consulted before a switch and ``topic`` what the requirement is about."""
 
     answer: Answer
     choice: object
     label: str
     request: str
+    topic: str
 
 
 class Redraw(ValueError):
@@ -104,10 +115,11 @@ class Job:
         start = datetime(a.integer(2024, 2025), 1, 1) + timedelta(days=a.integer(10, 330), hours=a.integer(7, 9),
                                                                   minutes=5 * a.integer(0, 11))
         self.start = format_time(start)
-        st = self.state = {k: {} for k in ("sites", "roads", "crossings", "slots", "consignments", "declarations",
-                                           "permits", "carriers", "trucks", "permit_desks", "movements")}
+        st = self.state = {k: {} for k in ("sites", "roads", "crossings", "slots", "reservations", "consignments",
+                                           "declarations", "permits", "carriers", "trucks", "permit_desks",
+                                           "movements")}
         st["counters"] = {"declaration": a.integer(1000, 8999), "permit": a.integer(100, 899),
-                          "movement": a.integer(100, 899)}
+                          "reservation": a.integer(100, 899), "movement": a.integer(100, 899)}
         self.home, self.abroad = a.pick(_COUNTRIES, 2)
         towns = a.pick(_TOWNS, 8)
         self.terminals, self.far = [], []
@@ -153,7 +165,8 @@ class Job:
                 "closes": "24:00" if night else "23:00", "queue_minutes": 5 * a.integer(2, 9),
                 "banned": [], "permit_for": [], "bonded_for": [],
                 "required_docs": DOCS[:2] + (["certificate_of_origin"] if a.chance(0.5) else []),
-                "inspected": [], "inspection": {"limit": a.integer(4, 9), "used": {day: a.integer(0, 2)}}}
+                "inspected": [], "inspection": {"limit": a.integer(4, 9), "used": {day: a.integer(0, 2)}},
+                "brokers": sorted(a.pick(_BROKERS, a.integer(1, 2)))}
             st["permit_desks"][xid] = {"status": "open", "lead_minutes": 5 * a.integer(0, 4),
                                        "valid_hours": a.integer(10, 16), "note": ""}
         self.slot_hours = 40
@@ -240,6 +253,14 @@ class Job:
         self.state["permits"][pid] = {"consignment": self.cid, "crossing": crossing, "valid_from": self.start,
                                       "valid_to": shift(self.start, hours=hours), "status": "valid", "note": ""}
         return pid
+
+    def share_brokers(self, usual: str, want: str, other: str) -> str:
+        """Customs brokers at the three crossings so that each pair shares one; the user's, returned, works at
+        ``usual`` and ``want``, so without the user's word no broker list tells ``want`` from ``other``."""
+        mine, a, b = self.author.pick(_BROKERS, 3)
+        for x, names in ((usual, [mine, a]), (want, [mine, b]), (other, [a, b])):
+            self.rules(x)["brokers"] = sorted(names)
+        return mine
 
     def free_slots(self, crossing: str, after: str = "") -> list[str]:
         rows = sorted((x["start"], s) for s, x in self.state["slots"].items()
@@ -340,56 +361,171 @@ class Job:
             raise Redraw("the plan dispatches nothing")
         return found[-1]
 
-    def on_write(self, name: str, description: str, tool: str, effect: list, shown: tuple,
-                 also: tuple = ()) -> Trigger:
+    def on_write(self, name: str, description: str, tool: str, effect: list, shown: tuple) -> Trigger:
         """A change set off by the agent's ``tool`` write; ``shown``: the read ``(tool, args)`` that reveals it."""
         return self.author.check_trigger(Trigger(
             name=name, description=description, when=self.author.pred.all_of(preds=[]), effect=effect,
-            activation=[tool], timing="after", observable=Observable(tool=shown[0], args=shown[1]),
-            also_observable=[Observable(tool=t, args=x) for t, x in also]))
+            activation=[tool], timing="after", observable=Observable(tool=shown[0], args=shown[1])))
 
     def set(self, *path, value) -> object:
         return self.author.op.set_field(path=list(path), value=value)
 
     # ------------------------------------------------------------------ checks and the task
 
-    def checklist(self, trigger: str, consult: Consult | None = None) -> list[Check]:
-        """The milestones every feasible story shares; with ``consult``, the question the user asked for and the
-        goal reached with the user's alternative."""
+    @property
+    def due(self) -> str:
+        """The request's words for the deliver-by time: what the checks on the arrival quote."""
+        return f"deliver by {self.record['deliver_by']}"
+
+    def checklist(self, consult: Consult | None = None) -> list[Check]:
+        """The milestones every feasible story shares, read on the final world (however the agent met the change:
+        the stale plan's slot, truck or declaration is no longer ready once the change came); with ``consult``, the
+        question the user asked for and the goal reached with the user's alternative."""
         pred = self.author.pred
-        saw = pred.noticed(trigger=trigger)
         chose = [consult.choice] if consult else []
-        asked = [Check(name="asked_user", description=f"after noticing {trigger}, the agent asked the user about "
-                       f"their requirement ({', '.join(consult.answer.keywords[:3])}) before dispatching",
-                       holds=pred.all_of(preds=[saw, pred.asked_user(about=consult.answer.keywords,
-                                                                     before="dispatch")]))] if consult else []
+        asked = [Check(name="asked_user", description=f"the agent asked the user about their requirement "
+                       f"({', '.join(consult.answer.keywords[:3])}) before dispatching, and the consignment arrives in "
+                       "time with the user's choice (a question alone is no recovery)",
+                       holds=pred.all_of(preds=[pred.asked_user(about=consult.answer.keywords, before="dispatch"),
+                                                pred.on_time(consignment_id=self.cid), consult.choice]),
+                       stated=consult.request)] if consult else []
         which = f", {consult.label}" if consult else ""
         return [
-            Check(name="noticed_change", description=f"the agent read what {trigger} changed, after it did",
-                  holds=saw),
             *asked,
-            Check(name="cleared_to_cross", description=f"after noticing {trigger}, {self.cid} holds a slot at a "
-                  f"crossing that admits it, with a cleared declaration (and a valid permit where needed){which}",
-                  holds=pred.all_of(preds=[saw, pred.cleared_to_cross(consignment_id=self.cid), *chose])),
-            Check(name="delivered_on_time", description=f"after noticing {trigger}, {self.cid} is dispatched and "
-                  f"arrives by its deliver-by time{which}",
-                  holds=pred.all_of(preds=[saw, pred.on_time(consignment_id=self.cid), *chose])),
+            Check(name="ready_to_cross", description=f"{self.cid} is on its way, or everything a dispatch needs "
+                  f"holds (a slot it can make, cleared, with a permit, inspection and truck where needed){which}",
+                  holds=pred.all_of(preds=[pred.ready_to_cross(consignment_id=self.cid), *chose]),
+                  stated=DISPATCH),
+            Check(name="delivered_on_time", description=f"{self.cid} is dispatched and arrives by its deliver-by "
+                  f"time{which}", holds=pred.all_of(preds=[pred.on_time(consignment_id=self.cid), *chose]),
+                  stated=self.due),
             Check(name="not_late", gate=True, description=f"no movement of {self.cid} arrives after its deliver-by "
-                  "time", holds=pred.not_late(consignment_id=self.cid)),
+                  "time", holds=pred.not_late(consignment_id=self.cid), stated=self.due),
         ]
 
     def goal(self) -> list[Check]:
         pred = self.author.pred
-        return [Check(name="cleared_to_cross", description=f"{self.cid} holds a usable crossing slot, cleared",
-                      holds=pred.cleared_to_cross(consignment_id=self.cid)),
+        return [Check(name="ready_to_cross", description=f"{self.cid} is on its way", stated=DISPATCH,
+                      holds=pred.ready_to_cross(consignment_id=self.cid)),
                 Check(name="delivered_on_time", description=f"{self.cid} arrives by its deliver-by time",
-                      holds=pred.on_time(consignment_id=self.cid))]
+                      holds=pred.on_time(consignment_id=self.cid), stated=self.due)]
 
-    def refuse(self, message: str, changed_by: list[str], facts: list[str]) -> tuple[list[Call], Impossibility]:
-        impossible = Impossibility(changed_by=changed_by, blocking_facts=facts, forbidden=[
-            Check(name="no_movement", gate=True, description=f"nothing was dispatched for {self.cid} anyway",
-                  holds=self.author.pred.no_movement(consignment_id=self.cid))])
-        return [self.tell(f"I'm sorry, {message}")], impossible
+    def refuse(self, message: str, changed_by: list[str], facts: list[str],
+               others: list[str]) -> tuple[list[Call], Impossibility]:
+        """The oracle's apology and the judge's terms; ``facts``: what an honest refusal names (the changed values,
+        the blocking ids, a few words for the change); ``others``: why the other options fail too, which only
+        checking them shows (the other crossings' or trucks' ids, the values that rule them out, a few words such
+        as "bonded truck"), so a refusal must name one of these as well. :meth:`task` adds the gate, once the
+        deliver-by time is settled."""
+        others = [f for f in dict.fromkeys(others) if f not in facts]
+        return [self.tell(f"I'm sorry, {message}")], Impossibility(changed_by=changed_by, blocking_facts=facts,
+                                                                     no_alternative=others)
+
+    # ------------------------------------------------------------------ what rules out the other options
+
+    def name(self, site: str) -> str:
+        """A site's name as people say it: ``Eagle Pass`` for the Eagle Pass crossing."""
+        return self.state["sites"][site]["name"].removesuffix(" crossing")
+
+    def shut(self, x: str, how: str) -> tuple[str, list[str], list[Call]]:
+        """Close crossing ``x`` to the consignment by a standing rule of kind ``how`` (one of :data:`SHUT`), found
+        only by reading that crossing (its rules, its slots; for a bonded truck, the trucks too); the words an
+        honest refusal says about it, the facts that name it and the reads that show it. ``slots`` takes the
+        crossing's free slots up to the deliver-by time, so it comes once that time is settled; ``inspection``
+        holds only while the deliver-by time is before midnight."""
+        g, rules, label = self.commodity, self.rules(x), f"{self.name(x)} ({x})"
+        facts = [x, self.name(x)]
+        if how == "banned":
+            rules["banned"].append(g)
+            return f"{label} bans {g}", facts + ["also banned", "banned there"], [self.crossing(x)]
+        if how == "bonded":
+            rules["bonded_for"].append(g)
+            return (f"{label} takes {g} only on a bonded truck and none of the trucks that could carry it is bonded",
+                    facts + ["bonded truck", "not bonded", "no bonded"], [self.crossing(x), self.trucks()])
+        if how == "document":
+            doc = next(d for d in reversed(DOCS) if d not in self.record["documents"])
+            rules["required_docs"].append(doc)
+            return (f"{label} requires a {doc.replace('_', ' ')}, which {self.cid} does not have",
+                    facts + [doc], [self.crossing(x)])
+        if how == "coo":
+            if "certificate_of_origin" not in rules["required_docs"]:
+                rules["required_docs"].append("certificate_of_origin")
+            return (f"{label} requires the certificate of origin as well", facts + ["also requires", "requires it too"],
+                    [self.crossing(x)])
+        if how == "slots":
+            for s in self.free_slots(x):
+                if self.slot_start(s) < self.record["deliver_by"]:
+                    self.state["slots"][s]["status"] = "taken"
+            return (f"other forwarders hold every slot at {label} before the deliver-by time",
+                    facts + ["fully booked", "no free slots"], [self.slots(x)])
+        if how == "inspection":
+            if g not in rules["inspected"]:
+                rules["inspected"].append(g)
+            rules["inspection"]["used"][self.start[:10]] = rules["inspection"]["limit"]
+            return (f"{label} has no inspections left today either",
+                    facts + ["inspections left either", "out of inspections"], [self.crossing(x)])
+        raise ValueError(f"no way to shut a crossing called {how!r}")
+
+    def shut_others(self, kinds: tuple[str, ...]) -> tuple[str, list[str], list[Call]]:
+        """The second and third crossings shut to the consignment by two different drawn rules of ``kinds`` (see
+        :meth:`shut`): the refusal's words for both, their facts, the reads that show them."""
+        assert set(kinds) <= set(SHUT), kinds
+        said, facts, reads = [], [], [self.crossings_list()]
+        drawn = [kinds[int(i)] for i in self.author.rng.choice(len(kinds), 2, replace=False)]  # not a split's half
+        for x, how in zip((self.second, self.third), drawn):
+            words, named, shown = self.shut(x, how)
+            said.append(words)
+            facts += named
+            reads += [r for r in shown if r not in reads]
+        why = f"{said[0]}, and {said[1]}"
+        return why, facts + [why], reads  # the whole reason last: what a refusal template says of the others
+
+    def unfit(self, truck: str, how: str, gone: str) -> tuple[str, list[str]]:
+        """Make ``truck`` useless to the consignment by a fact on it, found only by reading it: ``small`` (it carries
+        less than the consignment weighs) or ``shift`` (its driver goes off shift at ``gone``, before it could reach
+        any crossing); the words an honest refusal says about it and the facts that name it."""
+        x = self.state["trucks"][truck]
+        if how == "small":
+            x["capacity_kg"] = max(1000, self.weight - 500 * self.author.integer(1, 6))
+            return (f"{truck} carries only {x['capacity_kg']} kg, which is less than the goods weigh",
+                    [truck, f"{x['capacity_kg']} kg", "too small", "carries only"])
+        x["shift_end"] = floor_to(gone, 5)
+        return (f"the driver of {truck} goes off shift at {x['shift_end'][11:]}",
+                [truck, "off shift", "shift ends", "end of shift"])
+
+    def no_way(self, prefix: list[Call], triggers: list[Trigger]) -> None:
+        """Draw again (:class:`Redraw`) when, after ``prefix`` (the write that sets off the change, made at once, as
+        early as any agent can), some plan still gets the consignment across by its deliver-by time: from any
+        terminal of its country (a transload there), on any truck there that can carry it, through any crossing
+        (re-issuing what the shipper can, with a permit where one is needed) on any free slot. An impossible story
+        must leave none."""
+        first = self.run(prefix, triggers)
+        c = first.state["consignments"][self.cid]
+        due, here = c["deliver_by"], c["location"]
+        sites = first.state["sites"]
+        terminals = [here] + [t for t, s in sorted(sites.items()) if t != here and s["kind"] == "terminal"
+                              and s["country"] == sites[here]["country"]]
+        docs = [self.call.request_document(consignment_id=self.cid, document=d) for d, v in c["documents"].items()
+                if v != "valid" and d in c["reissuable"]]
+        for t in terminals:
+            moved = first.then(([] if t == here else [self.call.transload(consignment_id=self.cid, terminal_id=t)])
+                               + docs)
+            for k, truck in sorted(moved.state["trucks"].items()):
+                mine = truck["status"] == "assigned" and truck["consignment"] == self.cid
+                if truck["location"] != t or truck["capacity_kg"] < self.weight or not (
+                        mine or truck["status"] == "available"):
+                    continue
+                for x in self.crossings:
+                    permit = [self.apply(x)] if self.commodity in moved.state["crossings"][x]["permit_for"] else []
+                    ready = moved.then(permit + [self.declare(x)] + ([] if mine else [self.assign(k)]))
+                    held = ready.world._slot_of(self.cid)
+                    for s, slot in sorted(ready.state["slots"].items(), key=lambda i: i[1]["start"]):
+                        if slot["crossing"] != x or slot["start"] >= due or slot["end"] <= ready.end or not (
+                                s == held or ready.world._slot_view(s)["status"] == "free"):
+                            continue
+                        sent = ready.then(([] if s == held else [self.book(s)]) + [self.go()]).results[-1]
+                        if sent.get("success") and sent["data"]["arrives"] <= due:
+                            raise Redraw(f"{self.cid} still crosses in time via {x} on {s} from {t} with {k}")
 
     def settle(self, calls: list[Call], triggers: list[Trigger], nominal: list[Call],
                margin: tuple[int, int] = (25, 70), alternatives: list[list[Call]] = ()) -> str:
@@ -402,23 +538,65 @@ class Job:
         self.record["deliver_by"] = due
         return due
 
+    def alternatives(self, oracle: list[Call], nominal: list[Call], triggers: list[Trigger],
+                     checks: list[Check]) -> list[list[Call]]:
+        """Other complete solutions: the oracle's recovery through the first other slot that works at each crossing
+        (with a declaration, and a permit where the crossing wants one, at another crossing). Which slot is booked
+        changes no record but the forwarder's own booking, so one per crossing shows the choice."""
+        stale = next((i for i, (x, y) in enumerate(zip(oracle, nominal)) if x != y), len(nominal))
+        go = next(i for i, c in enumerate(oracle) if c.name == "dispatch")
+        booked = [c for c in oracle[:go] if c.name == "book_slot"][-1].arguments["slot_id"]
+        here = self.state["slots"][booked]["crossing"]
+        recovery = [c for c in oracle[stale:go] if c.name != "book_slot"]
+        out = []
+        for x in self.crossings:
+            steps = recovery if x == here else self.declared_at(recovery, here, x)
+            run = self.run(oracle[:stale] + steps, triggers)
+            for slot in self.free_slots(x):  # those still open once the recovery is ready, starting in time
+                if slot == booked or not run.end < self.state["slots"][slot]["end"] or \
+                        self.slot_start(slot) > self.record["deliver_by"]:
+                    continue
+                tail = [self.book(slot)] + oracle[go:]
+                end = run.then(tail)
+                if evaluate(checks, end.world, end.firing.log)[0] == 1.0:
+                    out.append(oracle[:stale] + steps + tail)
+                    break
+        return out
+
+    def declared_at(self, recovery: list[Call], here: str, there: str) -> list[Call]:
+        """``recovery`` moved from crossing ``here`` to ``there``: its declaration (one added if it had none) and
+        its permit (one added where ``there`` wants one, none where it does not) are lodged there instead."""
+        permit = self.commodity in self.rules(there)["permit_for"]
+        moved = [c.model_copy(update={"arguments": {**c.arguments, "crossing_id": there}})
+                 if c.name in ("file_declaration", "apply_for_permit") else c
+                 for c in recovery if c.name != "apply_for_permit" or permit]
+        if not any(c.name == "file_declaration" for c in moved):
+            moved.append(self.declare(there))
+        if permit and not any(c.name == "apply_for_permit" for c in moved):
+            moved.insert(next(i for i, c in enumerate(moved) if c.name == "file_declaration"), self.apply(there))
+        return moved
+
     @property
     def what(self) -> str:
         r = self.record
         return (f"consignment {self.cid} ({r['weight_kg']} kg of {r['commodity']} from {r['shipper']} at "
-                f"{self.origin}) to {r['consignee']} at {self.dest}, deliver by {r['deliver_by']}")
+                f"{self.origin}) to {r['consignee']} at {self.dest}, {self.due}")
 
     def request(self, intro: str) -> str:
         return (f"{intro} Please move {self.what}: file the declaration at {self.main}, book crossing slot "
-                f"{self.slot}, assign truck {self.truck} and dispatch it.")
+                f"{self.slot}, assign truck {self.truck} {DISPATCH}.")
 
-    def task(self, query: str, triggers: list[Trigger], nominal: Plan, oracle: list[Call], persona: str,
-             impossible: Impossibility | None = None, answers: dict | None = None, insist: str = "",
+    def task(self, query: str, triggers: list[Trigger], nominal: Plan, oracle: list[Call], persona: str, why: str,
+             impossible: Impossibility | None = None, answers: dict | None = None,
              consult: Consult | None = None) -> Task:
         """Assemble the task. Before signing off (or refusing) the oracle re-reads one to three drawn records, as
-        operators do, so its call sequence differs between seeds. ``consult``: the choice the user withholds
-        until asked."""
+        operators do, so its call sequence differs between seeds. ``why``: the reason the deliver-by time is hard,
+        which leads what the user answers to any proposed change of plan (the same form at every level, so the
+        answer never tells whether the request can be met); ``consult``: the choice the user withholds until
+        asked."""
         a = self.author
+        if self.succeeds(nominal.calls, triggers):
+            raise Redraw("the change leaves the nominal plan working")
         looks = [self.read(), self.trucks(), a.call.list_crossings(), a.call.list_consignments(),
                  a.call.list_sites(kind="crossing")]
         extra = [looks[int(i)] for i in a.rng.permutation(len(looks))[:a.integer(1, 3)]]
@@ -427,21 +605,28 @@ class Job:
             end -= 1
         oracle = oracle[:end] + extra + oracle[end:]
         answers = dict(answers or {})
+        pointer = f", as long as it meets the requirement about the {consult.topic} I mentioned" if consult else ""
         answers.setdefault(("crossing", "slot", "truck", "route", "another", "other"),
-                           "Any compliant crossing, slot and truck are fine as long as it arrives by the deliver-by "
-                           "time" + (" and meets the requirement I mentioned." if consult else "."))
+                           f"Any compliant crossing, slot and truck are fine as long as it arrives by the deliver-by "
+                           f"time{pointer}.")
         profile = UserProfile(
             persona=f"{self.record['shipper']} export coordinator, {persona}",
             known_facts=[f"consignment {self.cid}", f"{self.weight} kg of {self.commodity}",
                          f"deliver by {self.record['deliver_by']}"],
             clarifications=[Answer(keywords=list(k), text=t) for k, t in answers.items()],
             withheld=[consult.answer] if consult else [],
-            insist=(insist or None) if impossible else None,
+            insist=f"{why} It must reach the consignee by {self.record['deliver_by']}; any compliant crossing, slot "
+                   f"and truck will do{pointer}.",
             fallback="Everything I know is in my request; please get the consignment across as asked.")
+        checklist = [] if impossible else self.checklist(consult)
+        if impossible:
+            impossible = impossible.model_copy(update={"forbidden": [Check(
+                name="no_movement", gate=True, description=f"nothing was dispatched for {self.cid} anyway",
+                holds=a.pred.no_movement(consignment_id=self.cid), stated=self.due)]})
         return Task(query=f"{query} {consult.request}" if consult else query, profile=profile, start_time=self.start,
-                    initial_state=self.state, triggers=triggers,
-                    checklist=[] if impossible else self.checklist(triggers[0].name, consult),
-                    static_checklist=self.goal(), nominal_plan=nominal.calls, oracle=oracle,
+                    initial_state=self.state, triggers=triggers, checklist=checklist, static_checklist=self.goal(),
+                    nominal_plan=nominal.calls, oracle=oracle,
+                    alternatives=self.alternatives(oracle, nominal.calls, triggers, checklist) if checklist else [],
                     solvable=impossible is None, impossibility=impossible)
 
 

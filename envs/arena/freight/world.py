@@ -7,23 +7,30 @@ State containers (JSON-like dicts keyed by id):
 - ``roads``: ``{a, b, minutes, open}``: the road/rail graph with driving minutes. A leg to or from a
   crossing never runs through another crossing.
 - ``crossings``: ``{status: open|outage, outage_until, notice, opens, closes, queue_minutes,
-  banned, permit_for, bonded_for, required_docs, inspected, inspection: {limit, used: {date: n}}}``:
+  banned, permit_for, bonded_for, required_docs, inspected, inspection: {limit, used: {date: n}}, brokers}``:
   customs rules per commodity (banned goods, goods that need a permit for this crossing, goods
-  that only bonded trucks may carry), the documents every declaration needs and the daily quota of
-  inspections (counted by the date a consignment crosses, afresh at 00:00).
-- ``slots``: ``{crossing, start, end, status: free|booked|taken|cancelled|used, consignment, note}``:
-  crossing slots; a truck must reach the crossing by ``end`` and crosses from ``start`` on.
+  that only bonded trucks may carry), the documents every declaration needs, the daily quota of
+  inspections (counted by the date a consignment crosses, afresh at 00:00: ``used`` counts other
+  forwarders' inspections, each of this forwarder's movements through the crossing that day one more) and
+  the customs ``brokers`` with an office there.
+- ``slots``: ``{crossing, start, end, status: free|taken|cancelled, consignment, note}``: the crossings'
+  capacity; a truck must reach the crossing by ``end`` and crosses from ``start`` on. ``taken`` by another
+  forwarder or an order (``consignment`` names for whom), ``cancelled`` by the crossing.
+- ``reservations``: ``{slot, consignment, status: booked|used|released|cancelled, booked_at, note}``: this
+  forwarder's bookings of free slots, one booked per consignment; a booking holds only while its slot stays
+  free (taken or cancelled under it, it is lost). Tools show a slot with a live booking as booked or used.
 - ``consignments``: ``{shipper, consignee, commodity, weight_kg, declared_value, origin, location,
   available_from, destination, deliver_by, documents: {type: valid|rejected}, reissuable, priority,
   truck, note}``: ``location`` is the terminal it waits at, from ``available_from`` on.
-- ``declarations``: ``{consignment, crossing, status: cleared|held|void, missing, filed_at, note}``.
+- ``declarations``: ``{consignment, crossing, status: cleared|held|void, missing, filed_at, note}``: a
+  consignment has one declaration in force, a new one voids the one before.
 - ``permits``: ``{consignment, crossing, valid_from, valid_to, status: valid|revoked, note}``.
 - ``carriers``: ``{name, bonded}``; ``trucks``: ``{carrier, capacity_kg, bonded, location,
   shift_end, status: available|assigned|reassigned|en_route, consignment, note}``.
 - ``permit_desks``: ``{crossing: {status: open|suspended, lead_minutes, valid_hours, note}}``.
 - ``movements``: ``{consignment, truck, crossing, slot, departs, at_crossing, crosses, arrives,
   status: scheduled|cancelled}``.
-- ``counters``: the last declaration, permit and movement numbers.
+- ``counters``: the last declaration, permit, reservation and movement numbers.
 
 Times are ISO strings at minute precision.
 """
@@ -32,7 +39,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from sttgym.clock import format_time, local_time
+from sttgym.clock import Clock, format_time, local_time
 from sttgym.geo import shortest_route
 from sttgym.tools import fail, ok, tool
 from sttgym.world import World, operation, predicate
@@ -58,22 +65,51 @@ class FreightWorld(World):
     description = ("A cross-border freight forwarder: terminals, depots and border crossings joined by roads, "
                    "customs rules per commodity, declarations and permits, crossing slots, carriers' trucks and "
                    "movements of consignments to their consignees.")
+    # A cancelled movement, a released or cancelled slot booking and a void declaration commit nothing; a permit
+    # is an authorisation and never reserves anything.
+    inert = {"movements": {"status": ["cancelled"]}, "declarations": {"status": ["void"]},
+             "reservations": {"status": ["released", "cancelled"]}, "permits": {"status": ["valid", "revoked"]}}
+
+    def __init__(self, state: dict, clock: Clock):
+        super().__init__(state, clock)
+        # A task stored before slot bookings were records of their own has no container for them yet.
+        state.setdefault("reservations", {})
+        state.setdefault("counters", {}).setdefault("reservation", 0)
 
     # ----------------------------------------------------------------- helpers
 
     def _crossing(self, crossing_id: str) -> dict | None:
         return self.crossings.get(crossing_id)
 
-    def _slot_of(self, cid: str) -> str | None:
-        held = [s for s, x in sorted(self.slots.items()) if x.get("consignment") == cid and x["status"] == "booked"]
+    def _booking_of(self, cid: str) -> str | None:
+        """The consignment's booked reservation, while its slot is still free (else the booking is lost)."""
+        held = [r for r, x in sorted(self.reservations.items()) if x["consignment"] == cid and x["status"] == "booked"
+                and self.slots[x["slot"]]["status"] == "free"]
         return held[0] if held else None
+
+    def _slot_of(self, cid: str) -> str | None:
+        booking = self._booking_of(cid)
+        return self.reservations[booking]["slot"] if booking else None
+
+    def _slot_view(self, sid: str) -> dict:
+        """A slot as tools show it: booked or used (by whom) while this forwarder's booking holds it."""
+        slot = self.slots[sid]
+        held = [x for x in self.reservations.values() if x["slot"] == sid and x["status"] in ("booked", "used")]
+        if slot["status"] == "free" and held:
+            return {**slot, "status": held[0]["status"], "consignment": held[0]["consignment"]}
+        return dict(slot)
 
     def _live(self, cid: str) -> list[dict]:
         return [m for m in self.movements.values() if m["consignment"] == cid and m["status"] in LIVE]
 
     def _inspections_left(self, crossing_id: str, day: str) -> int:
-        quota = self.crossings[crossing_id]["inspection"]
-        return max(0, quota["limit"] - quota["used"].get(day, 0))
+        """Inspections left at a crossing on ``day``: the quota less others' and each of this forwarder's movements
+        of inspected goods crossing there that day."""
+        x = self.crossings[crossing_id]
+        mine = sum(1 for m in self.movements.values() if m["crossing"] == crossing_id and m["status"] in LIVE
+                   and m["crosses"][:10] == day and self.consignments[m["consignment"]]["commodity"] in x["inspected"])
+        quota = x["inspection"]
+        return max(0, quota["limit"] - quota["used"].get(day, 0) - mine)
 
     def _permit_ok(self, cid: str, crossing_id: str, moment: datetime) -> bool:
         return any(p["consignment"] == cid and p["crossing"] == crossing_id and p["status"] == "valid"
@@ -126,9 +162,11 @@ class FreightWorld(World):
         moves = [{"movement_id": m, **x} for m, x in sorted(self.movements.items()) if x["consignment"] == cid]
         problems = self._rule_problems(cid, self.slots[slot]["crossing"], local_time(self.slots[slot]["start"])) \
             if slot else []
+        bookings = [{"reservation_id": r, **x, "slot_status": self.slots[x["slot"]]["status"]}
+                    for r, x in sorted(self.reservations.items()) if x["consignment"] == cid]
         return {"consignment_id": cid, **c, "slot": slot,
                 "slot_crossing": self.slots[slot]["crossing"] if slot else None, "crossing_problems": problems,
-                "declarations": decl, "permits": perm, "movements": moves}
+                "slot_bookings": bookings, "declarations": decl, "permits": perm, "movements": moves}
 
     # ------------------------------------------------------------------- reads
 
@@ -153,7 +191,7 @@ class FreightWorld(World):
     @tool
     def get_crossing(self, crossing_id: str) -> dict:
         """Read a crossing's status, hours, queue and customs rules: banned goods, goods needing a permit or a
-        bonded truck, required documents, and inspections left today.
+        bonded truck, required documents, the customs brokers with an office there, and inspections left today.
 
         Args:
             crossing_id: The crossing's id.
@@ -175,7 +213,8 @@ class FreightWorld(World):
         """
         if crossing_id not in self.crossings:
             return fail(f"no crossing {crossing_id!r}")
-        rows = [{"slot_id": s, **x} for s, x in sorted(self.slots.items(), key=lambda i: (i[1]["start"], i[0]))
+        rows = [{"slot_id": s, **self._slot_view(s)} for s, x in sorted(self.slots.items(),
+                                                                        key=lambda i: (i[1]["start"], i[0]))
                 if x["crossing"] == crossing_id and local_time(x["end"]) > self.clock.now]
         return ok({"crossing_id": crossing_id, "slots": rows})
 
@@ -274,7 +313,8 @@ class FreightWorld(World):
     @tool(mutates=True, cost=10)
     def file_declaration(self, consignment_id: str, crossing_id: str) -> dict:
         """Lodge a customs declaration for a consignment at a crossing; it clears when every required document
-        is valid and the goods are not banned there, else it is held.
+        is valid and the goods are not banned there, else it is held. A consignment has one declaration in force:
+        a new one voids the one before.
 
         Args:
             consignment_id: The consignment.
@@ -288,8 +328,13 @@ class FreightWorld(World):
             return fail(f"no crossing {crossing_id!r}")
         if c["commodity"] in x["banned"]:
             return fail(f"{c['commodity']} may not cross at {crossing_id}: {x.get('notice') or 'banned goods'}")
+        if self._live(consignment_id):
+            return fail(f"{consignment_id} is already dispatched under its declaration")
         missing = [d for d in x["required_docs"] if c["documents"].get(d) != "valid"]
         did = self.next_id("declaration", "DEC")
+        for d in self.declarations.values():
+            if d["consignment"] == consignment_id and d["status"] != "void":
+                d.update(status="void", note=f"superseded by {did}")
         self.declarations[did] = {"consignment": consignment_id, "crossing": crossing_id,
                                   "status": "held" if missing else "cleared", "missing": missing,
                                   "filed_at": self.now, "note": ""}
@@ -314,6 +359,8 @@ class FreightWorld(World):
             return fail(f"{crossing_id} issues no permit for {c['commodity']}: none is needed there")
         if desk["status"] != "open":
             return fail(f"the permit desk at {crossing_id} is {desk['status']}: {desk.get('note', '')}")
+        if self._live(consignment_id):
+            return fail(f"{consignment_id} is already dispatched")
         begin = self.clock.now + timedelta(minutes=desk["lead_minutes"])
         pid = self.next_id("permit", "PRM")
         self.permits[pid] = {"consignment": consignment_id, "crossing": crossing_id, "valid_from": format_time(begin),
@@ -323,8 +370,8 @@ class FreightWorld(World):
 
     @tool(mutates=True, cost=10)
     def request_document(self, consignment_id: str, document: str) -> dict:
-        """Ask the shipper to re-issue one of a consignment's documents; possible only for the documents the
-        shipper can re-issue.
+        """Ask the shipper to re-issue one of a consignment's documents that is not valid; possible only for the
+        documents the shipper can re-issue.
 
         Args:
             consignment_id: The consignment.
@@ -335,6 +382,8 @@ class FreightWorld(World):
             return fail(f"no consignment {consignment_id!r}")
         if document not in c["documents"]:
             return fail(f"{consignment_id} has no document {document!r}")
+        if c["documents"][document] == "valid":
+            return fail(f"{document} of {consignment_id} is valid: there is nothing to re-issue")
         if document not in c["reissuable"]:
             return fail(f"the shipper cannot re-issue {document} for {consignment_id}")
         c["documents"][document] = "valid"
@@ -354,16 +403,22 @@ class FreightWorld(World):
             return fail(f"no slot {slot_id!r}")
         if consignment_id not in self.consignments:
             return fail(f"no consignment {consignment_id!r}")
-        if slot["status"] != "free":
-            return fail(f"slot {slot_id} is {slot['status']}")
+        status = self._slot_view(slot_id)["status"]
+        if status != "free":
+            return fail(f"slot {slot_id} is {status}")
         if local_time(slot["end"]) <= self.clock.now:
             return fail(f"slot {slot_id} is over")
+        if self._live(consignment_id):
+            return fail(f"{consignment_id} is already dispatched")
         old = self._slot_of(consignment_id)
-        if old:
-            self.slots[old].update(status="free", consignment=None)
-        slot.update(status="booked", consignment=consignment_id)
-        return ok(message=f"{slot_id} at {slot['crossing']} ({slot['start']}-{slot['end']}) booked for "
-                          f"{consignment_id}" + (f"; {old} released" if old else ""))
+        for x in self.reservations.values():  # the booking before, held or lost, ends here
+            if x["consignment"] == consignment_id and x["status"] == "booked":
+                x["status"] = "released"
+        rid = self.next_id("reservation", "RSV")
+        self.reservations[rid] = {"slot": slot_id, "consignment": consignment_id, "status": "booked",
+                                  "booked_at": self.now, "note": ""}
+        return ok({"reservation_id": rid}, message=f"{slot_id} at {slot['crossing']} ({slot['start']}-{slot['end']}) "
+                  f"booked for {consignment_id}" + (f"; {old} released" if old else ""))
 
     @tool(mutates=True, cost=3)
     def cancel_slot(self, slot_id: str) -> dict:
@@ -372,12 +427,12 @@ class FreightWorld(World):
         Args:
             slot_id: The slot.
         """
-        slot = self.slots.get(slot_id)
-        if slot is None:
+        if slot_id not in self.slots:
             return fail(f"no slot {slot_id!r}")
-        if slot["status"] != "booked":
-            return fail(f"slot {slot_id} is {slot['status']}, not booked")
-        slot.update(status="free", consignment=None)
+        held = [x for x in self.reservations.values() if x["slot"] == slot_id and x["status"] == "booked"]
+        if not held or self.slots[slot_id]["status"] != "free":
+            return fail(f"slot {slot_id} is {self._slot_view(slot_id)['status']}, not booked")
+        held[0]["status"] = "released"
         return ok(message=f"{slot_id} released")
 
     @tool(mutates=True, cost=5)
@@ -394,6 +449,8 @@ class FreightWorld(World):
         truck = self.trucks.get(truck_id)
         if truck is None:
             return fail(f"no truck {truck_id!r}")
+        if self._live(consignment_id):
+            return fail(f"{consignment_id} is already dispatched")
         if truck["status"] != "available":
             return fail(f"truck {truck_id} is {truck['status']}")
         if truck["location"] != c["location"]:
@@ -438,6 +495,39 @@ class FreightWorld(World):
         c.update(location=terminal_id, available_from=format_time(ready), truck=None)
         return ok(message=f"{consignment_id} at {terminal_id} from {c['available_from']}")
 
+    def _dispatch_problem(self, cid: str) -> tuple[str | None, dict]:
+        """Why a dispatch of consignment ``cid`` would be refused now (None: it would go), and what it would send:
+        its timeline, truck, crossing and slot."""
+        c = self.consignments[cid]
+        if self._live(cid):
+            return f"{cid} is already dispatched", {}
+        truck_id = c.get("truck")
+        if not truck_id or self.trucks.get(truck_id, {}).get("consignment") != cid \
+                or self.trucks[truck_id]["status"] != "assigned":
+            return f"{cid} has no assigned truck", {}
+        truck = self.trucks[truck_id]
+        if truck["location"] != c["location"]:
+            return f"truck {truck_id} is at {truck['location']}, the consignment at {c['location']}", {}
+        sid = self._slot_of(cid)
+        if sid is None:
+            return f"{cid} has no booked crossing slot", {}
+        slot = self.slots[sid]
+        xid = slot["crossing"]
+        if not self._cleared(cid, xid):
+            return f"{cid} has no cleared declaration at {xid}", {}
+        if c["commodity"] in self.crossings[xid]["bonded_for"] and not truck["bonded"]:
+            return f"{c['commodity']} crosses at {xid} only on a bonded truck; {truck_id} is not bonded", {}
+        line = self._timeline(cid, truck_id, xid, slot)
+        if isinstance(line, str):
+            return line, {}
+        if local_time(line["at_crossing"]) > local_time(slot["end"]):
+            return (f"the truck would reach {xid} at {line['at_crossing']}, after slot {sid} ends at "
+                    f"{slot['end']}"), {}
+        if "driver_problem" in line:
+            return line["driver_problem"], {}
+        problems = self._rule_problems(cid, xid, local_time(line["crosses"]))
+        return ("; ".join(problems) if problems else None), {**line, "truck": truck_id, "crossing": xid, "slot": sid}
+
     @tool(mutates=True, cost=10)
     def dispatch(self, consignment_id: str) -> dict:
         """Send a consignment on its assigned truck through the crossing of its booked slot to the consignee.
@@ -448,53 +538,24 @@ class FreightWorld(World):
         Args:
             consignment_id: The consignment.
         """
-        c = self.consignments.get(consignment_id)
-        if c is None:
+        if consignment_id not in self.consignments:
             return fail(f"no consignment {consignment_id!r}")
-        if self._live(consignment_id):
-            return fail(f"{consignment_id} is already dispatched")
-        truck_id = c.get("truck")
-        if not truck_id or self.trucks.get(truck_id, {}).get("consignment") != consignment_id \
-                or self.trucks[truck_id]["status"] != "assigned":
-            return fail(f"{consignment_id} has no assigned truck")
-        truck = self.trucks[truck_id]
-        if truck["location"] != c["location"]:
-            return fail(f"truck {truck_id} is at {truck['location']}, the consignment at {c['location']}")
-        sid = self._slot_of(consignment_id)
-        if sid is None:
-            return fail(f"{consignment_id} has no booked crossing slot")
-        slot = self.slots[sid]
-        xid = slot["crossing"]
-        x = self.crossings[xid]
-        if not self._cleared(consignment_id, xid):
-            return fail(f"{consignment_id} has no cleared declaration at {xid}")
-        if c["commodity"] in x["bonded_for"] and not truck["bonded"]:
-            return fail(f"{c['commodity']} crosses at {xid} only on a bonded truck; {truck_id} is not bonded")
-        line = self._timeline(consignment_id, truck_id, xid, slot)
-        if isinstance(line, str):
-            return fail(line)
-        if local_time(line["at_crossing"]) > local_time(slot["end"]):
-            return fail(f"the truck would reach {xid} at {line['at_crossing']}, after slot {sid} ends at "
-                        f"{slot['end']}")
-        if "driver_problem" in line:
-            return fail(line["driver_problem"])
-        problems = self._rule_problems(consignment_id, xid, local_time(line["crosses"]))
-        if problems:
-            return fail("; ".join(problems))
+        problem, line = self._dispatch_problem(consignment_id)
+        if problem:
+            return fail(problem)
         mid = self.next_id("movement", "MOV")
-        if c["commodity"] in x["inspected"]:
-            day = line["crosses"][:10]
-            x["inspection"]["used"][day] = x["inspection"]["used"].get(day, 0) + 1
-        self.movements[mid] = {"consignment": consignment_id, "truck": truck_id, "crossing": xid, "slot": sid,
-                               "departs": line["departs"], "at_crossing": line["at_crossing"],
-                               "crosses": line["crosses"], "arrives": line["arrives"], "status": "scheduled"}
-        slot["status"] = "used"
-        truck.update(status="en_route")
+        booking = self._booking_of(consignment_id)
+        self.movements[mid] = {"consignment": consignment_id, "truck": line["truck"], "crossing": line["crossing"],
+                               "slot": line["slot"], "reservation": booking, **{
+                                   k: line[k] for k in ("departs", "at_crossing", "crosses", "arrives")},
+                               "status": "scheduled"}
+        self.reservations[booking]["status"] = "used"
+        self.trucks[line["truck"]].update(status="en_route")
         return ok({"movement_id": mid, **self.movements[mid]})
 
     @tool(mutates=True, cost=5)
     def cancel_movement(self, movement_id: str) -> dict:
-        """Call back a scheduled movement before it leaves; its truck is assigned again and the slot is lost.
+        """Call back a scheduled movement before it leaves; its truck is assigned again and its slot booking ends.
 
         Args:
             movement_id: The movement.
@@ -506,7 +567,7 @@ class FreightWorld(World):
             return fail(f"movement {movement_id} is {m['status']}" + (
                 "" if m["status"] != "scheduled" else f" and left at {m['departs']}"))
         m["status"] = "cancelled"
-        self.slots[m["slot"]]["status"] = "cancelled"
+        self.reservations[m["reservation"]]["status"] = "cancelled"
         if m["truck"] in self.trucks:
             self.trucks[m["truck"]]["status"] = "assigned"
         return ok(message=f"{movement_id} cancelled")
@@ -567,23 +628,33 @@ class FreightWorld(World):
         return not self._live(consignment_id)
 
     @predicate
+    def ready_to_cross(self, consignment_id: str) -> bool:
+        """The consignment is on its way (a scheduled or delivered movement), or a dispatch now would send it:
+        a booked slot it can make at a crossing that admits it, a cleared declaration there, a permit and an
+        inspection where needed, a truck at its terminal that may carry it, a driver within shift."""
+        return bool(self._live(consignment_id)) or self._dispatch_problem(consignment_id)[0] is None
+
+    def _held_slots(self, cid: str) -> list[dict]:
+        """The slots the consignment holds (its booking, while it holds) or used."""
+        booking = self._booking_of(cid)
+        return [self.slots[x["slot"]] for r, x in sorted(self.reservations.items()) if x["consignment"] == cid
+                and (x["status"] == "used" or r == booking)]
+
+    @predicate
     def cleared_to_cross(self, consignment_id: str) -> bool:
         """The consignment holds a slot (or used it) starting by its deliver-by time at a crossing that allows its
-        goods, with a cleared declaration there, and a permit valid in the slot (where one is needed)."""
+        goods, with a cleared declaration there, and a permit valid in the slot (where one is needed). (What tasks
+        stored before ``ready_to_cross`` check.)"""
         c = self.consignments[consignment_id]
         due = local_time(c["deliver_by"])
-        slots = [s for s in self.slots.values() if s.get("consignment") == consignment_id
-                 and s["status"] in ("booked", "used") and local_time(s["start"]) <= due]
-        for s in slots:
-            x = self.crossings[s["crossing"]]
-            if c["commodity"] in x["banned"] or not self._cleared(consignment_id, s["crossing"]):
+        for s in self._held_slots(consignment_id):
+            x, start = self.crossings[s["crossing"]], local_time(s["start"])
+            if start > due or c["commodity"] in x["banned"] or not self._cleared(consignment_id, s["crossing"]):
                 continue
-            if x["status"] != "open" and local_time(s["start"]) < (local_time(x.get("outage_until")) or local_time(s["end"])):
+            if x["status"] != "open" and start < (local_time(x.get("outage_until")) or local_time(s["end"])):
                 continue
-            if c["commodity"] in x["permit_for"] and not (self._permit_ok(consignment_id, s["crossing"],
-                                                                          local_time(s["start"]))
-                                                          or self._permit_ok(consignment_id, s["crossing"],
-                                                                             local_time(s["end"]))):
+            if c["commodity"] in x["permit_for"] and not any(self._permit_ok(consignment_id, s["crossing"], t)
+                                                             for t in (start, local_time(s["end"]))):
                 continue
             return True
         return False
@@ -591,9 +662,7 @@ class FreightWorld(World):
     @predicate
     def via(self, consignment_id: str, crossing_id: str) -> bool:
         """Every crossing slot the consignment holds or used is at ``crossing_id`` (and it has one)."""
-        held = {s["crossing"] for s in self.slots.values()
-                if s.get("consignment") == consignment_id and s["status"] in ("booked", "used")}
-        return held == {crossing_id}
+        return {s["crossing"] for s in self._held_slots(consignment_id)} == {crossing_id}
 
     @predicate
     def carried_by(self, consignment_id: str, carrier_id: str) -> bool:
@@ -612,10 +681,19 @@ class FreightWorld(World):
 
     @operation
     def take_slots(self, crossing_id: str, until: str, by: str, note: str, status: str = "taken") -> None:
-        """Every free or booked slot at ``crossing_id`` starting before ``until`` goes to ``by``."""
-        for s in self.slots.values():
-            if s["crossing"] == crossing_id and s["status"] in ("free", "booked") and s["start"] < until:
-                s.update(status=status, consignment=by or s.get("consignment"), note=note)
+        """Every free or booked slot at ``crossing_id`` starting before ``until`` goes to ``by`` (a booking on it is
+        lost)."""
+        for sid, s in self.slots.items():
+            view = self._slot_view(sid)
+            if s["crossing"] == crossing_id and view["status"] in ("free", "booked") and s["start"] < until:
+                s.update(status=status, consignment=by or view["consignment"], note=note)
+
+    @operation
+    def release_booking(self, consignment_id: str, note: str) -> None:
+        """The consignment's slot booking is released (with ``note``, which its record shows)."""
+        for x in self.reservations.values():
+            if x["consignment"] == consignment_id and x["status"] == "booked":
+                x.update(status="released", note=note)
 
     @operation
     def pull_trucks(self, location: str, note: str, keep: list | None = None) -> None:

@@ -22,6 +22,7 @@ from sttgym.authoring import Author, Plan
 from sttgym.checklist import Check
 from sttgym.clock import format_time
 from sttgym.envs.arena.hotel.world import KINDS, stay_price, travel
+from sttgym.footprint import RULE
 from sttgym.judge import Impossibility
 from sttgym.task import Call, Ref, Task
 from sttgym.triggers import Observable, Trigger
@@ -52,12 +53,13 @@ _PROMO_WORDS = ["CONGRESS", "EARLYBIRD", "CITYBREAK", "STAYLONGER", "MEMBERS", "
 _LABEL = {"standard": "standard room", "deluxe": "deluxe room", "family": "family room", "suite": "suite",
           "accessible": "accessible room"}
 HORIZON = 9  # days of inventory the books hold from the start date
-# What a guest may need a hotel to have, and how they say so when asked.
-AMENITIES = {"parking": "I'm driving in, so the hotel needs parking for my car.",
-             "gym": "I train every morning before the sessions, so the hotel needs a gym.",
-             "pool": "I swim every morning; the hotel needs a pool.",
-             "pets": "My dog travels with me, so the hotel has to accept pets.",
-             "spa": "I'm recovering from a back injury and need the hotel's spa for my treatments."}
+# What a guest may need a hotel to have, and how they say so when asked: one shape of sentence, so that which need
+# was drawn shows in its own words only.
+AMENITIES = {"parking": "I am driving in, so the hotel needs parking.",
+             "gym": "I train before the sessions, so the hotel needs a gym.",
+             "pool": "I swim every day, so the hotel needs a pool.",
+             "pets": "My dog travels with me, so the hotel needs to accept pets.",
+             "spa": "I am recovering from an injury, so the hotel needs a spa."}
 # The words that bring out a withheld amenity: how a guest asked about their needs naturally puts it.
 AMENITY_WORDS = ("requirement", "require", "need", "needs", "amenity", "amenities", "facility", "facilities", "prefer",
                  "preference")
@@ -324,6 +326,7 @@ class Request:
     meeting: str = ""
     capacity: int = 1
     progress: str = "booked"  # with extras: the milestone before the goal (booked, arrival or seat)
+    extra: str = ""  # the query's words asking for the extras (the arrival, the shuttle, the meeting room)
     kept: str = ""  # impossible: the hotel where the plan's own booking, made before the change, may stay
     impossible: Impossibility | None = None
     wanted: str = ""  # the alternative hotel the guest's withheld need picks
@@ -428,6 +431,12 @@ class Request:
         """How the user names the reach they need: ``within 25 minutes of the Congress Centre (VEN-123)``."""
         return f"within {self.max_minutes} minutes of the {self.city.name(self.venue)} ({self.venue})"
 
+    @property
+    def reach(self) -> str:
+        """The reach as the guest insists on it, by the venue's id: ``within 25 minutes of VEN-123`` (a drawn name in
+        every answer to a proposed change would be noise that tells instances apart)."""
+        return f"within {self.max_minutes} minutes of {self.venue}"
+
     def stay_text(self) -> str:
         return f"{rooms(self.kind, self.count)} for {self.nights} nights from {self.check_in}"
 
@@ -449,54 +458,62 @@ class Request:
         return self.wanted
 
     def ask_amenity(self, why: str) -> Call:
-        """The oracle's question for the withheld need, before it books another hotel."""
-        return self.tell(f"{why} A few other hotels within reach have the room; you said you have a requirement "
+        """The oracle's question for the withheld need, before it books another hotel (in words that propose no
+        change of plan, which the guest would answer with their hard constraints)."""
+        return self.tell(f"{why} A few hotels within reach still have the room; you said you have a requirement "
                          "about the facilities: what do you need the hotel to have?")
 
     # checks
     def goal(self, wanted: str = "") -> list[Check]:
         """The request met (at ``wanted``, when given: the hotel the guest's withheld need picks; the gate reads
-        the request as the tools show it)."""
+        the request as the tools show it). Each check quotes where the query states its rule."""
         pred, plain = self.city.author.pred, self.spec()
         spec = {**plain, "hotel": wanted} if wanted else plain
         what = f"{self.count} {self.kind} room(s) {self.where}" + (f" at {wanted}, which has what the guest needs"
                                                                    if wanted else "")
         booked = Check(name="booked", description=f"{self.guest} holds {what}, all at one open hotel",
-                       holds=pred.booked(request=spec))
+                       holds=pred.booked(request=spec), stated=self.where)
         if not (self.arrival or self.shuttle_by or self.meeting):
             checks = [Check(name="secured", description=f"{self.guest} holds or has booked {what}, all at one open "
-                            "hotel, at a price the card covers", holds=pred.secured(request=spec)), booked]
+                            "hotel, at a price the card covers", holds=pred.secured(request=spec), stated=self.where),
+                      booked]
         else:  # a step on the way that a recovery never takes back, then everything asked for
             step = {"booked": booked,
                     "arrival": Check(name="arrival_current", description="a booked stay records the guest's arrival "
-                                     "as it is now", holds=pred.arrival_current(request=spec)),
+                                     "as it is now", holds=pred.arrival_current(request=spec), stated=self.extra),
                     "seat": Check(name="seat_in_time", description=f"the guest has a shuttle seat reaching the venue "
-                                  f"by {self.shuttle_by}", holds=pred.seat_in_time(request=spec))}[self.progress]
+                                  f"by {self.shuttle_by}", holds=pred.seat_in_time(request=spec),
+                                  stated=self.extra)}[self.progress]
             checks = [step, Check(name="arranged", description="the arrival, shuttle or meeting room asked for works "
-                                  "out with the booked hotel", holds=pred.arranged(request=spec))]
+                                  "out with the booked hotel", holds=pred.arranged(request=spec), stated=self.extra)]
         checks.append(Check(name="only_as_asked", gate=True, description="every confirmed reservation of the guest "
-                            "serves the request within the card limit, and there is no extra one",
-                            holds=pred.only_as_asked(request=plain)))
+                            "serves the request within the card limit, and there is no extra one (nor an extra "
+                            "meeting room or shuttle seat)",
+                            holds=pred.only_as_asked(request=plain), stated=RULE))
         return checks
 
     def checklist(self, trigger: str) -> list[Check]:
-        """The feasible task's checklist: the change read, then the goal's milestones, each counted only once the
-        change was read (a policy that rebooks without looking earns nothing), and the goal's gates as they are."""
+        """The feasible task's checklist: the goal's milestones, each counted once the agent met the change (a
+        result it got showed what ``trigger`` changed) and acted after it (a write of its own went through), or
+        when the whole request holds regardless (a booking the change never touched); the goal's gates as they
+        are. Reading the change without acting on it earns nothing, and neither does a stale plan carried on
+        blindly."""
         pred = self.city.author.pred
-        seen = pred.noticed(trigger=trigger)
-        out = [Check(name="noticed_change", description=f"after {trigger} fired, the agent read what it changed",
-                     holds=seen)]
         goal = self.goal(self.wanted)
+        milestones = [c.holds for c in goal if not c.gate]
+        reacted = pred.all_of(preds=[pred.noticed(trigger=trigger), pred.acted_on(trigger=trigger)])
+        met = pred.any_of(preds=[reacted, pred.all_of(preds=milestones)])
+        out = []
         if self.wanted:  # asking earns nothing until the answer is acted on: a question is no recovery
             out.append(Check(name="asked_amenity", description="the agent asked the guest what the hotel must have "
-                             "before confirming another one, and booked the hotel that has it",
+                             "before confirming another one, and booked the hotel that has it", stated=CONSULT.strip(),
                              holds=pred.all_of(preds=[pred.asked_user(about=self.withheld.keywords,
-                                                                      before="confirm_reservation"),
-                                                      [c for c in goal if not c.gate][-1].holds])))
+                                                                      before="confirm_reservation"), milestones[-1]])))
         for check in goal:
             if not check.gate:
-                check = Check(name=check.name, description=f"{check.description} (once {trigger} was read)",
-                              holds=pred.all_of(preds=[seen, check.holds]))
+                check = check.model_copy(update={"description": f"{check.description} (once {trigger} was met, or "
+                                                                "with the whole request met regardless)",
+                                                 "holds": pred.all_of(preds=[met, check.holds])})
             out.append(check)
         return out
 
@@ -507,12 +524,16 @@ class Request:
         return Impossibility(changed_by=changed_by, blocking_facts=facts, forbidden=[
             Check(name="no_wrong_booking", gate=True, description=f"no stay was confirmed for {self.guest} anyway",
                   holds=pred.no_new_booking(guest=self.guest, existing=existing, hotel=self.kept,
-                                           kept=self.count if self.kept else 0))])
+                                           kept=self.count if self.kept else 0), stated=RULE)])
 
 
 def make_task(req: Request, query: str, triggers: list[Trigger], nominal: Plan | list[Call], oracle: list[Call],
-              persona: str, answers: dict[tuple, str] | None = None, insist: str = "") -> Task:
-    """Assemble the task; it is impossible once the oracle went through :meth:`Request.refuse`."""
+              persona: str, answers: dict[tuple, str] | None = None, insist: str = "",
+              alternatives: list[list[Call]] = ()) -> Task:
+    """Assemble the task; it is impossible once the oracle went through :meth:`Request.refuse`. ``insist``: the
+    guest's hard constraints, their answer to any proposed change of plan at every level alike (so it never tells
+    whether the request can be met); ``alternatives``: the other complete solutions (another equivalent hotel,
+    room type, shuttle or meeting room taken at the first decision)."""
     city, author = req.city, req.city.author
     # Before it answers, the oracle double-checks a drawn one to three of: the guest's reservations, the profile, the
     # hotel asked for and its availability. Real agents differ in this; every timing the story measured comes first.
@@ -532,10 +553,11 @@ def make_task(req: Request, query: str, triggers: list[Trigger], nominal: Plan |
                      f"{req.nights} nights", f"venue {req.venue}"],
         clarifications=[Answer(keywords=list(words), text=text) for words, text in replies_by_topic.items()],
         withheld=[req.withheld] if req.withheld else [],
-        insist=insist or None if req.impossible else None,
+        insist=insist or None,
         fallback="Everything I know is in my request; please handle the booking as asked.")
     plan = nominal.calls if isinstance(nominal, Plan) else list(nominal)
     return Task(query=query, profile=profile, start_time=format_time(city.start), initial_state=city.state,
                 triggers=triggers, checklist=req.checklist(triggers[0].name) if req.impossible is None else [],
                 static_checklist=req.goal(), nominal_plan=plan, oracle=work + closing + replies,
-                solvable=req.impossible is None, impossibility=req.impossible)
+                alternatives=[list(a) for a in alternatives], solvable=req.impossible is None,
+                impossibility=req.impossible)

@@ -87,6 +87,8 @@ class HotelWorld(World):
     description = ("A hotel group's reservations desk in one city: hotels in districts joined by walking and "
                    "transit links, room types with nightly inventory, expiring rate holds, promotions with nightly "
                    "quotas, guests, arrivals and key handover, housekeeping, shuttles and meeting rooms.")
+    inert = {"reservations": {"status": ["cancelled"]}}  # a cancelled stay commits nothing
+    tallies = {"promotions": {"used"}}  # a valid promotion the agent pays with is no collateral
 
     # ----------------------------------------------------------------- helpers
 
@@ -701,11 +703,18 @@ class HotelWorld(World):
     @predicate
     def only_as_asked(self, request: dict) -> bool:
         """Every confirmed reservation of the guest serves the request within the card limit, no more than asked,
-        all at one hotel (an open hold lapses by itself)."""
-        confirmed = self._confirmed(request["guest"])
-        limit = self.guests[request["guest"]]["payment_limit"]
+        all at one hotel, and records no arrival unless the request asks for one; and the guest holds no more
+        meeting-room slots or seats on scheduled shuttles than asked (one each when asked, none otherwise; an open
+        hold lapses by itself)."""
+        guest = request["guest"]
+        confirmed = self._confirmed(guest)
+        limit = self.guests[guest]["payment_limit"]
+        slots = sum(list(room["slots"].values()).count(guest) for room in self.meeting_rooms.values())
+        seats = sum(guest in s["riders"] and s["status"] == "scheduled" for s in self.shuttles.values())
         return (len(confirmed) <= request.get("count", 1) and len({r["hotel"] for r in confirmed}) <= 1
-                and all(self._serves(r, request) and r["price"] <= limit for r in confirmed))
+                and all(self._serves(r, request) and r["price"] <= limit
+                        and (request.get("arrival") or r.get("arrival") is None) for r in confirmed)
+                and slots <= bool(request.get("meeting")) and seats <= bool(request.get("shuttle_by")))
 
     @predicate
     def no_new_booking(self, guest: str, existing: list, hotel: str = "", kept: int = 0) -> bool:
@@ -726,29 +735,50 @@ class HotelWorld(World):
         return any(hotel in ("", r["hotel"]) for r in self._confirmed(guest))
 
     @predicate
-    def hold_lapsed(self, guest: str, room_type: str) -> bool:
-        """A hold of the guest on ``room_type`` has lapsed."""
-        return any(r["guest"] == guest and r["room_type"] == room_type and live_status(r, self.clock.now) == "expired"
+    def hold_lapsed(self, guest: str) -> bool:
+        """A hold of the guest has lapsed."""
+        return any(r["guest"] == guest and live_status(r, self.clock.now) == "expired"
                    for r in self.reservations.values())
 
     @predicate
-    def riding(self, guest: str, hotel: str) -> bool:
-        """The guest has a seat on a shuttle of ``hotel``."""
-        return any(s["hotel"] == hotel and guest in s["riders"] for s in self.shuttles.values())
+    def has_meeting(self, guest: str, hotel: str) -> bool:
+        """The guest holds a meeting-room slot at ``hotel``."""
+        return any(room["hotel"] == hotel and guest in room["slots"].values() for room in self.meeting_rooms.values())
+
+    @predicate
+    def riding(self, guest: str, hotel: str = "") -> bool:
+        """The guest has a seat on a shuttle (of ``hotel``, when given)."""
+        return any(hotel in ("", s["hotel"]) and guest in s["riders"] for s in self.shuttles.values())
 
     @predicate
     def call_argument(self, name: str, value: Any, ctx) -> bool:
         """The call being made passes ``value`` as ``name``."""
         return ctx is not None and ctx.arguments.get(name) == value
 
+    # The operations act on what the guest committed (their hold, stay or seat), not on ids fixed in advance: every
+    # way of carrying out a request meets the change, whichever equivalent hotel, room type or shuttle it chose.
+
+    def _live_of(self, guest: str, status: tuple = LIVE) -> list[dict]:
+        """The guest's reservations whose live status is one of ``status``, in id order."""
+        return [r for _, r in sorted(self.reservations.items()) if r["guest"] == guest
+                and live_status(r, self.clock.now) in status]
+
     @operation
-    def release_holds(self, hotel: str, minutes: int, notice: str) -> None:
-        """The rate desk releases the open holds at ``hotel`` (they lapse as of when they were placed) and new
-        ones last ``minutes``."""
-        self.hotels[hotel].update(hold_minutes=minutes, notice=notice)
-        for r in self.reservations.values():
-            if r["hotel"] == hotel and live_status(r, self.clock.now) == "held":
-                r["expires_at"] = r["held_at"]
+    def release_holds(self, guest: str, minutes: int, notice: str) -> None:
+        """The rate desk of each hotel where the guest has an open hold releases the open holds there (they lapse as
+        of when they were placed), and new ones there last ``minutes``."""
+        for hotel in {r["hotel"] for r in self._live_of(guest, ("held",))}:
+            self.hotels[hotel].update(hold_minutes=minutes, notice=notice)
+            for r in self.reservations.values():
+                if r["hotel"] == hotel and live_status(r, self.clock.now) == "held":
+                    r["expires_at"] = r["held_at"]
+
+    @operation
+    def take_lapsed(self, guest: str, keep: int = 0) -> None:
+        """Another party takes every free room but ``keep`` of each room type the guest's lapsed holds were on, for
+        those holds' nights."""
+        for r in self._live_of(guest, ("expired",)):
+            self.take_rooms(room_type=r["room_type"], nights=nights_of(r["check_in"], r["nights"]), keep=keep)
 
     @operation
     def walk_guest(self, guest: str, hotel: str, to_room_type: str, note: str) -> None:
@@ -765,3 +795,46 @@ class HotelWorld(World):
         for n in nights:
             used = self._used(room_type, n)
             self.room_types[room_type]["inventory"][n] = used + min(keep, self._free(room_type, n))
+
+    @operation
+    def close_booked(self, guest: str, hotel: str, part: str, notice: str) -> None:
+        """Maintenance closes the floor (``part="floor"``) or the wing (``"wing"``) of the rooms the guest booked at
+        ``hotel``."""
+        rooms = [self.room_types[r["room_type"]] for r in self._live_of(guest) if r["hotel"] == hotel]
+        key = "closed_floors" if part == "floor" else "closed_wings"
+        self.hotels[hotel].update({key: sorted({rt[part] for rt in rooms}), "notice": notice})
+
+    @operation
+    def cut_power(self, guest: str, notice: str, hotel_wide: bool) -> None:
+        """The power fails under the shuttles the guest rides: they are cancelled, and with ``hotel_wide`` their
+        hotel goes into outage (``notice``) and every shuttle of it is cancelled."""
+        for s in self.shuttles.values():
+            if guest in s["riders"] and s["status"] == "scheduled":
+                s["status"] = "cancelled"
+                if hotel_wide:
+                    self.hotels[s["hotel"]].update(status="outage", notice=notice)
+        self._dark_shuttles()
+
+    @operation
+    def spread_outage(self, notice: str) -> None:
+        """The outage spreads to every hotel that shares a district with a hotel in outage."""
+        dark = {h["district"] for h in self.hotels.values() if h["status"] == "outage"}
+        for h in self.hotels.values():
+            if h["district"] in dark and h["status"] == "open":
+                h.update(status="outage", notice=notice)
+        self._dark_shuttles()
+
+    def _dark_shuttles(self) -> None:
+        for s in self.shuttles.values():
+            if self.hotels[s["hotel"]]["status"] == "outage":
+                s["status"] = "cancelled"
+
+    @operation
+    def reset_quota(self, guest: str, codes: list, night: str) -> None:
+        """Revenue management resets the quota of each of ``codes`` at the hotels where the guest has a live hold
+        down to what is sold: the night of ``night`` sells out."""
+        held = {r["hotel"] for r in self._live_of(guest, ("held",))}
+        for code in codes:
+            promo = self.promotions[code]
+            if promo["hotel"] in held:
+                promo["used"][night] = promo["nightly_quota"]

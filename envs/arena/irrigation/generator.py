@@ -5,7 +5,8 @@ tracks, one field per pump house whose header junction hangs off the house by an
 bypass mains between neighbouring headers (lower max flow), three segments on the first field and two to four
 on the others, each behind its own field valve, morning and evening watering windows per segment, off-shift
 crews at some pump houses, the district allocation and a background run on the far field. :class:`Job` is the watering a story revolves around:
-its plan steps, checklist and the oracle's apology; :func:`make_task` assembles the task.
+its plan steps, checklist and the oracle's apology; :func:`make_task` assembles the task and lists the other
+solutions the farm offers (:func:`alternatives`).
 """
 
 from __future__ import annotations
@@ -13,10 +14,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+import itertools
+import json
+
 from sttgym.authoring import Author, Plan
 from sttgym.checklist import Check
 from sttgym.clock import format_time
-from sttgym.envs.arena.irrigation.world import run_minutes
+from sttgym.envs.arena.irrigation.world import IrrigationWorld, run_minutes
+from sttgym.footprint import RULE
 from sttgym.judge import Impossibility
 from sttgym.task import Call, Ref, Task
 from sttgym.triggers import Observable, Trigger
@@ -35,6 +40,22 @@ _SEEDLINGS = ["lettuce seedlings", "tomato transplants", "onion sets", "cabbage 
 _PEOPLE = ["Ana Ruiz", "Ben Carter", "Chloe Martin", "Dmitri Petrov", "Esi Mensah", "Farid Khan", "Greta Lund",
            "Hugo Alves", "Ines Costa", "Jamal Wright", "Keiko Sato", "Lars Holm", "Maya Patel", "Nils Berg"]
 _STATIONS = ["Lower", "Upper", "Riverside", "Hilltop", "Well", "Canal", "Weir", "Spring", "Bore", "Dam"]
+_WATERS = ["river", "borehole", "reservoir"]  # where each pump house draws from, one each
+
+
+def told(phrase: str) -> str:
+    """``phrase``, which must be words of what every agent reads first (the world description, the tools and the
+    engine's collateral rule): the ``stated`` quote of the checks that enforce it."""
+    shown = f"{IrrigationWorld.description} {IrrigationWorld.open_valve.__doc__} {RULE}"
+    assert phrase.lower() in " ".join(shown.lower().split()), phrase
+    return phrase
+
+
+WATERED = told("valid scheduled runs deliver its whole need inside its allowed windows")
+NEED = told("no block may be scheduled more than its need")
+FLOOD = told("opening one by hand floods its block")
+GIVE_UP = told("leave no run scheduled for it and tell the manager why")
+UNWIND = told("cancel or release anything you set up that the final plan does not use")
 
 
 def run_ref(step: str) -> Ref:
@@ -100,18 +121,15 @@ class Farm:
     def sets(self, *path: str, **fields) -> list:
         return [self.set(*path, k, value=v) for k, v in fields.items()]
 
-    def trigger(self, name: str, description: str, when, effect: list, shown: tuple, activation: tuple = (),
-                also: tuple = ()) -> Trigger:
+    def trigger(self, name: str, description: str, when, effect: list, shown: tuple, activation: tuple = ()) -> Trigger:
         return self.author.check_trigger(Trigger(
             name=name, description=description, when=when, effect=effect, activation=list(activation),
-            timing="after", observable=Observable(tool=shown[0], args=shown[1]),
-            also_observable=[Observable(tool=t, args=x) for t, x in also]))
+            timing="after", observable=Observable(tool=shown[0], args=shown[1])))
 
-    def on_write(self, name: str, description: str, tool: str, effect: list, shown: tuple, when=None,
-                 also: tuple = ()) -> Trigger:
+    def on_write(self, name: str, description: str, tool: str, effect: list, shown: tuple, when=None) -> Trigger:
         """A change set off by the agent's ``tool`` write (once ``when`` holds; by default at once)."""
         when = when or self.author.pred.all_of(preds=[])
-        return self.trigger(name, description, when, effect, shown, activation=(tool,), also=also)
+        return self.trigger(name, description, when, effect, shown, activation=(tool,))
 
     def cascade(self, name: str, description: str, path: list, value, effect: list, shown: tuple) -> Trigger:
         """A change that follows once an earlier one left ``path`` at ``value``."""
@@ -160,10 +178,10 @@ def new_farm(author: Author, start: datetime | None = None, background: bool = T
                            "default_limit": 100 * a.integer(15, 30),
                            "notice": "district allocation: daily quota in m3, resets at 00:00"}
     farm = Farm(a, state, start, day)
-    names = a.pick(_STATIONS, 3)
+    names, waters = a.pick(_STATIONS, 3), [_WATERS[int(i)] for i in a.rng.permutation(3)]
     for i, (name, fname) in enumerate(zip(names, a.pick(_FIELDS, 3))):
         h = f"PH-{a.serial(10, 99)}"
-        state["pumphouses"][h] = {"name": f"{name} pump house", "notice": ""}
+        state["pumphouses"][h] = {"name": f"{name} pump house", "water": f"{waters[i]} water", "notice": ""}
         p = f"P-{a.serial(100, 999)}"
         state["pumps"][p] = {"name": f"{name} pump", "house": h, "capacity": 10 * a.integer(14, 20), "status": "ready",
                              "note": ""}
@@ -251,19 +269,26 @@ class Job:
         return self.call.chat_with_user(message=message)
 
     def choose_source(self, pumps: list[str]) -> str:
-        """Draw the pump, among ``pumps`` (each able to feed the block), whose water the manager accepts for the
-        crop: a fact no tool shows, told only to a question about the pump house."""
+        """Draw the pump, among ``pumps`` (each able to feed the block, each house drawing other water), whose water
+        the manager accepts for the crop. The requirement, the water the crop may get, is told only to a question
+        about the pump house; the pump listing shows each house's water."""
         st = self.farm.state
         self.source = draw(self.farm.author, pumps)
-        house = st["pumphouses"][st["pumps"][self.source]["house"]]["name"]
+        water = st["pumphouses"][st["pumps"][self.source]["house"]]["water"]
         self.withheld = Answer(keywords=["pump", "pumps", "house", "station", "source"], text=(
-            f"If it has to be another pump house, take {house} (pump {self.source}): the water of the other one "
-            f"is too hard for {self.record['crop']} on drip lines."))
+            f"If it has to be fed from another pump house, it must be one that pumps {water}: any other water "
+            f"clogs the drip lines of the {self.record['crop']}."))
         return self.source
 
+    def insist(self, when: str, any_pump: bool = True) -> str:
+        """The manager's hard constraint, their answer to any proposed change of plan, worded alike at every level
+        of a conflict (so it never tells whether the block can be watered): the block's whole need ``when``, inside
+        an allowed window, by any path, flow or start (and pump, unless the story lets the manager choose it)."""
+        return (f"{self.seg} needs its {self.need} m3 {when}, inside an allowed watering window; any "
+                f"{'pump, ' if any_pump else ''}path, flow or start that does that will do.")
+
     def ask_source(self) -> Call:
-        return self.tell(f"Pump {self.pump} cannot water {self.seg} as planned. Which pump house should feed it "
-                         "instead?")
+        return self.tell(f"Pump {self.pump} cannot water {self.seg} as planned. Which pump house may feed it?")
 
     # writes
     def feed_from(self, pump: str) -> list[Call]:
@@ -290,9 +315,9 @@ class Job:
         pred = self.farm.author.pred
         self.impossible = Impossibility(changed_by=changed_by, blocking_facts=facts, forbidden=[
             Check(name="no_run", gate=True, description=f"no run was left scheduled for {self.seg} anyway",
-                  holds=pred.no_run(segment_id=self.seg)),
+                  holds=pred.no_run(segment_id=self.seg), stated=GIVE_UP),
             Check(name="no_field_flooded", gate=True, description="no field valve was opened by hand",
-                  holds=pred.no_field_flooded())])
+                  holds=pred.no_field_flooded(), stated=FLOOD)])
         return [self.tell(f"I'm sorry, {message}")]
 
     # checks
@@ -301,40 +326,44 @@ class Job:
         out = []
         for s in segs or [self.seg]:
             out += [Check(name=f"watered_{s}", description=f"valid runs deliver the whole need of {s} inside "
-                          "its allowed windows", holds=pred.watered(segment_id=s)),
+                          "its allowed windows", holds=pred.watered(segment_id=s), stated=WATERED),
                     Check(name=f"not_overwatered_{s}", gate=True, description=f"{s} gets no more than its need",
-                          holds=pred.not_overwatered(segment_id=s))]
+                          holds=pred.not_overwatered(segment_id=s), stated=NEED)]
         out.append(Check(name="no_field_flooded", gate=True, description="no field valve was opened by hand",
-                         holds=pred.no_field_flooded()))
+                         holds=pred.no_field_flooded(), stated=FLOOD))
         return out
 
     def checklist(self, trigger: str, segs: list[str] = (), kept: tuple = ()) -> list[Check]:
-        """Milestones counted once the change was noticed; a segment's water must come (in part) from a run
-        scheduled after the change, except for the ``kept`` segments whose earlier run survives it."""
+        """Milestones counted once the change was shown (by any read, listing or refused write): per block, every
+        run left for it valid (and it has one: a block whose run was refused, or cancelled and not replaced, earns
+        nothing), then its water coming (in part) from a run scheduled after the change. The ``kept`` blocks, whose
+        earlier run survives the change, are gates instead: staying watered is no recovery, only not breaking it."""
         pred = self.farm.author.pred
         saw = pred.noticed(trigger=trigger)
-        out = [Check(name="noticed_change", description=f"the agent read what {trigger} changed, after it did",
-                     holds=saw)]
-        for s in segs or [self.seg]:
-            out.append(Check(name=f"no_blocked_run_{s}", description=f"no stale, blocked run is left for {s}, "
-                             f"after noticing {trigger}", holds=pred.all_of(preds=[saw, pred.no_blocked_run(
-                                 segment_id=s)])))
+        redo = [s for s in segs or [self.seg] if s not in kept]
+        out = [Check(name=f"no_blocked_run_{s}", description=f"once {trigger} was shown, every run left for {s} is "
+                     "valid (the stale one cancelled or replaced), and it has one", stated=UNWIND,
+                     holds=pred.all_of(preds=[saw, pred.has_run(segment_id=s), pred.no_blocked_run(segment_id=s)]))
+               for s in redo]
         if self.withheld:
             out.append(Check(name="asked_source", description="after noticing the change, the agent asked the "
                              "manager which pump house may feed the block before scheduling it elsewhere",
+                             stated=CONSULT[CONSULT.index("check"):CONSULT.index(":")],
                              holds=pred.all_of(preds=[saw, pred.asked_user(about=self.withheld.keywords,
                                                                            before="schedule_run")])))
         source = {"pump_id": self.source} if self.source else {}  # other stories' checks stay as they were
         for c in self.goal(segs):
+            s = c.name.split("_", 1)[1]
             if c.gate:
                 out.append(c)
+            elif s in kept:
+                out.append(c.model_copy(update={"gate": True, "description": f"{c.description} (its earlier run "
+                                                "survives the change)"}))
             else:
-                s = c.name.split("_", 1)[1]
                 out.append(c.model_copy(update={
                     "description": f"{c.description}, with a run scheduled after {trigger}"
                                    + (f" from {self.source}" if self.source else ""),
-                    "holds": pred.all_of(preds=[saw, pred.watered(segment_id=s) if s in kept else
-                                                pred.watered_since(segment_id=s, trigger=trigger, **source)])}))
+                    "holds": pred.all_of(preds=[saw, pred.watered_since(segment_id=s, trigger=trigger, **source)])}))
         return out
 
 
@@ -342,7 +371,8 @@ def make_task(job: Job, query: str, triggers: list[Trigger], nominal: Plan | lis
               persona: str, answers: dict[tuple, str] | None = None, insist: str = "",
               segs: list[str] = (), kept: tuple = ()) -> Task:
     """Assemble the task; impossible when the oracle ends in :meth:`Job.refuse`. Before signing off the oracle
-    re-reads two drawn records, as operators do, so its call sequence differs between seeds."""
+    re-reads two drawn records, as operators do, so its call sequence differs between seeds. The manager insists on
+    ``insist`` (their hard constraint, worded alike at every level) whenever a change of plan is proposed."""
     farm, impossible, answers = job.farm, job.impossible, dict(answers or {})
     nominal = nominal.calls if isinstance(nominal, Plan) else nominal
     a = farm.author
@@ -355,20 +385,55 @@ def make_task(job: Job, query: str, triggers: list[Trigger], nominal: Plan | lis
         said -= 1
     oracle = oracle[:said] + extra + oracle[said:]
     answers.setdefault(("pump", "flow", "valve", "path", "later", "split", "other"),
-                       f"Any {'' if job.withheld else 'pump, '}path, flow or start is fine, split into several "
-                       "runs if need be, as long as the block gets its full volume inside an allowed watering "
-                       "window today.")
+                       f"Any {'' if job.withheld else 'pump, '}path, flow or start is fine, as long as the block gets "
+                       "its full volume inside an allowed watering window today.")
     profile = UserProfile(
         persona=f"farm manager, {persona}",
         known_facts=[f"segment {job.seg}", f"{job.need} m3", f"pump {job.pump}", f"start {job.start}"],
         clarifications=[Answer(keywords=list(k), text=t) for k, t in answers.items()],
         withheld=[job.withheld] if job.withheld else [],
-        insist=(insist or None) if impossible else None,
+        insist=insist or None,
         fallback="Everything I know is in my request; please get the block watered as asked.")
+    checklist = [] if impossible else job.checklist(triggers[0].name, segs, kept)
     return Task(query=query, profile=profile, start_time=iso(farm.start), initial_state=farm.state,
-                triggers=triggers, checklist=[] if impossible else job.checklist(triggers[0].name, segs, kept),
-                static_checklist=job.goal(segs), nominal_plan=nominal, oracle=oracle,
+                triggers=triggers, checklist=checklist, static_checklist=job.goal(segs), nominal_plan=nominal,
+                oracle=oracle, alternatives=[] if impossible else alternatives(farm, oracle, nominal, triggers,
+                                                                               checklist),
                 solvable=impossible is None, impossibility=impossible)
+
+
+def alternatives(farm: Farm, oracle: list[Call], nominal: list[Call], triggers: list[Trigger],
+                 checks: list[Check]) -> list[list[Call]]:
+    """The other complete solutions the farm offers: the oracle's recovery with each block it schedules fed from
+    each pump (at the run's own start and volume, its flow cut to what the new path carries), the closed mains and
+    bypasses on those paths opened; as_is where a dry run makes every write and meets every check but the question
+    (a dry run does not talk to the manager; the oracle's question stays in), one per final state."""
+    stale = next((i for i, (x, y) in enumerate(zip(oracle, nominal)) if x != y), min(len(oracle), len(nominal)))
+    recovery = oracle[stale:]
+    as_is = oracle[:stale] + [c for c in recovery if c.name not in ("open_valve", "schedule_run")]
+    runs = [c for c in recovery if c.name == "schedule_run"]
+    base = farm.run(as_is, triggers, strict=False).world
+    judged = [c.holds for c in checks if c.name != "asked_source"]
+    finals, out = {json.dumps(farm.run(oracle, triggers, strict=False).state, sort_keys=True)}, []
+    for pumps in itertools.product(sorted(base.pumps), repeat=len(runs)):
+        opens, schedules = [], []
+        for run, pump in zip(runs, pumps):
+            path = base.get_network_path(pump, run.arguments["segment_id"])["data"]
+            if not path["reachable"]:
+                break
+            opens += [v["valve_id"] for v in path["valves"] if v["kind"] != "field" and v["status"] == "closed"
+                      and v["valve_id"] not in opens]
+            flow = min(run.arguments["flow_m3h"], path["max_flow"])
+            schedules.append(run.model_copy(update={"arguments": {**run.arguments, "pump_id": pump, "flow_m3h": flow}}))
+        else:
+            plan = as_is + [farm.author.call.open_valve(valve_id=v) for v in opens] + schedules
+            dry = farm.run(plan, triggers, strict=False)
+            final = json.dumps(dry.state, sort_keys=True)
+            if final not in finals and all(r.get("success") for r in dry.results[len(as_is):]) \
+                    and all(dry.world.holds(holds, log=dry.firing.log) for holds in judged):
+                finals.add(final)
+                out.append(plan)
+    return out
 
 
 def new_job(farm: Farm, i: int = 0, k: int = 0, flow: int = 0, start: str = "") -> Job:

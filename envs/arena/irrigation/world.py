@@ -2,7 +2,8 @@
 
 State containers (JSON-like dicts keyed by id):
 
-- ``pumphouses``: ``{name, notice}``: the pump stations; they are nodes of the pipe network and of the farm tracks.
+- ``pumphouses``: ``{name, water, notice}``: the pump stations (``water``: soft or hard, from their source); they are
+  nodes of the pipe network and of the farm tracks.
 - ``pumps``: ``{name, house, capacity, status: ready|failed|reassigned|offline, note}``; ``capacity`` in m3/h is
   shared by every run overlapping in time.
 - ``junctions``: ``{name}``: field headers, nodes of the pipe network.
@@ -65,9 +66,15 @@ class IrrigationWorld(World):
     """Tools of a farm's irrigation control system; see the module docstring."""
 
     domain = "Irrigation"
+    # The rules every check of the domain enforces, told to every agent (checks quote them in ``stated``).
     description = ("A farm irrigation control system: field segments with water needs and allowed watering windows, "
                    "a pipe network of valves from pump houses, pumps with capacity, scheduled runs, the district's "
-                   "daily water quota, and maintenance crews travelling between pump houses.")
+                   "daily water quota, and maintenance crews travelling between pump houses. A block is watered when "
+                   "valid scheduled runs deliver its whole need inside its allowed windows, and no block may be "
+                   "scheduled more than its need. Field valves are opened and closed by the controller during runs: "
+                   "opening one by hand floods its block. If a block cannot be watered as asked, leave no run "
+                   "scheduled for it and tell the manager why.")
+    inert = {"runs": {"status": ["cancelled"]}}  # a cancelled run holds no pump, valve or quota
 
     # ----------------------------------------------------------------- helpers
 
@@ -329,7 +336,8 @@ class IrrigationWorld(World):
 
     @tool(mutates=True, cost=2)
     def open_valve(self, valve_id: str) -> dict:
-        """Open a closed valve (a faulty, locked or under-repair valve cannot be opened from here).
+        """Open a closed main or bypass valve (a faulty, locked or under-repair valve cannot be opened from here).
+        Field valves are the controller's: opening one by hand floods its block.
 
         Args:
             valve_id: The valve to open.
@@ -428,7 +436,8 @@ class IrrigationWorld(World):
 
     @tool(mutates=True, cost=2)
     def cancel_run(self, run_id: str) -> dict:
-        """Cancel a scheduled run; its pump capacity, valve flow and quota are freed.
+        """Cancel a scheduled run; its pump capacity, valve flow and quota are freed. The farm office's priority
+        runs are its own: they cannot be cancelled from here.
 
         Args:
             run_id: The run to cancel.
@@ -438,6 +447,8 @@ class IrrigationWorld(World):
             return fail(f"no run {run_id!r}")
         if run["status"] != "scheduled":
             return fail(f"run {run_id} is {run['status']}")
+        if run.get("priority"):
+            return fail(f"run {run_id} is a priority run of the farm office: only the office can cancel it")
         run.update(status="cancelled", note=f"cancelled at {self.now}")
         return ok(message=f"{run_id} cancelled")
 

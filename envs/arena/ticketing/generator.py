@@ -17,14 +17,16 @@ from datetime import datetime, timedelta
 from sttgym.authoring import Author, Plan
 from sttgym.checklist import Check
 from sttgym.clock import floor_to, format_time, hhmm, shift
+from sttgym.envs.arena.ticketing.world import reach_time
+from sttgym.footprint import RULE
 from sttgym.geo import shortest_route
 from sttgym.judge import Impossibility
 from sttgym.task import Call, Ref, Task
 from sttgym.triggers import Observable, Trigger
 from sttgym.user import Answer, UserProfile
 
-__all__ = ["CONSULT", "Author", "Plan", "Task", "City", "Request", "new_city", "leave_by", "hold_id", "order_id", "one",
-           "intro", "make_task"]
+__all__ = ["CONSULT", "ENTRY", "Author", "Plan", "Task", "City", "Request", "new_city", "leave_by", "hold_id",
+           "order_id", "one", "intro", "make_task"]
 
 _PERFORMERS = ["Velvet Harbour", "The Lantern Choir", "Mira Solano", "Northbound Static", "Ada Quartet",
                "Juniper Kite", "Sable & Finch", "Orla Byrne", "The Copper Tides", "Kasimir Trio", "Luna Verde",
@@ -41,16 +43,18 @@ _PEOPLE = ["Dana Whitfield", "Omar Haddad", "Lena Fischer", "Kenji Watanabe", "P
            "Hana Kobayashi", "Felix Moreau", "Ines Duarte", "Arjun Mehta"]
 _SECTIONS = ["Stalls", "Circle", "Balcony", "Floor", "Tier", "Terrace", "Gallery", "Box"]
 _ROWS = "ABCDEFGH"
-# What a group may need its section to have, and how the customer says so when asked.
-FEATURES = {"covered": "Rain is forecast and my friend is just over a cold, so the section has to be covered.",
+# What a group may need its section to have, and how the customer says so when asked: one shape of sentence, so that
+# which need was drawn shows in its own words only.
+FEATURES = {"covered": "Rain is forecast, so the section needs to be covered.",
             "hearing_loop": "My mother wears hearing aids, so the section needs a hearing loop.",
-            "near_exit": "One of us panics in crowds, so we need a section near an exit.",
-            "standing": "We want to dance, so the section has to allow standing.",
-            "legroom": "My partner is very tall and needs a section with extra legroom."}
+            "near_exit": "One of us panics in crowds, so the section needs to be near an exit.",
+            "standing": "We want to dance, so the section needs to allow standing.",
+            "legroom": "My partner is very tall, so the section needs extra legroom."}
 # The words that bring out a withheld feature: how a customer asked about their needs naturally puts it.
 FEATURE_WORDS = ("requirement", "require", "need", "needs", "prefer", "preference", "feature", "features",
                  "facilities")
 CONSULT = " If the seats have to move to another section, ask me first: I have a requirement about the section."
+ENTRY = "book our entry slot at the section's gate"  # how every request with an entry slot asks for it
 
 
 def hold_id(step: str) -> Ref:
@@ -174,12 +178,11 @@ class City:
 
     # ------------------------------------------------------------- triggers
     def trigger(self, name: str, description: str, when, effect: list, shown: tuple, activation: tuple = (),
-                timing: str = "after", also: tuple = ()) -> Trigger:
-        """A trigger; ``shown``/``also``: the reads that reveal it, as ``(tool, args)``."""
+                timing: str = "after") -> Trigger:
+        """A trigger; ``shown``: the read that reveals it, as ``(tool, args)``."""
         return self.author.check_trigger(Trigger(
             name=name, description=description, when=when, effect=effect, activation=list(activation),
-            timing=timing, observable=Observable(tool=shown[0], args=shown[1]),
-            also_observable=[Observable(tool=t, args=x) for t, x in also]))
+            timing=timing, observable=Observable(tool=shown[0], args=shown[1])))
 
     def set(self, *path: str, value) -> object:
         return self.author.op.set_field(path=list(path), value=value)
@@ -188,13 +191,12 @@ class City:
         return [self.set(container, ident, k, value=v) for k, v in fields.items()]
 
     def on(self, tool: str, name: str, description: str, effect: list, shown: tuple, when=None,
-           timing: str = "after", also: tuple = ()) -> Trigger:
+           timing: str = "after") -> Trigger:
         """A change the customer's write ``tool`` sets off (``when``: by default the customer has a live hold after a
         hold, a paid order after a purchase)."""
         pred = self.author.pred
         default = pred.has_order(customer=self.user) if tool == "purchase" else pred.has_hold(customer=self.user)
-        return self.trigger(name, description, when or default, effect, shown, activation=(tool,), timing=timing,
-                            also=also)
+        return self.trigger(name, description, when or default, effect, shown, activation=(tool,), timing=timing)
 
     def cascade(self, name: str, description: str, path: list, value, effect: list, shown: tuple) -> Trigger:
         """A change that follows once an earlier one left ``path`` at ``value`` (the hard levels' second wave)."""
@@ -295,6 +297,8 @@ class Request:
     impossible: Impossibility | None = None
     feature: str = ""  # what the section must have, told only when asked (the alternative it picks)
     withheld: Answer | None = None
+    named: str = ""  # with a feature: the section the query names, which has every feature
+    how: str = "as mobile tickets"  # the query's words for how the tickets reach the customer
 
     def __post_init__(self):
         self.events = self.events or [self.city.event]
@@ -304,8 +308,17 @@ class Request:
         return self.city.user
 
     def spec(self) -> dict:
+        """The request as checks read it: a customer with a smartphone asked for mobile tickets, one without for
+        paper ones, collected at will-call or couriered home."""
+        phone = self.city.state["customers"][self.customer]["smartphone"]
         return {"customer": self.customer, "events": list(self.events), "count": self.count,
-                "accessible": self.accessible, "entry": self.entry}
+                "accessible": self.accessible, "entry": self.entry,
+                "deliveries": ["mobile"] if phone else ["will_call", "courier"]}
+
+    @property
+    def seats(self) -> str:
+        """How the query asks for the seats: ``3 seats together``."""
+        return f"{self.count} {'accessible places' if self.accessible else 'seats'} together"
 
     # plan steps
     @property
@@ -372,7 +385,7 @@ class Request:
         pred, existing = self.city.author.pred, sorted(self.city.state["orders"])
         self.impossible = Impossibility(changed_by=changed_by, blocking_facts=facts, forbidden=[
             Check(name="no_order_anyway", gate=True, description=f"no paid order was left for {self.customer}",
-                  holds=pred.no_new_order(customer=self.customer, existing=existing))])
+                  holds=pred.no_new_order(customer=self.customer, existing=existing), stated=RULE)])
         return [self.tell(f"I'm sorry, {message}")]
 
     @property
@@ -390,6 +403,7 @@ class Request:
         for sid in self.city.sections:  # the show's other sections get none of the options' features
             sections[sid]["features"] = sorted(rest[int(i)] for i in a.rng.permutation(len(rest))[:a.integer(0, 2)])
         sections[asked]["features"] = names
+        self.named = asked
         for sid, feature in zip(options, drawn):
             sections[sid]["features"] = [feature]
         pick = a.integer(0, len(options) - 1)
@@ -398,54 +412,85 @@ class Request:
         return options[pick]
 
     def ask_feature(self, why: str) -> Call:
-        """The oracle's question for the withheld feature, before it buys seats elsewhere."""
-        return self.tell(f"{why} Other sections have seats together; you said you have a requirement about the "
-                         "section: what does it need to have?")
+        """The oracle's question for the withheld feature, before it buys seats elsewhere (in words that propose no
+        change of plan, which the customer would answer with their hard constraints)."""
+        return self.tell(f"{why} A few sections still have seats together; you said you have a requirement about "
+                         "the section: what does it need to have?")
 
     # checks
     def goal(self, feature: str = "") -> list[Check]:
         """The request met (in a section with ``feature``, when given; the gate reads the request as the tools
-        show it)."""
+        show it). Each check quotes where the query states its rule."""
         pred, plain = self.city.author.pred, self.spec()
         spec = {**plain, "feature": feature} if feature else plain
         what = f"{self.count} adjacent seats" + (" (accessible)" if self.accessible else "") + (
             f" in a section with {feature.replace('_', ' ')}" if feature else "")
         checks = [
             Check(name="ticketed", description=f"{self.customer} holds a paid order of {what} for the show",
-                  holds=pred.ticketed(request=spec)),
-            Check(name="delivered", description="the tickets reach the customer in time (a delivery that works)",
-                  holds=pred.delivered(request=spec))]
+                  holds=pred.ticketed(request=spec), stated=self.seats),
+            Check(name="delivered", description="the tickets reach the customer in time, the way they asked for "
+                  "them (a delivery that works)", holds=pred.delivered(request=spec), stated=self.how)]
         if self.entry:
             checks.append(Check(name="entry_booked", description="an entry slot at the section's gate that the "
-                                "customer reaches in time is booked", holds=pred.entry_booked(request=spec)))
+                                "customer reaches in time is booked", holds=pred.entry_booked(request=spec),
+                                stated=ENTRY))
         checks.append(Check(name="only_as_asked", gate=True, description="one paid order at most, for the show, "
-                            "of the seats asked, within the budget", holds=pred.only_as_asked(request=plain)))
+                            "of the seats asked, within the budget", holds=pred.only_as_asked(request=plain),
+                            stated=RULE))
         return checks
 
-    def checklist(self, trigger: str, notice_milestone: bool = True) -> list[Check]:
-        """The goal, its milestones counted only once the change was noticed (and noticing it a milestone of its
-        own, unless the stale plan itself reads what changed, so that looking without reacting earns nothing)."""
+    def checklist(self, trigger: str) -> list[Check]:
+        """The goal, its milestones counted once the agent met the change (a result it got showed what
+        ``trigger`` changed) and acted after it (a write of its own went through), or when the whole request holds
+        regardless (an order the change never touched): noticing is evidence, never credit of its own, so looking
+        without reacting earns nothing, and neither does a stale plan carried on blindly."""
         pred = self.city.author.pred
-        saw = pred.noticed(trigger=trigger)
         goal = self.goal(self.feature)
-        asked = [Check(name="asked_feature", description="the agent asked the customer what the section needs before "
-                       "buying elsewhere, and bought seats in a section that has it (a question alone is no "
-                       "recovery)", holds=pred.all_of(preds=[
-                           pred.asked_user(about=self.withheld.keywords, before="purchase"), goal[0].holds]))
-                 ] if self.feature else []
-        return [*[Check(name="noticed_change", description=f"the agent read what {trigger} changed, after it did",
-                        holds=saw)] * notice_milestone, *asked,
-                *[c if c.gate else c.model_copy(update={"description": f"{c.description}, after noticing {trigger}",
-                                                        "holds": pred.all_of(preds=[saw, c.holds])})
+        milestones = [c.holds for c in goal if not c.gate]
+        reacted = pred.all_of(preds=[pred.noticed(trigger=trigger), pred.acted_on(trigger=trigger)])
+        met = pred.any_of(preds=[reacted, pred.all_of(preds=milestones)])
+        asked = []
+        if self.feature:  # seats bought where the query asked (the change never in the way) need no question
+            consulted = pred.any_of(preds=[pred.has_order(customer=self.customer, section=self.named),
+                                           pred.asked_user(about=self.withheld.keywords, before="purchase")])
+            asked.append(Check(name="asked_feature", description="the agent asked the customer what the section "
+                               "needs before buying elsewhere (or bought the section asked for), and bought seats in "
+                               "a section that has it (a question alone is no recovery)", stated=CONSULT.strip(),
+                               holds=pred.all_of(preds=[consulted, goal[0].holds])))
+        return [*asked,
+                *[c if c.gate else c.model_copy(update={"description": f"{c.description}, once {trigger} was met "
+                                                                       "or with the whole request met regardless",
+                                                        "holds": pred.all_of(preds=[met, c.holds])})
                   for c in goal]]
+
+    def other_slots(self, oracle: list[Call], triggers: list[Trigger]) -> list[list[Call]]:
+        """The oracle with its last entry booking moved to each other slot of that gate that would do as well (the
+        customer reaches it in time, between the doors and the start, with places left): any of them is a
+        solution, so none may count as a change beyond the request."""
+        city = self.city
+        booked = [i for i, c in enumerate(oracle) if c.name == "book_entry_slot"]
+        if not self.entry or not booked:
+            return []
+        run = city.author.dry_run(city.state, format_time(city.start), oracle, triggers)
+        call, order = oracle[booked[-1]], run.results[booked[-1]]["data"]
+        state, gate = run.state, oracle[booked[-1]].arguments["gate_id"]
+        event = state["events"][order["event"]]
+        arrives = format_time(reach_time(state, state["customers"][order["customer"]], gate))
+        slots = sorted(t for t, left in state["gates"][gate]["slots"].items() if left >= self.count
+                       and max(event["doors"], arrives) <= t <= event["starts"] and t != call.arguments["slot"])
+        return [[*oracle[:booked[-1]], call.model_copy(update={"arguments": {**call.arguments, "slot": t}}),
+                 *oracle[booked[-1] + 1:]] for t in slots]
 
 
 def make_task(req: Request, query: str, triggers: list[Trigger], nominal: Plan | list[Call], oracle: list[Call],
               persona: str, answers: dict[tuple, str] | None = None, insist: str = "", noticed: str = "",
-              notice_milestone: bool = True) -> Task:
+              alternatives: list[list[Call]] = ()) -> Task:
     """The task (impossible once the oracle went through :meth:`Request.refuse`). The oracle double-checks a
     drawn few things at the end (before its refusal, when impossible), so its tool sequence varies as real
-    agents' do without moving any timing the story measured."""
+    agents' do without moving any timing the story measured. ``insist``: the customer's hard constraints, their
+    answer to any proposed change of plan at every level alike (so it never tells whether the request can be
+    met); ``alternatives``: the other complete solutions (another section the request allows, taken first); every
+    other entry slot that would do is added to them."""
     city, impossible, answers = req.city, req.impossible, answers or {}
     nominal = nominal.calls if isinstance(nominal, Plan) else nominal
     checks = [req.profile(), req.orders(), req.event(), req.venue()]
@@ -460,13 +505,14 @@ def make_task(req: Request, query: str, triggers: list[Trigger], nominal: Plan |
         known_facts=[f"customer id {city.user}", f"show {city.event}", f"{req.count} seats together"],
         clarifications=[Answer(keywords=list(k), text=t) for k, t in answers.items()],
         withheld=[req.withheld] if req.withheld else [],
-        insist=(insist or None) if impossible else None,
+        insist=insist or None,
         fallback="Everything I know is in my request; please sort out the tickets as asked.")
+    solutions = [] if impossible else [*alternatives, *req.other_slots(oracle, triggers)]
     return Task(query=query, profile=profile, start_time=format_time(city.start), initial_state=city.state,
                 triggers=triggers,
-                checklist=[] if impossible else req.checklist(noticed or triggers[0].name, notice_milestone),
-                static_checklist=req.goal(), nominal_plan=nominal, oracle=oracle, solvable=impossible is None,
-                impossibility=impossible)
+                checklist=[] if impossible else req.checklist(noticed or triggers[0].name),
+                static_checklist=req.goal(), nominal_plan=nominal, oracle=oracle, alternatives=solutions,
+                solvable=impossible is None, impossibility=impossible)
 
 
 def intro(req: Request) -> str:

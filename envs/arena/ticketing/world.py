@@ -110,6 +110,11 @@ class TicketingWorld(World):
     domain = "Ticketing"
     description = ("An event-ticketing platform: events at venues across a city joined by transit, seating "
                    "sections, expiring seat holds, promotions with quotas, orders and delivery, entry-gate slots.")
+    # What commits nothing any more: a cart let go or voided, a refunded order, a void ticket. A bought cart stays
+    # live, so the carts a plan holds on its way to an order never outnumber a solution's.
+    inert = {"carts": {"status": ["released", "void"]}, "orders": {"status": ["refunded"]},
+             "tickets": {"status": ["void"]}}
+    tallies = {"promotions": {"used"}}  # a valid promotion the agent pays with is no collateral
 
     # ----------------------------------------------------------------- helpers
 
@@ -635,8 +640,8 @@ class TicketingWorld(World):
 
     # ------------------------------------------------- predicates and operations
     # A request, as checks name it: {"customer", "events": [event ids that would do], "count",
-    # "accessible": seats must be accessible, "entry": an entry slot must be booked}, and "feature" when the
-    # section must have it.
+    # "accessible": seats must be accessible, "entry": an entry slot must be booked, "deliveries": the delivery
+    # methods the customer asked for}, and "feature" when the section must have it.
 
     def _paid(self, customer: str) -> list[dict]:
         return [o for _, o in sorted(self.orders.items()) if o["customer"] == customer and o["status"] == "paid"]
@@ -688,8 +693,10 @@ class TicketingWorld(World):
 
     @predicate
     def delivered(self, request: dict) -> bool:
-        """An order serving the request has a delivery that gets the tickets to the customer in time."""
-        return any(self._delivered(o) for o in self._serving(request))
+        """An order serving the request goes by a delivery the customer asked for (any, without ``deliveries``) and
+        gets the tickets to them in time."""
+        asked = request.get("deliveries") or ["mobile", "will_call", "courier"]
+        return any(o["delivery"] in asked and self._delivered(o) for o in self._serving(request))
 
     @predicate
     def entry_booked(self, request: dict) -> bool:

@@ -2,10 +2,11 @@
 
 :func:`new_network` draws a network from the author's generator: a hub and three or four
 warehouses in two regions, three to five stores, roads whose links (not only their minutes) are
-drawn, loading-dock slots every 45 minutes at every warehouse (some already taken), background
-SKUs in stock everywhere, background orders and a few trucks whose drivers are off shift. The
-scenario's *focus SKU* is nowhere in stock and no truck is in service until the scenario places
-them, so a scenario decides which alternatives exist (and, when impossible, that none does).
+drawn, loading-dock slots every 45 minutes at every warehouse (all free to begin with: a booking is
+an entity of its own), background SKUs in stock everywhere, background orders and a few trucks whose
+drivers are off shift. The scenario's *focus SKU* is nowhere in stock and no truck is in service
+until the scenario places them, so a scenario decides which alternatives exist (and, when
+impossible, that none does).
 
 :class:`Order` is the customer order a story revolves around: it writes the plan steps
 (:meth:`Order.nominal`, the plain reserve-book-dispatch plan; :meth:`Order.ship`, the same from
@@ -13,9 +14,11 @@ any warehouse) and the checklist every scenario shares. :class:`Network` writes 
 stories share: triggers set off by the agent's writes (:meth:`Network.on_write`) or by an earlier
 change (:meth:`Network.cascade`), field updates (:meth:`Network.set`, :meth:`Network.sets`),
 dry-run timings (:meth:`Network.time_after`, :meth:`Network.arrivals`) and the due time
-(:func:`settle_due`). :meth:`Order.refuse` writes the oracle's apology and marks the
-order impossible; :meth:`Order.ask` writes the oracle's question about a choice the user makes only
-when asked (their withheld answer, and the goal reached their way); :func:`make_task` assembles the task.
+(:func:`settle_due`). :meth:`Order.refuse` writes the oracle's apology and marks the order
+impossible; :meth:`Order.require` gives the user a requirement they tell only when asked, and
+:meth:`Order.ask` writes the oracle's question about it where it decides between workable
+alternatives (the goal then reached the way that meets it); :meth:`Order.truck_swaps` finds the
+other valid recoveries (another truck for one of the oracle's); :func:`make_task` assembles the task.
 """
 
 from __future__ import annotations
@@ -24,9 +27,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from sttgym.authoring import Author, Plan
-from sttgym.checklist import Check
+from sttgym.checklist import Check, evaluate
 from sttgym.clock import format_time
-from sttgym.envs.arena.warehouse.world import truck_roads
+from sttgym.envs.arena.warehouse.world import (BACKORDER, FULL_ON_TIME, NO_STRANDED, NOT_OVER, NOTHING_SENT,
+                                                SECURED, truck_roads)
 from sttgym.geo import shortest_route
 from sttgym.judge import Impossibility
 from sttgym.task import Call, Ref, Task
@@ -120,10 +124,10 @@ class Network:
         return tid
 
     def slot(self, warehouse: str, after: datetime | str) -> str:
-        """The first free dock slot at ``warehouse`` starting at or after ``after``."""
+        """The first dock slot at ``warehouse`` starting at or after ``after`` (every slot is free to begin with)."""
         after = datetime.fromisoformat(after) if isinstance(after, str) else after
         free = sorted((x["start"], s) for s, x in self.state["dock_slots"].items()
-                      if x["warehouse"] == warehouse and x["status"] == "free" and x["start"] >= format_time(after))
+                      if x["warehouse"] == warehouse and x["start"] >= format_time(after))
         if not free:
             raise ValueError(f"no free dock slot at {warehouse} after {after}")
         return free[0][1]
@@ -140,18 +144,17 @@ class Network:
         return [self.set(*path, k, value=v) for k, v in fields.items()]
 
     def trigger(self, name: str, description: str, when, effect: list, shown: tuple, activation: tuple = (),
-                timing: str = "after", also: tuple = ()) -> Trigger:
-        """A trigger; ``shown``: ``(tool, args)`` of the read that reveals it (``also``: other such reads)."""
+                timing: str = "after") -> Trigger:
+        """A trigger; ``shown``: ``(tool, args)`` of the read that reveals it."""
         return self.author.check_trigger(Trigger(
             name=name, description=description, when=when, effect=effect, activation=list(activation),
-            timing=timing, observable=Observable(tool=shown[0], args=shown[1]),
-            also_observable=[Observable(tool=t, args=x) for t, x in also]))
+            timing=timing, observable=Observable(tool=shown[0], args=shown[1])))
 
     def on_write(self, name: str, description: str, tool: str, effect: list, shown: tuple, when=None,
-                 timing: str = "after", also: tuple = ()) -> Trigger:
+                 timing: str = "after") -> Trigger:
         """A change set off by the agent's ``tool`` write (once ``when`` holds, by default at once)."""
         when = when or self.author.pred.all_of(preds=[])
-        return self.trigger(name, description, when, effect, shown, activation=(tool,), timing=timing, also=also)
+        return self.trigger(name, description, when, effect, shown, activation=(tool,), timing=timing)
 
     def cascade(self, name: str, description: str, path: list, value, effect: list, shown: tuple) -> Trigger:
         """A change that follows once an earlier one left ``path`` at ``value``."""
@@ -184,8 +187,9 @@ def new_network(author: Author, start: datetime | None = None) -> Network:
         start = datetime(a.integer(2024, 2025), 1, 1) + timedelta(days=a.integer(10, 330), hours=a.integer(7, 9),
                                                                   minutes=5 * a.integer(0, 11))
     state: dict = {k: {} for k in ("warehouses", "stores", "roads", "skus", "inventory", "inbound", "orders",
-                                   "reservations", "dock_slots", "trucks", "dispatches")}
+                                   "reservations", "dock_slots", "dock_bookings", "trucks", "dispatches")}
     state["counters"] = {"reservation": a.integer(1000, 8999), "dispatch": a.integer(100, 899)}
+    state["counters"]["booking"] = 10 * state["counters"]["dispatch"]  # BK- ids, with no draw of their own
     products = a.pick(_PRODUCTS, 4)
     skus = [f"SKU-{a.serial(1000, 9999)}" for _ in products]
     for sku, product in zip(skus, products):
@@ -234,8 +238,7 @@ def new_network(author: Author, start: datetime | None = None) -> Network:
             begin = first + timedelta(minutes=SLOT_EVERY * k)
             state["dock_slots"][f"DS-{a.serial(1000, 9999)}"] = {
                 "warehouse": wid, "start": format_time(begin),
-                "end": format_time(begin + timedelta(minutes=SLOT_LENGTH)),
-                "status": "free", "truck": None}
+                "end": format_time(begin + timedelta(minutes=SLOT_LENGTH))}
     for wid in sites:  # drivers whose shift has ended: part of the yard, never an alternative
         for _ in range(a.integer(0, 1)):
             net.add_truck(wid, 10 * a.integer(20, 60), status="off_shift",
@@ -243,7 +246,7 @@ def new_network(author: Author, start: datetime | None = None) -> Network:
     for _ in range(a.integer(2, 3)):
         oid = f"ORD-{a.serial(10000, 99999)}"
         state["orders"][oid] = {"customer": a.pick(_CUSTOMERS), "store": draw(a, net.stores), "sku": draw(a, skus[1:]),
-                                "quantity": 10 * a.integer(3, 30), "priority": "standard", "note": "",
+                                "quantity": 10 * a.integer(3, 30), "priority": "standard", "status": "open", "note": "",
                                 "due_by": format_time(start + timedelta(hours=a.integer(6, 30)))}
     return net
 
@@ -257,8 +260,8 @@ class Order:
     store: str
     quantity: int
     impossible: Impossibility | None = None  # set by :meth:`refuse`
-    withheld: Answer | None = None  # set by :meth:`ask`: the user's choice between workable alternatives
-    choice: object = None  # ... and the predicate that holds once the order ships their way
+    withheld: Answer | None = None  # set by :meth:`require`: the user's requirement, told only when asked
+    choice: object = None  # set by :meth:`ask`: the predicate that holds once the order ships their way
     choice_label: str = ""
 
     @property
@@ -344,18 +347,30 @@ class Order:
         """Reserve at ``warehouse``, book ``slot`` for ``truck`` and dispatch it."""
         return [self.reserve(warehouse, quantity, step), self.book(slot, truck), self.dispatch(truck, slot, step)]
 
+    def require(self, answer: Answer) -> None:
+        """The user has a requirement (``answer``, which they tell when asked about its topic), on every level of the
+        story alike, so what the user says never tells whether the order can be met."""
+        self.withheld = answer
+
     def ask(self, question: str, answer: Answer, choice, label: str) -> Call:
-        """The oracle's question about a choice the user makes only when asked (``answer``); ``choice`` holds once
-        the order ships their way, ``label`` says which way in the checklist."""
-        self.withheld, self.choice, self.choice_label = answer, choice, label
+        """The oracle's question about the user's requirement (``answer``), which decides between workable
+        alternatives; ``choice`` holds once the order ships the way that meets it, ``label`` says which way in the
+        checklist."""
+        self.require(answer)
+        self.choice, self.choice_label = choice, label
         return self.tell(question)
 
     def refuse(self, message: str, changed_by: list[str], facts: list[str]) -> list[Call]:
-        """The oracle's apology (``I'm sorry, `` + ``message``); marks the order impossible."""
+        """The oracle's refusal: the order put on back-order (the reason: the first of ``facts``, a value the change
+        showed), then the apology (``I'm sorry, `` + ``message``); marks the order impossible."""
+        pred = self.net.author.pred
         self.impossible = Impossibility(changed_by=changed_by, blocking_facts=facts, forbidden=[
             Check(name="no_dispatch", gate=True, description=f"nothing was dispatched for {self.oid} anyway",
-                  holds=self.net.author.pred.no_dispatch(order_id=self.oid))])
-        return [self.tell(f"I'm sorry, {message}")]
+                  holds=pred.no_dispatch(order_id=self.oid), stated=NOTHING_SENT),
+            Check(name="backordered", gate=True, description=f"{self.oid} was put on back-order for customer service",
+                  holds=pred.backordered(order_id=self.oid), stated=BACKORDER)])
+        return [self.net.author.call.backorder_order(order_id=self.oid, reason=facts[0]),
+                self.tell(f"I'm sorry, {message}")]
 
     @property
     def what(self) -> str:
@@ -368,36 +383,73 @@ class Order:
         pred = self.net.author.pred
         return [
             Check(name="stock_secured", description=f"live reservations at open warehouses and on-time dispatches "
-                  f"cover all {self.quantity} units of {self.oid}", holds=pred.secured(order_id=self.oid)),
+                  f"cover all {self.quantity} units of {self.oid}", holds=pred.secured(order_id=self.oid),
+                  stated=SECURED),
             Check(name="delivered_in_full", description=f"dispatches reaching {self.store} by the due time carry all "
-                  f"{self.quantity} units", holds=pred.fulfilled(order_id=self.oid)),
+                  f"{self.quantity} units", holds=pred.fulfilled(order_id=self.oid), stated=FULL_ON_TIME),
             Check(name="no_partial_fill", gate=True, description="a part dispatched on time has the rest of the "
-                  "order secured with it: no stranded partial delivery", holds=pred.no_partial_fill(order_id=self.oid)),
+                  "order secured with it: no stranded partial delivery", holds=pred.no_partial_fill(order_id=self.oid),
+                  stated=NO_STRANDED),
             Check(name="not_overshipped", gate=True, description=f"no more than {self.quantity} units are dispatched",
-                  holds=pred.not_overshipped(order_id=self.oid)),
+                  holds=pred.not_overshipped(order_id=self.oid), stated=NOT_OVER),
         ]
 
-    def checklist(self, trigger: str) -> list[Check]:
-        """The goal, its milestones counted only once the change was noticed; the stock counts as secured only
-        through reservations made after the change (a stale reservation that merely survived is no recovery).
-        After :meth:`ask`, the user was asked before the last dispatch and the goal counts only their way."""
+    def checklist(self, trigger: str, consult: str = "") -> list[Check]:
+        """The goal, its milestones counted once the change was met (by any route: a read, a listing, the error of
+        a write it made fail: every path that follows the request meets it, as its truck and warehouse are named);
+        the stock counts as secured only through reservations made after the change (a stale reservation that
+        merely survived is no recovery). After :meth:`ask`, the user was asked, as the query's ``consult`` words
+        bid, before the last dispatch, and the goal counts only the way that meets their requirement (which the
+        milestones then quote)."""
         pred = self.net.author.pred
         saw = pred.noticed(trigger=trigger)
         fresh = {"stock_secured": pred.secured_since(order_id=self.oid, trigger=trigger)}
         chose, asked = [], []
-        if self.withheld:
+        if self.choice is not None:
             chose = [self.choice]
-            asked = [Check(name="asked_user", description=f"after noticing {trigger}, the agent asked the user about "
+            asked = [Check(name="asked_user", description=f"after meeting {trigger}, the agent asked the user about "
                            f"their requirement ({', '.join(self.withheld.keywords[:3])}) before dispatching",
                            holds=pred.all_of(preds=[saw, pred.asked_user(about=self.withheld.keywords,
-                                                                         before="dispatch_truck")]))]
-        return [Check(name="noticed_change", description=f"the agent read what {trigger} changed, after it did",
-                      holds=saw), *asked,
+                                                                         before="dispatch_truck")]), stated=consult)]
+        return [*asked,
                 *[c if c.gate else c.model_copy(update={
-                    "description": f"{c.description}, after noticing {trigger}"
+                    "description": f"{c.description}, after meeting {trigger}"
                     + (" (reservations made since)" if c.name in fresh else "")
                     + (f", {self.choice_label}" if chose else ""),
-                    "holds": pred.all_of(preds=[saw, fresh.get(c.name, c.holds), *chose])}) for c in self.goal()]]
+                    "holds": pred.all_of(preds=[saw, fresh.get(c.name, c.holds), *chose]),
+                    "stated": self.withheld.text if chose else c.stated}) for c in self.goal()]]
+
+    def truck_swaps(self, oracle: list[Call], nominal: list[Call], triggers: list[Trigger],
+                    checks: list[Check]) -> list[list[Call]]:
+        """The oracle's recovery with one of its trucks replaced by another truck in service (the one the user named
+        driving over, a spare at another warehouse), on the first slot at that warehouse it can make, wherever that
+        still passes ``checks`` (a question to the user aside: it stays where it was): equally valid recoveries."""
+        net, state = self.net, self.net.state
+        start = next((k for k, (a, b) in enumerate(zip(oracle, nominal)) if a != b), min(len(oracle), len(nominal)))
+        trucks = sorted(t for t, x in state["trucks"].items() if x["status"] in ("available", "en_route"))
+        judged = [c for c in checks if c.name != "asked_user"]  # a dry run has no user to ask
+        out = []
+        for k, booking in enumerate(oracle):
+            if k < start or booking.name != "book_dock_slot":
+                continue
+            slot, old = booking.arguments["slot_id"], booking.arguments["truck_id"]
+            before = net.run(oracle[:k], triggers)
+            world, site = before.world, state["dock_slots"][slot]["warehouse"]
+            for truck in trucks:
+                ready = world._ready_at(world.trucks[truck], site)
+                free = sorted((x["start"], s) for s, x in world.dock_slots.items() if x["warehouse"] == site
+                              and x["start"] >= state["dock_slots"][slot]["start"] and world._booking(s) is None
+                              and ready is not None and datetime.fromisoformat(x["end"]) >= ready)
+                if truck == old or not free:
+                    continue
+                swap = {slot: free[0][1], old: truck}
+                rest = [c.model_copy(update={"arguments": {a: swap.get(v, v) if isinstance(v, str) else v
+                                                           for a, v in c.arguments.items()}})
+                        if c.arguments.get("slot_id") == slot else c for c in oracle[k:]]
+                run = before.then(rest)
+                if run.ok() and evaluate(judged, run.world, run.firing.log)[0] == 1.0:
+                    out.append(oracle[:k] + rest)
+        return out
 
 
 def base(author: Author, start: datetime | None = None, quantity: int = 0, warehouse: str = "",
@@ -422,7 +474,7 @@ def new_order(net: Network, quantity: int, store: str = "") -> Order:
     oid = f"ORD-{a.serial(10000, 99999)}"
     store = store or draw(a, net.stores)
     net.state["orders"][oid] = {"customer": a.pick(_CUSTOMERS), "store": store, "sku": net.sku, "quantity": quantity,
-                                "priority": "standard", "note": "",
+                                "priority": "standard", "status": "open", "note": "",
                                 "due_by": format_time(net.start + timedelta(days=3))}
     return Order(net, oid, store, quantity)
 
@@ -442,12 +494,19 @@ def settle_due(order: Order, calls: list[Call], triggers: list[Trigger], nominal
 
 
 def make_task(order: Order, query: str, triggers: list[Trigger], nominal: Plan | list[Call], oracle: list[Call],
-              persona: str, answers: dict[tuple, str] | None = None, insist: str = "") -> Task:
+              persona: str, answers: dict[tuple, str] | None = None, insist: str = "", consult: str = "") -> Task:
     """Assemble the task; it is impossible when the oracle ends in :meth:`Order.refuse`. Before signing off (or
     refusing) the oracle re-reads one to three drawn records, as operators do, so its call sequence differs
-    between seeds while every timing the story measured stays put."""
+    between seeds while every timing the story measured stays put. The other valid recoveries (another truck in
+    service for one of the oracle's: :meth:`Order.truck_swaps`) are the task's alternatives.
+
+    The user answers alike on every level, solvable or not: ``insist`` (their hard constraints) to any proposed
+    change of plan, their requirement (if the story gives them one) and ``answers`` to questions on their topics;
+    ``consult``: the words of the query that ask to be asked first, which the question's check quotes."""
     net, impossible, answers = order.net, order.impossible, dict(answers or {})
     nominal = nominal.calls if isinstance(nominal, Plan) else nominal
+    checklist = [] if impossible else order.checklist(triggers[0].name, consult)
+    alternatives = [] if impossible else order.truck_swaps(oracle, nominal, triggers, checklist)
     checks = [order.read(), order.find(), order.trucks(), net.author.call.list_orders(store_id=order.store),
               net.author.call.list_warehouses()]
     extra = [checks[int(i)] for i in net.author.rng.permutation(len(checks))[:net.author.integer(1, 3)]]
@@ -465,10 +524,10 @@ def make_task(order: Order, query: str, triggers: list[Trigger], nominal: Plan |
                      f"due {order.record['due_by']}"],
         clarifications=[Answer(keywords=list(k), text=t) for k, t in answers.items()],
         withheld=[order.withheld] if order.withheld else [],
-        insist=(insist or None) if impossible else None,
+        insist=insist or None,
         fallback="Everything I know is in my request; please get the order out as asked.")
     start = format_time(net.start)
     return Task(query=query, profile=profile, start_time=start, initial_state=net.state, triggers=triggers,
-                checklist=[] if impossible else order.checklist(triggers[0].name), static_checklist=order.goal(),
-                nominal_plan=nominal, oracle=oracle, solvable=impossible is None, impossibility=impossible)
+                checklist=checklist, static_checklist=order.goal(), nominal_plan=nominal, oracle=oracle,
+                alternatives=alternatives, solvable=impossible is None, impossibility=impossible)
 

@@ -3,9 +3,9 @@
 State containers (JSON-like dicts keyed by id):
 
 - ``warehouses``: ``{name, kind: hub|warehouse, region, status: open|locked_down|outage, notice,
-  hold_minutes, quota: {limit, used: {date: count}}, quota_note}``. A warehouse that is not
-  ``open`` releases no stock and dispatches nothing; the daily dispatch quota counts trucks by
-  the date they leave and starts afresh at 00:00.
+  hold_minutes, quota: {limit, used: {date: count}}, quota_note}`` (and ``certifications`` where a story
+  gives them). A warehouse that is not ``open`` releases no stock and dispatches nothing; the daily
+  dispatch quota counts trucks by the date they leave and starts afresh at 00:00.
 - ``stores``: ``{name, region}``: the customers' delivery points.
 - ``roads``: ``{a, b, minutes, open, max_tonnes}`` between sites; a truck drives the fastest open
   route over roads whose weight limit (``max_tonnes``, None for none) it is within.
@@ -14,17 +14,21 @@ State containers (JSON-like dicts keyed by id):
   they are the live reservations, so a lapsed reservation frees its stock by itself.
 - ``inbound``: ``{warehouse, sku, quantity, carrier, eta, status, note}``: shipments arriving at a
   cross-dock; stock may be reserved against one and leaves no earlier than its (current) ETA.
-- ``orders``: ``{customer, store, sku, quantity, due_by, priority, note}``.
+- ``orders``: ``{customer, store, sku, quantity, due_by, priority, status: open|backordered, note}``: an order
+  put on back-order takes no more reservations or dispatches.
 - ``reservations``: ``{order, warehouse, sku, quantity, inbound, status: held|loaded|released,
   held_at, expires_at, note}``; a held reservation past ``expires_at`` reads ``expired`` and
   holds nothing.
-- ``dock_slots``: ``{warehouse, start, end, status: free|booked|used, truck}``.
+- ``dock_slots``: ``{warehouse, start, end}``: the loading docks' timetable, which never changes.
+- ``dock_bookings``: ``{slot, warehouse, truck, status: booked|used|cancelled, booked_at, note}``: a slot taken
+  for a truck (``used`` once it loaded there). A slot is free while no booking of it is booked or used, so which
+  slot a plan takes is a new booking, never a change to the timetable.
 - ``trucks``: ``{name, capacity, tonnes, location, available_from, shift_end, status:
   available|en_route|reallocated|off_shift|held, note}``. ``location`` is where it is, or where
   it is heading when ``available_from`` is still ahead.
 - ``dispatches``: ``{order, truck, warehouse, store, slot, quantity, reservations, departs,
   arrives, path, status: scheduled|delivered|cancelled|halted, note}``.
-- ``counters``: the last reservation and dispatch numbers.
+- ``counters``: the last reservation, dock booking and dispatch numbers.
 
 Times are ISO strings at minute precision.
 """
@@ -32,16 +36,27 @@ Times are ISO strings at minute precision.
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import Any
 
 from sttgym.clock import format_time, local_time
 from sttgym.geo import shortest_route
 from sttgym.tools import fail, ok, tool
 from sttgym.world import World, operation, predicate
 
-__all__ = ["WarehouseWorld", "LOAD_MINUTES", "live_status", "truck_roads"]
+__all__ = ["WarehouseWorld", "LOAD_MINUTES", "live_status", "truck_roads", "FULL_ON_TIME", "SECURED", "NO_STRANDED",
+           "NOT_OVER", "NOTHING_SENT", "BACKORDER"]
 
 LOAD_MINUTES = 15  # loading at the dock before the truck leaves
 LIVE_DISPATCH = ("scheduled", "delivered")
+LIVE_BOOKING = ("booked", "used")
+# The rules the checklists enforce, as the world description tells every agent (the checks quote them).
+FULL_ON_TIME = "An order is met only when dispatches that reach its store by the due time carry its full quantity."
+SECURED = ("Units count as secured only while a live reservation holds them at an open warehouse or a dispatch "
+           "that arrives on time carries them.")
+NO_STRANDED = "Never leave part of an order dispatched without the rest secured"
+NOT_OVER = "and never dispatch more than the order's quantity"
+NOTHING_SENT = "When an order cannot be met, dispatch nothing for it"
+BACKORDER = "put it on back-order (backorder_order) and tell the user why"
 
 
 
@@ -66,7 +81,17 @@ class WarehouseWorld(World):
     domain = "Warehouse"
     description = ("A regional distribution network: warehouses and hubs with stock per SKU, customer orders "
                    "with due times, stock reservations, loading-dock slots, trucks with driver shifts, "
-                   "dispatches over a road graph with closures and weight limits.")
+                   f"dispatches over a road graph with closures and weight limits. {FULL_ON_TIME} {SECURED} "
+                   f"{NO_STRANDED}, {NOT_OVER}. {NOTHING_SENT}: {BACKORDER}.")
+    # A released reservation holds no stock, a cancelled booking no dock, a cancelled dispatch no truck.
+    inert = {"reservations": {"status": ["released"]}, "dock_bookings": {"status": ["cancelled"]},
+             "dispatches": {"status": ["cancelled"]}}
+
+    def commits(self, container: str, entity: Any) -> bool:
+        """A reservation past its expiry holds nothing, like a released one (see :func:`live_status`)."""
+        if container == "reservations" and live_status(entity, self.clock.now) == "expired":
+            return False
+        return super().commits(container, entity)
 
     # ----------------------------------------------------------------- helpers
 
@@ -111,6 +136,16 @@ class WarehouseWorld(World):
         return {"order_id": oid, **order, "reserved_quantity": held, "dispatched_quantity": shipped,
                 "open_quantity": max(0, order["quantity"] - held - shipped), "reservations": res, "dispatches": disp}
 
+    def _booking(self, slot_id: str) -> tuple[str, dict] | None:
+        """The live booking of a dock slot, ``(booking id, booking)``, or None while the slot is free."""
+        return next(((b, x) for b, x in sorted(self.dock_bookings.items())
+                     if x["slot"] == slot_id and x["status"] in LIVE_BOOKING), None)
+
+    def _slot_view(self, slot_id: str) -> dict:
+        held = self._booking(slot_id)
+        return {"slot_id": slot_id, **self.dock_slots[slot_id], "status": held[1]["status"] if held else "free",
+                "truck": held[1]["truck"] if held else None}
+
     def _closed(self, warehouse_id: str) -> str | None:
         wh = self.warehouses.get(warehouse_id)
         if wh is None:
@@ -123,12 +158,13 @@ class WarehouseWorld(World):
 
     @tool
     def list_warehouses(self, region: str = "") -> dict:
-        """List the warehouses and hubs with their region and status, optionally of one region.
+        """List the warehouses and hubs with their region, status and certifications, optionally of one region.
 
         Args:
             region: A region name to filter by; empty for every warehouse.
         """
-        rows = [{"warehouse_id": w, **{k: x[k] for k in ("name", "kind", "region", "status")}}
+        rows = [{"warehouse_id": w, **{k: x[k] for k in ("name", "kind", "region", "status")},
+                 "certifications": x.get("certifications", [])}
                 for w, x in sorted(self.warehouses.items()) if not region or x["region"] == region]
         return ok({"warehouses": rows})
 
@@ -208,7 +244,7 @@ class WarehouseWorld(World):
         """
         if warehouse_id not in self.warehouses:
             return fail(f"no warehouse {warehouse_id!r}")
-        rows = [{"slot_id": s, **x} for s, x in sorted(self.dock_slots.items(), key=lambda i: (i[1]["start"], i[0]))
+        rows = [self._slot_view(s) for s, x in sorted(self.dock_slots.items(), key=lambda i: (i[1]["start"], i[0]))
                 if x["warehouse"] == warehouse_id and local_time(x["end"]) > self.clock.now]
         return ok({"warehouse_id": warehouse_id, "slots": rows})
 
@@ -233,8 +269,8 @@ class WarehouseWorld(World):
         truck = self.trucks.get(truck_id)
         if truck is None:
             return fail(f"no truck {truck_id!r}")
-        slots = [s for s, x in sorted(self.dock_slots.items())
-                 if x.get("truck") == truck_id and x["status"] == "booked"]
+        slots = sorted(x["slot"] for x in self.dock_bookings.values() if x["truck"] == truck_id
+                       and x["status"] == "booked")
         return ok({"truck_id": truck_id, **truck, "booked_slots": slots})
 
     @tool(cost=2)
@@ -289,6 +325,8 @@ class WarehouseWorld(World):
         order = self.orders.get(order_id)
         if order is None:
             return fail(f"no order {order_id!r}")
+        if order["status"] != "open":
+            return fail(f"order {order_id} is {order['status']}: {order.get('note') or 'closed'}")
         problem = self._closed(warehouse_id)
         if problem:
             return fail(problem)
@@ -369,8 +407,9 @@ class WarehouseWorld(World):
         problem = self._closed(slot["warehouse"])
         if problem:
             return fail(problem)
-        if slot["status"] != "free":
-            return fail(f"dock slot {slot_id} is {slot['status']}")
+        held = self._booking(slot_id)
+        if held:
+            return fail(f"dock slot {slot_id} is {held[1]['status']}")
         if local_time(slot["end"]) <= self.clock.now:
             return fail(f"dock slot {slot_id} ended at {slot['end']}")
         if truck["status"] != "available" and truck["status"] != "en_route":
@@ -381,8 +420,10 @@ class WarehouseWorld(World):
         if ready > local_time(slot["end"]):
             return fail(f"truck {truck_id} cannot reach {slot['warehouse']} before the slot ends "
                         f"(earliest {format_time(ready)})")
-        slot.update(status="booked", truck=truck_id)
-        return ok({"slot_id": slot_id, "warehouse_id": slot["warehouse"], "start": slot["start"],
+        bid = self.next_id("booking", "BK")
+        self.dock_bookings[bid] = {"slot": slot_id, "warehouse": slot["warehouse"], "truck": truck_id,
+                                   "status": "booked", "booked_at": self.now, "note": ""}
+        return ok({"slot_id": slot_id, "booking_id": bid, "warehouse_id": slot["warehouse"], "start": slot["start"],
                    "truck_ready": format_time(ready)}, message=f"{slot_id} booked for {truck_id}")
 
     @tool(mutates=True, cost=2)
@@ -392,12 +433,12 @@ class WarehouseWorld(World):
         Args:
             slot_id: The booked slot.
         """
-        slot = self.dock_slots.get(slot_id)
-        if slot is None:
+        if slot_id not in self.dock_slots:
             return fail(f"no dock slot {slot_id!r}")
-        if slot["status"] != "booked":
-            return fail(f"dock slot {slot_id} is {slot['status']}, not booked")
-        slot.update(status="free", truck=None)
+        held = self._booking(slot_id)
+        if held is None or held[1]["status"] != "booked":
+            return fail(f"dock slot {slot_id} is {held[1]['status'] if held else 'free'}, not booked")
+        held[1]["status"] = "cancelled"
         return ok(message=f"{slot_id} is free again")
 
     @tool(mutates=True, cost=5)
@@ -414,7 +455,8 @@ class WarehouseWorld(World):
             return fail(f"no truck {truck_id!r}")
         if slot is None:
             return fail(f"no dock slot {slot_id!r}")
-        if slot["status"] != "booked" or slot.get("truck") != truck_id:
+        held = self._booking(slot_id)
+        if held is None or held[1]["status"] != "booked" or held[1]["truck"] != truck_id:
             return fail(f"dock slot {slot_id} is not booked for {truck_id}")
         wid = slot["warehouse"]
         problem = self._closed(wid)
@@ -461,7 +503,7 @@ class WarehouseWorld(World):
             if not res.get("inbound"):
                 self.inventory[wid][res["sku"]]["on_hand"] -= res["quantity"]
         quota["used"][day] = quota["used"].get(day, 0) + 1
-        slot["status"] = "used"
+        held[1]["status"] = "used"
         did = self.next_id("dispatch", "DSP")
         self.dispatches[did] = {"order": oid, "truck": truck_id, "warehouse": wid, "store": order["store"],
                                 "slot": slot_id, "quantity": quantity, "reservations": list(reservation_ids),
@@ -496,6 +538,27 @@ class WarehouseWorld(World):
         if truck["status"] in ("en_route", "held"):
             truck.update(status="available", location=disp["warehouse"], available_from=None)
         return ok(message=f"{dispatch_id} cancelled; its stock is back at {disp['warehouse']}")
+
+    @tool(mutates=True, cost=2)
+    def backorder_order(self, order_id: str, reason: str) -> dict:
+        """Put an order that cannot be met as asked on back-order, for customer service to rebook (it must have no
+        live dispatch; a back-ordered order takes no more reservations).
+
+        Args:
+            order_id: The order.
+            reason: Why it cannot be met, as customer service will read it.
+        """
+        order = self.orders.get(order_id)
+        if order is None:
+            return fail(f"no order {order_id!r}")
+        if order["status"] != "open":
+            return fail(f"order {order_id} is {order['status']}")
+        if not reason.strip():
+            return fail("give customer service a reason")
+        if self._live_dispatches(order_id):
+            return fail(f"order {order_id} has a live dispatch; cancel it first")
+        order.update(status="backordered", note=reason.strip()[:200])
+        return ok(message=f"{order_id} is on back-order")
 
     @tool(mutates=True, cost=2)
     def confirm_delivery(self, dispatch_id: str) -> dict:
@@ -565,6 +628,11 @@ class WarehouseWorld(World):
         return not self._live_dispatches(order_id)
 
     @predicate
+    def backordered(self, order_id: str) -> bool:
+        """The order was put on back-order."""
+        return self.orders[order_id]["status"] == "backordered"
+
+    @predicate
     def has_reservation(self, order_id: str, warehouse_id: str = "") -> bool:
         """The order has a held reservation (at ``warehouse_id``, when given)."""
         return any(r["order"] == order_id and warehouse_id in ("", r["warehouse"])
@@ -579,8 +647,8 @@ class WarehouseWorld(World):
     @predicate
     def slot_booked_for(self, truck_id: str, warehouse_id: str) -> bool:
         """A dock slot at ``warehouse_id`` is booked for ``truck_id``."""
-        return any(s["warehouse"] == warehouse_id and s.get("truck") == truck_id and s["status"] == "booked"
-                   for s in self.dock_slots.values())
+        return any(b["warehouse"] == warehouse_id and b["truck"] == truck_id and b["status"] == "booked"
+                   for b in self.dock_bookings.values())
 
     @predicate
     def dispatched_from(self, order_id: str, warehouse_id: str) -> bool:
@@ -610,10 +678,10 @@ class WarehouseWorld(World):
 
     @operation
     def drop_truck_slots(self, truck_id: str) -> None:
-        """Every booked dock slot of ``truck_id`` is freed (the truck was taken off the plan)."""
-        for s in self.dock_slots.values():
-            if s.get("truck") == truck_id and s["status"] == "booked":
-                s.update(status="free", truck=None)
+        """Every dock booking of ``truck_id`` not yet used is cancelled (the truck was taken off the plan)."""
+        for b in self.dock_bookings.values():
+            if b["truck"] == truck_id and b["status"] == "booked":
+                b.update(status="cancelled", note="the truck was taken off the plan")
 
     @operation
     def halt_dispatches(self, warehouse_id: str, note: str) -> None:

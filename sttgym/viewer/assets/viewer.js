@@ -240,8 +240,9 @@
     const phases = clocked ? [] : e.steps.flatMap((s, i) => s.events.filter((ev) => ev.type === "task_start")
       .map((ev) => h("span", { class: "phase", style: `left:${left(points[i])}`, title: ev.template || "" },
                      `task ${ev.task + 1}`)));
+    const last = Number.isFinite(end) ? hhmm(new Date(end * 60000).toISOString()) : ""; // a clock that does not parse
     const scale = clocked
-      ? [hhmm(e.start || e.steps[0].clock), `${Math.round(end - start)} simulated min`, hhmm(new Date(end * 60000).toISOString())]
+      ? [hhmm(e.start || e.steps[0].clock), `${Math.round(end - start)} simulated min`, last]
       : ["step 1", `${e.steps.length} steps`, `step ${e.steps.length}`];
     return h("section", { id: "timeline", class: "card" },
       h("h3", {}, clocked ? "Simulated clock" : "Steps"),
@@ -347,6 +348,17 @@
 
   fill(document.getElementById("run-title"),
     h("span", { class: "brand" }, "sttgym"), ` ${DATA.run} `, h("span", { class: "muted" }, `· ${DATA.agent} · ${DATA.suite}`));
+  // What this page leaves out is said: the other pages of a large run, and lines that were not whole records.
+  const notes = [];
+  if (DATA.pages > 1) {
+    notes.push(`page ${DATA.page} of ${DATA.pages}: episodes ${DATA.first}–${DATA.first + EPISODES.length - 1} of ` +
+               `${DATA.total} (sttgym view --page N, or ?page=N)`);
+  }
+  if (DATA.set_aside_count) {
+    notes.push(`${DATA.set_aside_count} line(s) of trajectories.jsonl set aside, not whole records: ` +
+               DATA.set_aside.join("; "));
+  }
+  if (notes.length) document.getElementById("top").append(h("div", { id: "notice", class: "warn" }, notes.join(" · ")));
   document.getElementById("list").addEventListener("scroll", renderList);
   window.addEventListener("resize", renderList);
   document.getElementById("list").addEventListener("keydown", (ev) => {

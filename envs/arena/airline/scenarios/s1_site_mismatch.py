@@ -9,8 +9,9 @@ directly at the other airport in time; swap the first leg and ticket. Medium: th
 after ticketing and that flight is full, so an earlier inbound flight to the original airport
 leaves time for the transfer; the ticket's first leg is changed (the change fee is within the
 budget). Hard: the move jams the airport shuttle (the transfer closes), so the trip is
-re-routed through the second hub. Impossible: no inbound flight makes the other airport in time
-and no other routing lands before the deadline.
+re-routed through the second hub. Impossible: the direct flight into the other airport is full, the
+next flight from the original airport and the routing through the second hub land late; the move
+itself says none of that, so the refusal names one of them (found by searching those legs) too.
 """
 
 from __future__ import annotations
@@ -32,15 +33,14 @@ def build(author: Author, level: str) -> Task:
     s["ground_links"][link]["minutes"] = max(s["ground_links"][link]["minutes"],
                                              slack + net.mct(H1) - net.mct(H1x) + 5 * a.integer(2, 6))
     arrive_by = floor_to(shift(net.arr(f2), 5 * a.integer(4, 9)))
-    net.fly(H1, net.D, shift(net.dep(f2), 5 * a.integer(12, 18)))  # the next one from the old airport: too late
+    later = net.fly(H1, net.D, shift(net.dep(f2), 5 * a.integer(12, 18)))  # the next one from the old airport: late
     direct = net.fly(net.O, H1x, net.arriving_by(net.O, H1x, shift(net.dep(f2), -(net.mct(H1x) +
                                                                                  5 * a.integer(2, 5)))))
     trip = Trip(net, arrive_by, [f1, f2])
     triggers = [net.on_write(
         "onward_moved", f"{f2} moves from {H1} to {H1x}, {net.ground(H1, H1x)} minutes away by road",
         net.sets("flights", f2, origin=H1x, notice=f"now operates from {H1x}"),
-        [net.status_of(f2), net.checked(), ("search_flights", {"origin": H1x, "destination": net.D}),
-         ("search_flights", {"origin": H1, "destination": net.D})], ticketed=level in DEFERRED)]
+        net.status_of(f2), ticketed=level in DEFERRED)]
     itineraries = [[f1, f2], [direct, f2]]
     earlier = ""
     if level != "easy":
@@ -55,7 +55,7 @@ def build(author: Author, level: str) -> Task:
         triggers.append(net.cascade(
             "shuttle_suspended", f"the extra traffic jams the {H1}-{H1x} transfer: it is suspended",
             ["flights", f2, "origin"], H1x, [net.set("ground_links", link, "open", value=False)],
-            [("get_airport_info", {"airport_id": H1}), ("get_airport_info", {"airport_id": H1x})]))
+            ("get_airport_info", {"airport_id": H1})))
     trip.afford(*itineraries, fee=True)
     net.distractors(arrive_by)
     plan = trip.nominal()
@@ -67,10 +67,14 @@ def build(author: Author, level: str) -> Task:
                                                trip.change(f1, earlier)],
         "hard": lambda: plan.upto("price") + look + [trip.search(net.O, H1), trip.check([earlier, f2])] + hubs
         + trip.reroute(second),
-        "impossible": lambda: plan.upto("price") + look + hubs + trip.refuse(
+        "impossible": lambda: plan.upto("price") + look + [trip.search(H1, net.D)] + hubs + trip.refuse(
             f"I can't get you to {net.D} by {hhmm(arrive_by)}: {f2} now leaves from {H1x}, a "
-            f"{net.ground(H1, H1x)}-minute transfer from where {f1} lands, the flight straight into {H1x} is full "
-            f"and the routing via {net.H2} lands at {hhmm(net.arr(second[1]))}.", ["onward_moved"], [H1x]),
+            f"{net.ground(H1, H1x)}-minute transfer from where {f1} lands, the direct flight {direct} into {H1x} "
+            f"is full, the next flight from {H1}, {later}, lands at {hhmm(net.arr(later))} and the routing via "
+            f"{net.H2} lands at {hhmm(net.arr(second[1]))}.", ["onward_moved"],
+            [H1x, "other airport", "now operates from"],
+            [direct, later, hhmm(net.arr(later)), *trip.too_late(second), "direct flight full",
+             "the direct flight has no free seat"]),
     }
     return make_task(trip, standard_query(trip), triggers, plan, fixes[level](), "an engineer flying to a site "
-                     "visit", insist=f"I have to be at {net.D} by {hhmm(arrive_by)}; a later landing won't do.")
+                     "visit", "A later landing won't do: I'm due on site.")

@@ -10,13 +10,14 @@ Hard: the rule is extended to the second hub as well, so only the third hub (who
 visa the traveller holds) still works. At medium and hard two or three carriers fly the last
 open hub in time, and the traveller, who asked to be consulted before a rebooking, needs one
 airline they name only when asked. Impossible: the direct flight is full and the other routing
-lands after the deadline.
+lands after the deadline (the traveller, who asked to be consulted here too, needs an airline that changes
+nothing, so whether the user has a requirement never tells whether the trip can be made).
 """
 
 from __future__ import annotations
 
 from sttgym.envs.arena.airline.generator import (CONSULT, Author, Task, Trip, floor_to, hhmm, make_task, new_network,
-                                                 shift, standard_query)
+                                                 one, shift, standard_query)
 
 DEFERRED = {"medium"}
 
@@ -39,8 +40,7 @@ def build(author: Author, level: str) -> Task:
 
     triggers = [net.on_write(
         "transit_rule", f"{net.H1} publishes rule {rule}: {nation} nationals need a transit visa to connect",
-        restrict(net.H1, rule), [("get_airport_info", {"airport_id": net.H1}), net.checked()],
-        ticketed=level in DEFERRED)]
+        restrict(net.H1, rule), ("get_airport_info", {"airport_id": net.H1}), ticketed=level in DEFERRED)]
     if level == "medium":
         seconds = trip.carrier_choice(net.H2)
     else:
@@ -56,7 +56,9 @@ def build(author: Author, level: str) -> Task:
         triggers.append(net.cascade(
             "rule_extended", f"{net.H2} adopts the same transit rule ({extended})",
             ["airports", net.H1, "transit_rule"], rule, restrict(net.H2, extended),
-            [("get_airport_info", {"airport_id": net.H2}), net.checked()]))
+            ("get_airport_info", {"airport_id": net.H2})))
+    if level == "impossible":  # the traveller needs an airline here too (it changes nothing): asking tells nothing
+        trip.loyal(one(a, [net.A, net.B, net.C]))
     trip.afford(*itineraries)
     net.distractors(arrive_by)
     plan = trip.nominal()
@@ -72,8 +74,10 @@ def build(author: Author, level: str) -> Task:
         "impossible": lambda: plan.upto("price") + look + hubs + trip.refuse(
             f"I can't route you to {net.D} by {hhmm(arrive_by)}: under the new transit rule {rule} you would need "
             f"a transit visa to connect at {net.H1}, the direct flight {direct} is full and the routing via "
-            f"{net.H2} lands at {hhmm(net.arr(second[1]))}.", ["transit_rule"], [rule]),
+            f"{net.H2} lands at {hhmm(net.arr(second[1]))}.", ["transit_rule"], [rule, "transit visa"],
+            [direct, *trip.too_late(second), "direct flight full",
+             "the direct flight has no free seat"]),
     }
-    return make_task(trip, standard_query(trip, CONSULT if rebook else ""), triggers, plan, fixes[level](),
+    return make_task(trip, standard_query(trip, CONSULT if trip.withheld else ""), triggers, plan, fixes[level](),
                      "a researcher travelling to a conference",
-                     insist=f"I can't get a visa in time and must land at {net.D} by {hhmm(arrive_by)}.")
+                     "I can't get a visa in time.")

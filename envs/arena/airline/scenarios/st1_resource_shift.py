@@ -9,7 +9,8 @@ Medium: after ticketing, the seats go to the second hub's onward flight, so the 
 through the second hub. Hard: the carrier consolidates both legs into the second hub (the inbound
 leg's seats move too), so the re-routing uses two flights that were sold out when the agent first
 looked. Impossible: the seats go to an evening flight that lands after the deadline, and nothing
-else has room.
+else has room (the flights in between were sold out all along; the second hub's routing is full
+and lands late).
 """
 
 from __future__ import annotations
@@ -42,14 +43,14 @@ def build(author: Author, level: str) -> Task:
     triggers = [net.on_write(
         "seats_reallocated", f"{f2}'s economy seats move to the busier {target}; the traveller is offloaded",
         [op.reallocate_seats(from_flight=f2, to_flight=target, cabin="economy", seats=ALL, notice=notice)],
-        [net.status_of(f2), net.search_of(f2), net.checked()], ticketed=level in DEFERRED)]
+        net.status_of(f2), ticketed=level in DEFERRED)]
     if level == "hard":
         triggers.append(net.cascade(
             "bank_consolidated", f"the carrier consolidates the bank: {f1}'s seats move to {second[0]}",
             ["flights", f2, "notice"], notice,
             [op.reallocate_seats(from_flight=f1, to_flight=second[0], cabin="economy", seats=ALL,
                                  notice=f"economy seats reallocated to {second[0]}")],
-            [net.status_of(f1), net.search_of(f1)]))
+            net.status_of(f1)))
     trip.afford([f1, f2], [f1, busy], second)
     net.distractors(arrive_by)
     plan = trip.nominal()
@@ -62,8 +63,11 @@ def build(author: Author, level: str) -> Task:
         + hubs + [trip.status(second[0]), trip.quote(second)] + trip.reroute(second),
         "impossible": lambda: plan.upto("price") + look + hubs + trip.refuse(
             f"I can't get you to {net.D} by {hhmm(arrive_by)}: {f2}'s economy seats were reallocated to {target}, "
-            f"which lands at {hhmm(net.arr(target))}, the flights in between are sold out and the routing via "
-            f"{net.H2} is full and lands at {hhmm(net.arr(second[1]))}.", ["seats_reallocated"], [target]),
+            f"which lands at {hhmm(net.arr(target))}, the flights in between, {nxt} and {busy}, are sold out and "
+            f"the routing via {net.H2} is full and lands at {hhmm(net.arr(second[1]))}.", ["seats_reallocated"],
+            [target, "seats reallocated", f"offloaded from {f2}"],
+            [nxt, busy, *trip.too_late(second), "other flights full", "in between sold out",
+             "the flights in between have no free seat"]),
     }
     return make_task(trip, standard_query(trip), triggers, plan, fixes[level](), "a sales director flying to a "
-                     "pitch", insist=f"I need to land at {net.D} by {hhmm(arrive_by)}, no later.")
+                     "pitch", "The pitch starts right after, so I can't land any later.")

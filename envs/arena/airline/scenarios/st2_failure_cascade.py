@@ -41,8 +41,7 @@ def build(author: Author, level: str) -> Task:
         "hub_closed", f"ground stop {stop}: thunderstorms close {net.H1} from {hhmm(start)} to {hhmm(end)}",
         [op.close_airport(airport_id=net.H1, start=start, end=end,
                           notice=f"Ground stop {stop}: thunderstorms, closed {hhmm(start)}-{hhmm(end)}")],
-        [("get_airport_info", {"airport_id": net.H1}), net.status_of(f1), net.status_of(f2), net.checked()],
-        ticketed=level in DEFERRED)]
+        ("get_airport_info", {"airport_id": net.H1}), ticketed=level in DEFERRED)]
     if level == "hard":
         jam = f"WX-{a.serial(1000, 9999)}"
         lo, hi = shift(net.dep(second[0]), -30), shift(net.arr(second[1]), 30)
@@ -51,7 +50,7 @@ def build(author: Author, level: str) -> Task:
             ["airports", net.H1, "status"], "closed",
             [op.close_airport(airport_id=net.H2, start=lo, end=hi,
                               notice=f"Ground stop {jam}: diversions from {net.H1}, closed {hhmm(lo)}-{hhmm(hi)}")],
-            [("get_airport_info", {"airport_id": net.H2}), net.status_of(second[0]), net.checked()]))
+            ("get_airport_info", {"airport_id": net.H2})))
     trip.afford([f1, f2], second, *thirds)
     net.distractors(arrive_by)
     plan = trip.nominal()
@@ -67,8 +66,9 @@ def build(author: Author, level: str) -> Task:
         "impossible": lambda: plan.upto("price") + look + trip.refuse(
             f"I can't get you to {net.D} by {hhmm(arrive_by)}: ground stop {stop} has closed {net.H1} until "
             f"{hhmm(end)}, cancelling {f1} and {f2}, and the only other routing, via {net.H2}, lands at "
-            f"{hhmm(net.arr(second[1]))}.", ["hub_closed"], [stop]),
+            f"{hhmm(net.arr(second[1]))}.", ["hub_closed"],
+            [stop, "ground stop", f"{net.H1} closed"], trip.too_late(second)),
     }
-    return make_task(trip, standard_query(trip, CONSULT if thirds else ""), triggers, plan, fixes[level](),
+    return make_task(trip, standard_query(trip, CONSULT if trip.withheld else ""), triggers, plan, fixes[level](),
                      "a surgeon due at a hospital abroad",
-                     insist=f"I must land at {net.D} by {hhmm(arrive_by)}; patients are waiting.")
+                     "Patients are waiting: I can't land any later.")

@@ -10,7 +10,8 @@ connects at the plain minimum and lands in time; swap the second leg. Medium: th
 after ticketing and that flight is full, so the ticket's first leg moves to an earlier flight
 that is on time. Hard: the late crew was rostered on the earlier flight too, so the trip is
 re-routed through the second hub with the first carrier's partner (partners connect at the plain
-minimum; ``list_carriers``). Impossible: nothing else connects and lands in time.
+minimum; ``list_carriers``). Impossible: the first carrier's own onward flight is full and the
+second carrier's next one lands late, so nothing else connects and lands in time.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ def build(author: Author, level: str) -> Task:
     delayed_arrival = shift(net.arr(f1), delay)
     own = net.fly(H1, net.D, shift(delayed_arrival, net.mct(H1) + 5 * a.integer(1, 3)))
     arrive_by = floor_to(shift(max(net.arr(own), net.arr(f2)), 5 * a.integer(1, 4)))
-    net.fly(H1, net.D, shift(max(net.dep(own), net.dep(f2)), 5 * a.integer(8, 12)), net.B)  # the next one: late
+    later = net.fly(H1, net.D, shift(max(net.dep(own), net.dep(f2)), 5 * a.integer(8, 12)), net.B)  # next: late
     earlier = ""
     if level in ("medium", "hard"):
         earlier = net.fly(net.O, H1, net.arriving_by(net.O, H1, shift(net.dep(f2), -(
@@ -41,11 +42,11 @@ def build(author: Author, level: str) -> Task:
     if level != "easy":
         net.full(own)
     trip = Trip(net, arrive_by, [f1, f2])
+    own_name = s["carriers"][net.A]["name"]
     triggers = [net.on_write(
         "inbound_delayed", f"{f1} is delayed {delay} minutes: the layover now misses the interline minimum",
         net.sets("flights", f1, departs=shift(net.dep(f1), delay), arrives=delayed_arrival, status="delayed",
-                 notice="delayed: late crew"), [net.status_of(f1), net.search_of(f1), net.checked()],
-        ticketed=level in DEFERRED)]
+                 notice="delayed: late crew"), net.status_of(f1), ticketed=level in DEFERRED)]
     itineraries = [[f1, f2], [f1, own]] + ([[earlier, f2]] if earlier else [])
     partners = []
     if level == "hard":
@@ -62,7 +63,7 @@ def build(author: Author, level: str) -> Task:
             ["flights", f1, "status"], "delayed",
             net.sets("flights", earlier, departs=shift(net.dep(earlier), late),
                      arrives=shift(net.arr(earlier), late), status="delayed", notice="delayed: late crew"),
-            [net.status_of(earlier), net.search_of(earlier)]))
+            net.status_of(earlier)))
     trip.afford(*itineraries, fee=True)
     net.distractors(arrive_by)
     plan = trip.nominal()
@@ -76,8 +77,11 @@ def build(author: Author, level: str) -> Task:
                                                      trip.search(net.H2, net.D)] + trip.reroute(partners),
         "impossible": lambda: plan.upto("price") + look + trip.refuse(
             f"I can't make this connection work: {f1} now lands at {hhmm(delayed_arrival)}, too late for the "
-            f"{net.mct(H1, True)}-minute interline transfer to {f2}, {own} is full and nothing later lands by "
-            f"{hhmm(arrive_by)}.", ["inbound_delayed"], [hhmm(delayed_arrival)]),
+            f"{net.mct(H1, True)}-minute interline transfer to {f2}, {own_name}'s own flight {own} is full and the "
+            f"next one, {later}, lands at {hhmm(net.arr(later))}, after {hhmm(arrive_by)}.", ["inbound_delayed"],
+            [hhmm(delayed_arrival), hhmm(shift(net.dep(f1), delay)), f"{f1} delayed", "interline connection"],
+            [own, later, hhmm(net.arr(later)), "own flight full",
+             f"the {own_name} flight has no free seat"]),
     }
     return make_task(trip, standard_query(trip), triggers, plan, fixes[level](), "a musician flying to a concert",
-                     insist=f"The concert is right after {hhmm(arrive_by)}; I have to land by then.")
+                     "The concert is right after, so I can't land any later.")

@@ -30,14 +30,11 @@ def build(author: Author, level: str) -> Task:
     arrive_by = floor_to(shift(max(net.arr(other), net.arr(f2)), 5 * a.integer(1, 4)))
     net.fly(net.H1, net.D, shift(net.dep(other), 5 * a.integer(6, 12)))  # the carrier's next one lands too late
     trip = Trip(net, arrive_by, [f1, f2])
-    first = f"BK-{net.state['counters']['booking'] + 1}"  # the id the traveller's first hold gets
-    shown = [("list_passenger_bookings", {"passenger_id": net.user}), ("get_booking", {"booking_id": first}),
-             ("list_carriers", {})]
     notice = f"Fare closed: open holds released; new holds last {SHORT_HOLD} minutes"
     triggers = [net.on_write(
         "fare_hold_cut", f"{net.A} closes the fare once a hold exists: open holds lapse, new ones last "
         f"{SHORT_HOLD} minutes", [a.op.release_holds(carrier=net.A, hold_minutes=SHORT_HOLD, notice=notice)],
-        shown, booking_shows=False)]
+        ("list_passenger_bookings", {"passenger_id": net.user}))]
     legs = {"f1": f1, "f2": f2}
     sold = [legs[k] for k in SOLD[level]]
     if sold:
@@ -46,7 +43,7 @@ def build(author: Author, level: str) -> Task:
             pred.has_booking(passenger=net.user, status="expired"),
             [op for fid in sold for op in net.sets("flights", fid, seats={"economy": 0, "business": 0},
                                                    notice="sold out")],
-            [net.status_of(sold[-1]), net.search_of(sold[-1])]))
+            net.status_of(sold[-1])))
     second = net.via(net.H2, shift(arrive_by, -5 * a.integer(1, 4) if level == "hard" else 5 * a.integer(2, 10)),
                      carrier=net.A)
     trip.afford([f1, f2], [f1, other], second)
@@ -63,10 +60,10 @@ def build(author: Author, level: str) -> Task:
             f"I can't ticket this trip: your hold lapsed when {net.A} cut fare holds to {SHORT_HOLD} minutes, "
             f"{f1} and {f2} are now sold out, and the only other routing, via {net.H2}, lands at "
             f"{hhmm(net.arr(second[1]))}, after {hhmm(arrive_by)}.", ["fare_hold_cut"],
-            [f"{SHORT_HOLD} minutes", "sold out"]),
+            [f"{SHORT_HOLD} minutes", "sold out", "fare closed", "hold lapsed", "hold expired"], trip.too_late(second)),
     }
     query = standard_query(trip).replace("Please check the routing, hold it, price it against my budget and "
                                          "ticket it.", "Please hold it for me first, then check the connection, my "
                                          "profile and the fare against my budget, and ticket it.")
     return make_task(trip, query, triggers, plan, fixes[level](), "a project manager booking by phone",
-                     insist=f"I need to be at {net.D} by {hhmm(arrive_by)}; nothing later works.")
+                     "Nothing later works for me.")

@@ -28,7 +28,7 @@ def build(author: Author, level: str) -> Task:
     early = slack + 5 * a.integer(3, 7)  # the connection falls 15-35 minutes short
     departs, lands = shift(net.dep(f2), -early), shift(net.arr(f2), -early)
     arrive_by = floor_to(shift(net.arr(f2), 5 * a.integer(4, 9)))
-    net.fly(net.H1, net.D, shift(net.dep(f2), 5 * a.integer(12, 18)))  # the next one lands too late
+    later = net.fly(net.H1, net.D, shift(net.dep(f2), 5 * a.integer(12, 18)))  # the next one lands too late
     earlier = net.fly(net.O, net.H1, net.arriving_by(net.O, net.H1, shift(departs, -(net.mct(net.H1) +
                                                                                      5 * a.integer(2, 5)))))
     trip = Trip(net, arrive_by, [f1, f2])
@@ -36,7 +36,7 @@ def build(author: Author, level: str) -> Task:
         "onward_retimed", f"{f2} is pulled forward from {hhmm(net.dep(f2))} to {hhmm(departs)}",
         net.sets("flights", f2, departs=departs, arrives=lands, status="rescheduled",
                  notice=f"retimed: now departs {hhmm(departs)}"),
-        [net.status_of(f2), net.search_of(f2), net.checked()], ticketed=level in DEFERRED)]
+        net.status_of(f2), ticketed=level in DEFERRED)]
     itineraries = [[f1, f2], [earlier, f2]]
     if level != "easy":
         net.full(earlier)
@@ -54,7 +54,7 @@ def build(author: Author, level: str) -> Task:
             "feeder_retimed", f"the reshuffled bank pushes {g1} {late} minutes later", ["flights", f2, "status"],
             "rescheduled", net.sets("flights", g1, departs=moved, arrives=shift(net.arr(g1), late),
                                     status="rescheduled", notice=f"retimed: now departs {hhmm(moved)}"),
-            [net.status_of(g1), net.search_of(g1)]))
+            net.status_of(g1)))
     trip.afford(*itineraries, fee=True)
     net.distractors(arrive_by)
     plan = trip.nominal()
@@ -66,10 +66,13 @@ def build(author: Author, level: str) -> Task:
         "hard": lambda: plan.upto("price") + look + hubs + [
             trip.status(second[0]), trip.check(second), trip.search(net.O, net.H3), trip.search(net.H3, net.D),
             *trip.reroute(third)],
-        "impossible": lambda: plan.upto("price") + look + hubs + trip.refuse(
+        "impossible": lambda: plan.upto("price") + look + [trip.search(net.H1, net.D)] + hubs + trip.refuse(
             f"I can't get you to {net.D} by {hhmm(arrive_by)}: {f2} now leaves {net.H1} at {hhmm(departs)}, before "
-            f"{f1} can connect, the earlier {earlier} is full, and the routing via {net.H2} lands at "
-            f"{hhmm(net.arr(second[1]))}.", ["onward_retimed"], [hhmm(departs)]),
+            f"{f1} can connect, the earlier flight {earlier} is full, the next one, {later}, lands at "
+            f"{hhmm(net.arr(later))}, and the routing via {net.H2} lands at {hhmm(net.arr(second[1]))}.",
+            ["onward_retimed"], [hhmm(departs), hhmm(lands), f"{f2} retimed", "pulled forward", "leaves earlier"],
+            [earlier, later, hhmm(net.arr(later)), *trip.too_late(second), "earlier flight full",
+             "the earlier flight has no free seat"]),
     }
     return make_task(trip, standard_query(trip), triggers, plan, fixes[level](), "a consultant flying to a client "
-                     "workshop", insist=f"I must land at {net.D} by {hhmm(arrive_by)}; a later arrival is no use.")
+                     "workshop", "A later arrival is no use to me.")

@@ -8,14 +8,16 @@ with it. Medium: the only promotion left is another carrier's, so the onward leg
 carrier's flight (an interline connection) before ticketing with its code; the next flight of
 the original carrier lands too late. Hard: closing the promotion also closes the cheap fare
 bucket of the inbound leg, so any routing through the first hub breaks the budget and the trip
-moves to the other carrier's routing through the second hub. Impossible: no promotion applies
-to any routing that still lands in time.
+moves to the other carrier's routing through the second hub. Impossible: the partner launch fare
+still has quota but covers the other carrier only, whose onward flight is full (a search of the
+leg shows it) and whose routing through the second hub lands late: the refusal names one of those
+besides the exhausted code.
 """
 
 from __future__ import annotations
 
-from sttgym.envs.arena.airline.generator import (Author, Plan, Task, Trip, floor_to, make_task, new_network, shift,
-                                                 standard_query)
+from sttgym.envs.arena.airline.generator import (Author, Plan, Task, Trip, floor_to, hhmm, make_task, new_network,
+                                                 shift, standard_query)
 
 _CODES = ["FLYSMART", "TRAVELPRO", "CORPFLEX", "ROUTEDEAL", "HUBSAVER", "GOFARE", "NEXTJET", "AIRDEAL"]
 
@@ -34,7 +36,7 @@ def build(author: Author, level: str) -> Task:
                              "status": "active", "note": "corporate fare"}
     other = net.fly(net.H1, net.D, net.legal_after(f1, carrier=net.C, slack=5 * a.integer(1, 3)), net.C)
     arrive_by = floor_to(shift(max(net.arr(other), net.arr(f2)), 5 * a.integer(1, 4)))
-    net.fly(net.H1, net.D, shift(net.dep(other), 5 * a.integer(6, 12)))  # the carrier's next one lands too late
+    later = net.fly(net.H1, net.D, shift(net.dep(other), 5 * a.integer(6, 12)))  # the carrier's next one: too late
     room = budget - s["flights"][f1]["fares"]["economy"]  # the other carrier's fare fits only at half price
     s["flights"][other]["fares"]["economy"] = 5 * a.integer(room // 5 + 2, 2 * room // 5 - 1)
     second = net.via(net.H2, shift(arrive_by, -5 * a.integer(1, 4) if level != "impossible" else
@@ -43,20 +45,23 @@ def build(author: Author, level: str) -> Task:
         s["flights"][fid]["fares"]["economy"] = 5 * a.integer(budget // 10 + 1, budget // 5 - 1)
     s["promotions"][spare] = {
         "carriers": [net.A] if level == "easy" else [net.C], "discount_pct": cut if level == "easy" else 50,
-        "quota": 30, "used": a.integer(3, 25), "status": "active" if level != "impossible" else "exhausted",
+        "quota": 30, "used": a.integer(3, 25), "status": "active",
         "note": "members' fare" if level == "easy" else "partner launch fare"}
+    if level == "impossible":  # the partner fare still has quota, but the other carrier's onward flight is full
+        net.full(other)
     s["passengers"][net.user]["budget"] = budget
     trip = Trip(net, arrive_by, [f1, f2])
+    carrier, carrier_name = net.C, s["carriers"][net.C]["name"]
     triggers = [net.on_write(
         "promo_exhausted", f"a campaign burns the rest of {code}'s quota once the seats are held",
         net.sets("promotions", code, used=s["promotions"][code]["quota"], status="exhausted"),
-        [("list_promotions", {}), ("get_fare_quote", {"promo_code": code})], booking_shows=False)]
+        ("list_promotions", {}))]
     if level == "hard":
         triggers.append(net.cascade(
             "bucket_closed", f"with {code} gone, the cheap fare bucket on {f1} closes",
             ["promotions", code, "status"], "exhausted",
             net.sets("flights", f1, fares={"economy": budget, "business": 3 * budget},
-                     notice="fare bucket closed"), [net.status_of(f1), net.search_of(f1)]))
+                     notice="fare bucket closed"), net.status_of(f1)))
     net.distractors(arrive_by)
     plan = Plan(look=[trip.search(net.O, net.H1), trip.search(net.H1, net.D)], check=[trip.check([f1, f2])],
                 price=[trip.quote([f1, f2], code)], hold=[trip.hold([f1, f2])], confirm=[trip.confirm(promo=code)])
@@ -67,12 +72,18 @@ def build(author: Author, level: str) -> Task:
         "medium": lambda: seen + onward + [trip.change(f2, other), trip.confirm(promo=spare)],
         "hard": lambda: seen + onward + [trip.airports(), trip.search(net.O, net.H2), trip.search(net.H2, net.D),
                                          trip.quote(second, spare), *trip.reroute(second, promo=spare)],
-        "impossible": lambda: seen + [trip.search(net.H1, net.D), trip.quote([f1, f2])] + trip.refuse(
-            f"I can't ticket this within your budget of {budget}: promotion {code} is now exhausted, no other "
-            f"promotion applies to {f1} and {f2}, and without it the fare is {base}.", ["promo_exhausted"],
-            ["exhausted"]),
+        "impossible": lambda: seen + [trip.quote([f1, f2]), trip.quote([f1, f2], spare), *onward, trip.airports(),
+                                      trip.search(net.O, net.H2), trip.search(net.H2, net.D)] + trip.refuse(
+            f"I can't ticket this within your budget of {budget}: promotion {code} is now exhausted and without "
+            f"it the fare is {base}; the other promotion, {spare}, only applies to {carrier} flights, and "
+            f"{carrier_name}'s flight {other} from {net.H1} is full, while its routing via {net.H2} lands at "
+            f"{hhmm(net.arr(second[1]))}, after {hhmm(arrive_by)}.", ["promo_exhausted"],
+            ["exhausted", "no quota", "quota used"],
+            [other, later, *trip.too_late(second), f"{carrier} flight full",
+             f"the {carrier_name} flight has no free seat"]),
     }
     query = standard_query(trip, f" Please use the promotion {code}; my budget only works with it.")
-    return make_task(trip, query, triggers, plan, fixes[level](), "a freelancer on a tight budget", {
-        ("promotion", "promo", "code", "discount"): "Any promotion that gets the fare within my budget is fine."},
-        insist=f"My budget is fixed at {budget}; I can't pay more than that.")
+    return make_task(trip, query, triggers, plan, fixes[level](), "a freelancer on a tight budget",
+                     f"My budget is fixed at {budget}; I can't pay more than that.", answers={
+                         ("promotion", "promo", "code", "discount"): "Any promotion that gets the fare within my "
+                         "budget is fine."})

@@ -6,19 +6,21 @@ may leave it. Easy: the lockdown starts as the car is dispatched; a car comes fr
 depot instead. Medium: it starts after the car has left and the car is recalled to the hub,
 which shows only when the booking is confirmed; another car must be driven over and put on
 the booking. Hard: the lockdown widens to the sister depot too, so a car comes, refuelled,
-from across town. Impossible: the hub holds the only free car of the class.
+from across town. Impossible: the sister depot's car is free for the trip but reserved for
+another customer's pickup there, so it may not be driven over (``get_vehicle_status``, or the
+refused transfer): the refusal must say so besides the lockdown.
 
-At medium and hard two cars could come instead (from the sister depot, from across town), and the
-user has a requirement that only one of them meets (see ``City.rivals``): they asked to be
-consulted before another car is sent, and say what it is only when asked.
+The user has a requirement for the car on every level (see ``City.requirement``), told when asked. At
+medium and hard two cars could come instead (from the sister depot, from across town) and only one of
+them meets it (see ``City.rivals``): the user asked to be consulted before another car is sent.
 """
 
 from __future__ import annotations
 
-from sttgym.envs.arena.carrental.generator import Author, Task, car, make_task, new_city
+from sttgym.envs.arena.carrental.generator import ASK_FIRST, Author, Task, car, make_task, new_city
 
 NOTICE = "Safety inspection: no vehicle may leave or be handed out"
-SISTER = {"easy": "available", "hard": "available", "impossible": "maintenance"}  # its car (medium: two rivals)
+SISTER = {"easy": "available", "hard": "available", "impossible": "available"}  # its car (medium: two rivals)
 
 
 def build(author: Author, level: str) -> Task:
@@ -52,8 +54,8 @@ def build(author: Author, level: str) -> Task:
         """The car the user's requirement picks of two at ``site``, and the question that finds it out."""
         mine, theirs = city.rivals(req, first, site, "transfer_vehicle", **fuel)
         return mine, [req.tell(f"The hub {hub} is locked down, so its car can't come. "
-                               f"{' and '.join(sorted((mine, theirs)))} at {site} could be driven over instead: do "
-                               "you have a requirement for the car?")]
+                               f"{' and '.join(sorted((mine, theirs)))} at {site} could be driven over: do you "
+                               "have a requirement for the car?")]
 
     def medium() -> list:
         mine, question = ask(sister)
@@ -67,21 +69,33 @@ def build(author: Author, level: str) -> Task:
         return [call.get_depot_info(depot_id=sister), req.search(far), req.route(far), *question,
                 call.refuel_vehicle(vehicle_id=far_car), req.move(far_car), *req.book(far_car)]
 
+    if level in ("easy", "impossible"):  # the cars that could come all meet the requirement
+        city.requirement(req, [first, spare])
+
+    def impossible() -> list:  # the sister depot's car is free but committed to a pickup there
+        theirs = city.committed(spare, ret)
+        return [req.status(spare), *req.refuse(
+            f"I can't get {car(city.focus)} to {depot} for you: the hub {hub} is now locked_down for a safety "
+            f"inspection and no vehicle may leave it, and the only other {city.focus}, {spare} at {sister}, is "
+            f"reserved for another customer's pickup there ({theirs}), so it can't be driven over.", ["hub_lockdown"],
+            ["locked_down", hub, "safety inspection", "locked down", "lockdown"],
+            [spare, theirs, "another customer", "reserved for another", "booked for pickup"])]
+
     fixes = {
         "easy": lambda: [req.move(spare), *req.book(spare)],
         "medium": medium,
         "hard": hard,
-        "impossible": lambda: req.refuse(
-            f"I can't get {car(city.focus)} to {depot} for you: the hub {hub}, which has the only free one, is now "
-            f"locked_down for a safety inspection and no vehicle may leave it.", ["hub_lockdown"], ["locked_down"])}
+        "impossible": impossible}
     seen = [req.status(first)] * on_road + [call.get_depot_info(depot_id=hub), req.depots(),
                                                         req.search(sister)]
     oracle = plan.upto("hold" if on_road else "move") + seen + fixes[level]()
+    req.asked = f"book it for me, pickup at {depot} {pickup}, return there {ret}"
     query = (f"Hello, {req.who}. My local depot {city.name(depot)} ({depot}) has no {city.focus} on site, and they "
              f"told me one can be driven over from the {city.name(hub)} hub ({hub}). Please have {car(city.focus)} "
-             f"brought over and book it for me, pickup at {depot} {pickup}, return there {ret}.")
+             f"brought over and {req.asked}.")
     if req.withheld:
-        query += " If it has to be another car than the hub's, ask me first: I have a requirement."
+        query += f" If it has to be another car than the hub's, {ASK_FIRST}"
     return make_task(req, query, triggers, plan, oracle, "a customer of a suburban depot", {
         ("hub", "depot", "another", "other", "elsewhere", "different"): f"Any depot can send the car, as long as I "
-        f"collect it at {depot}."}, insist=f"I can only collect at {depot} at {pickup}; please don't change that.")
+        f"collect it at {depot}."},
+        insist=f"{req.constraints()}; any depot can send it, as long as it meets my requirement for the car.")

@@ -6,8 +6,10 @@ one, a short drive away over the expressway. The expressway closes as the car is
 neighbouring depot makes it in time. Medium: it closes with the car on it; its arrival slips
 past the pickup, which shows only when the booking is confirmed, so a neighbour's car is sent
 and put on the booking. Hard: traffic diverted off the expressway gridlocks the nearest
-neighbour's streets too, so the car must come from another depot. Impossible: nothing else
-of the class can reach the depot in time.
+neighbour's streets too, so the car must come from another depot. Impossible: the neighbour's
+car of the class is out on rent, back only shortly before the pickup and too far to make it
+(its ``available_from`` in ``search_available_vehicles`` there, the drive in ``plan_route``): the
+refusal must say so besides the closure.
 """
 
 from __future__ import annotations
@@ -70,15 +72,19 @@ def build(author: Author, level: str) -> Task:
             "medium": lambda: plan.upto("hold") + [req.status(first), req.depots(), req.search(near),
                                                    req.move(spare), *req.take_over(spare)],
             "hard": lambda: head + hard(),
-            "impossible": lambda: head + [req.search(), *req.refuse(
+            "impossible": lambda: head + [req.search(), req.search(near), req.route(near), *req.refuse(
                 f"I can't get {car(city.focus)} to {depot} by {pickup[11:]}: the Airport Expressway ({expressway}) "
-                f"is now closed, the detour from {hub} arrives too late, and the depot's other one is in the "
-                f"workshop.", ["expressway_closed"], [expressway])]}
+                f"is now closed and the detour from {hub} arrives too late; the only other {city.focus}, {late_car} "
+                f"at {near}, is only back from a rental at {back[11:]} and, {city.minutes(near, depot)} minutes "
+                f"away, would reach {depot} at {reach[11:]}, after your pickup.", ["expressway_closed"],
+                [expressway, "expressway closed", "road closed", "Airport Expressway"],
+                [late_car, near, back[11:], reach[11:], "back from", "only back", "back at"])]}
         return req, plan, triggers, fixes[level]()
 
     # The pickup is the first five-minute mark by which both the expressway run and the fix arrive; the
     # detour must miss it, with or without reads first. Where this city's detour is too short, it is slowed.
     slip = author.integer(6, 12) if on_road else 0
+    late_car = back = reach = ""  # impossible: the neighbour's car, back from a rental too late (set below)
     for _ in range(30):
         req, plan, triggers, oracle = task_for(format_time(city.at(5, 12)))  # a far pickup only measures arrivals
         ready = max(city.arrival(plan.calls, first), city.arrival(oracle, spare, triggers) if spare else datetime.min)
@@ -92,12 +98,15 @@ def build(author: Author, level: str) -> Task:
                 s["roads"][road]["minutes"] += 15
     else:
         raise RuntimeError(f"{depot}: no pickup time fits this city")  # a layout bug, not a seed
+    if level == "impossible":  # the neighbour's car is only back from a rental too late to make the pickup
+        late_car = city.add_vehicle(near, city.focus)
+        back, reach = city.back_late(late_car, depot, format_time(ready))
     req, plan, triggers, oracle = task_for(format_time(ready))
     city.afford(depot, city.focus, req.pickup, ret)
-    query = (f"Hi, {req.who} here. I need {car(city.focus)} at {city.name(depot)} ({depot}) by {req.pickup}, "
-             f"returning it there {ret}. The depot has none on site, but the {city.name(hub)} desk ({hub}) has one "
-             f"and the expressway makes it a short drive; please have it brought over and book it.")
+    req.asked = f"{car(city.focus)} at {city.name(depot)} ({depot}) by {req.pickup}, returning it there {ret}"
+    query = (f"Hi, {req.who} here. I need {req.asked}. The depot has none on site, but the {city.name(hub)} desk "
+             f"({hub}) has one and the expressway makes it a short drive; please have it brought over and book it.")
     return make_task(req, query, triggers, plan, oracle, "a customer in a hurry", {
         ("depot", "another", "other", "elsewhere", "different", "neighbour"): f"Any depot can send the car; I only "
-        f"care that it is at {depot} by {req.pickup}."}, insist=f"I have to leave {depot} at {req.pickup}; a later "
-        f"pickup is no use to me.")
+        f"care that it is at {depot} by {req.pickup}."},
+        insist=f"{req.constraints()}; any depot can send it, but a later pickup is no use to me.")

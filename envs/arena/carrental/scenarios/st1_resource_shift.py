@@ -7,7 +7,12 @@ depot's unreserved cars of the class to where demand is (visible in
 every car of the class leaves; one is snapped up at the business depot, the other waits at
 the airport and must be driven back. Hard: the airport car is snapped up too when its peak
 starts, and the car from a neighbouring suburb must be fuelled before it comes over.
-Impossible: every car of the class is moved and booked where it went.
+Impossible: both cars are moved, and each is booked by another customer where it went, so
+neither can be driven back (``get_vehicle_status`` lists the booking; the transfer is refused):
+the refusal must say so besides the move.
+
+The peak starts as the first hold at the depot is placed, before it: at easy an agent that holds the
+car the peak leaves behind never meets the change, and books as well as one that recovered.
 """
 
 from __future__ import annotations
@@ -28,8 +33,12 @@ def build(author: Author, level: str) -> Task:
     req = city.request(depot, pickup, ret)
     cars = [city.add_vehicle(depot, city.focus) for _ in range(2)]
 
+    absorbing = []  # the peak-demand bookings' ids
+
     def absorbed(vehicle: str, kind: str):  # a peak-demand booking that takes the car for the user's whole trip
-        return city.taken(vehicle, sites[kind], shift(pickup, hours=-4), shift(ret, hours=6))[1]
+        ident, add = city.taken(vehicle, sites[kind], shift(pickup, hours=-4), shift(ret, hours=6))
+        absorbing.append(ident)
+        return add
 
     effect = [city.set("zones", city.zone(depot), "demand", value="low"),
               city.set("zones", city.zone(sites["business"]), "demand", value="peak")]
@@ -56,14 +65,18 @@ def build(author: Author, level: str) -> Task:
         "easy": lambda: req.book(cars[1], "again"),
         "medium": lambda: [*sweep, req.move(cars[1]), *req.book(cars[1], "again")],
         "hard": lambda: sweep + hard(),
-        "impossible": lambda: sweep + req.refuse(
+        "impossible": lambda: sweep + [req.status(v) for v in cars] + req.refuse(
             f"I can't book {car(city.focus)} at {depot}: with the commuter peak both of the depot's cars were moved, "
-            f"to {sites['business']} and {sites['airport']}, and booked there at once; no other one is free.",
-            ["commuter_peak_shift"], list(sites.values()))}
+            f"to {sites['business']} and {sites['airport']}, and neither can be brought back: each was booked there "
+            f"at once by another customer ({' and '.join(absorbing)}).",
+            ["commuter_peak_shift"], [*sites.values(), "commuter peak", "cars moved", "peak moved"],
+            [*absorbing, "booked there", "another customer", "booked by another", "snapped up"])}
     oracle = plan.upto("book") + [req.search()] + fixes[level]()
-    query = (f"Good morning, this is {req.who}. I'd like to rent {car(city.focus)} from my local depot, "
-             f"{city.name(depot)} ({depot}), from {pickup} to {ret}, returning it there. Please check my licence and "
-             f"the price first, then book it.")
+    left = [plan.upto("look") + [req.hold(cars[1]), req.confirm()]] if level == "easy" else []  # the car left
+    req.asked = (f"rent {car(city.focus)} from my local depot, {city.name(depot)} ({depot}), from {pickup} to {ret}, "
+                 "returning it there")
+    query = (f"Good morning, this is {req.who}. I'd like to {req.asked}. Please check my licence and the price first, "
+             "then book it.")
     return make_task(req, query, triggers, plan, oracle, "a suburban customer", {
-        ("depot", "collect", "elsewhere"): f"I collect at {depot}; I can't get anywhere else."},
-        insist=f"I can only collect it at {depot}; nothing else works for me.")
+        ("depot", "collect", "elsewhere"): f"I collect at {depot}; I can't get anywhere else."}, alternatives=left,
+        insist=f"{req.constraints()}; any car of the class will do, wherever it comes from.")

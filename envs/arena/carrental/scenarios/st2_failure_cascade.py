@@ -7,7 +7,10 @@ failure hits as the charge starts, so it cannot; a charged car from the hub's si
 goes instead. Medium: it hits as the charged car leaves: the session is lost and the battery
 drained. Hard: the blackout spreads to the sister depot, whose streets close with the
 traffic lights out, so a car comes from across town and is charged there first. Impossible:
-the blackout takes every charger in the city.
+the surge of the failure damages the charged car's battery (it goes to the workshop), and the
+sister depot's charged car is free for the trip but reserved for another customer's pickup there,
+so it may not be driven over (``get_vehicle_status``, or the refused transfer): the refusal must
+say so besides the failure.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from sttgym.geo import shortest_route
 
 NEEDED = 80  # percent of charge the user needs at pickup
 NOTICE = "Power failure: chargers offline"
-SISTER_CHARGE = {"easy": (85, 100), "medium": (85, 100), "hard": (85, 100), "impossible": (30, 60)}  # its car
+SISTER_CHARGE = {"easy": (85, 100), "medium": (85, 100), "hard": (85, 100), "impossible": (85, 100)}  # its car
 
 
 def build(author: Author, level: str) -> Task:
@@ -46,13 +49,14 @@ def build(author: Author, level: str) -> Task:
             "hub_power_failure", f"the power fails at {hub} as a charge starts: its chargers go offline",
             pred.call_argument(name="vehicle_id", value=first), power_down(hub),
             ("get_depot_info", hub), activation=["refuel_vehicle"])]
-    else:  # it hits as the charged car leaves
+    else:  # it hits as the charged car leaves (impossible: the surge damages its battery, it goes to the workshop)
+        hit = {"status": "maintenance"} if level == "impossible" else {"fuel_pct": drained}
         triggers = [city.trigger(
-            "hub_power_failure", f"the power fails at {hub} mid-charge: {first}'s session is lost",
+            "hub_power_failure", f"the power fails at {hub} mid-charge: {first}'s session is lost"
+            + (", and the surge damages its battery" if level == "impossible" else ""),
             pred.all_of(preds=[pred.call_argument(name="vehicle_id", value=first),
                                pred.field_equals(path=["vehicles", first, "fuel_pct"], value=100)]),
-            power_down(*(sorted(s["depots"]) if level == "impossible" else [hub]))
-            + city.sets("vehicles", first, fuel_pct=drained), ("get_vehicle_status", first),
+            power_down(hub) + city.sets("vehicles", first, **hit), ("get_vehicle_status", first),
             activation=["transfer_vehicle"])]
 
     def hard() -> list:
@@ -66,20 +70,27 @@ def build(author: Author, level: str) -> Task:
 
     seen = [call.get_depot_info(depot_id=hub), req.depots(), req.search(sister)]
     stale = plan.upto("move") + [req.status(first)] + seen  # the charged car left drained
+
+    def impossible() -> list:  # the sister depot's charged car is free but committed to a pickup there
+        theirs = city.committed(spare, ret)
+        return stale + [req.status(spare)] + req.refuse(
+            f"I can't get you an electric {city.focus} with {NEEDED}% charge at {depot}: the power failure at {hub} "
+            f"damaged {first}'s battery and it is now in maintenance, and the only other one, {spare} at {sister}, "
+            f"is reserved for another customer's pickup there ({theirs}), so it can't be driven over.",
+            ["hub_power_failure"], ["power failure", "chargers offline", "maintenance", "workshop",
+                                    "battery damaged", "damaged battery"],
+            [spare, theirs, "another customer", "reserved for another", "booked for pickup"])
     fixes = {
         "easy": lambda: plan.upto("charge") + seen + [req.move(spare), *req.book(spare)],
         "medium": lambda: stale + [req.move(spare), *req.book(spare)],
         "hard": lambda: stale + hard(),
-        "impossible": lambda: stale + req.refuse(
-            f"I can't get you an electric {city.focus} with {NEEDED}% charge at {depot}: a power failure took every "
-            f"charger in the city offline, {first} is down to {drained}% and the only other one, at {sister}, "
-            f"cannot be charged either.", ["hub_power_failure"], [f"{drained}%"])}
-    query = (f"Hi, {req.who} here. I need an electric {city.focus} (class {city.focus}) with at least {NEEDED}% "
-             f"charge for a long drive, collected at {city.name(depot)} ({depot}) at {pickup} and returned there "
-             f"{ret}. The charging hub {city.name(hub)} ({hub}) has one; please charge it, have it driven over and "
-             f"book it for me.")
+        "impossible": impossible}
+    req.needs = f"an electric {city.focus} (class {city.focus}) with at least {NEEDED}% charge"
+    req.asked = f"collected at {city.name(depot)} ({depot}) at {pickup} and returned there {ret}"
+    query = (f"Hi, {req.who} here. I need {req.needs} for a long drive, {req.asked}. The charging hub "
+             f"{city.name(hub)} ({hub}) has one; please charge it, have it driven over and book it for me.")
     return make_task(req, query, triggers, plan, fixes[level](), "an electric-car driver", {
         ("electric", "petrol", "fuel", "ev"): "It has to be electric; I charge at home at the other end.",
         ("car", "vehicle", "another", "other", "depot"): f"Any electric {city.focus} is fine, from any depot, as "
-        f"long as I collect it at {depot}."}, insist=f"I need an electric car with at least {NEEDED}% at {depot} "
-        f"at {pickup}.")
+        f"long as I collect it at {depot}."},
+        insist=f"{req.constraints()}, electric, with at least {NEEDED}% charge; it can come from any depot.")

@@ -6,12 +6,15 @@ previous renter reports they will drop it later and at another depot (visible in
 ``get_vehicle_status``), so the handoff fails in time and place at once. Easy: a transfer
 from the drop-off depot right after the return still makes the pickup. Medium: it would not,
 so a free car from another depot takes over the booking. Hard: the evening rush slows every
-road out of the drop-off depot, and a car from elsewhere must take over. Impossible: nothing
-else of the class can be there in time.
+road out of the drop-off depot, and a car from elsewhere must take over. Impossible: driven over
+from the drop-off the car arrives ten minutes late, and the other depot's car of the class is out
+on rent, back only shortly before the pickup and too far to make it (its ``available_from`` in
+``search_available_vehicles`` there, the drive in ``plan_route``): the refusal must say why those
+fail besides the late return.
 
-At medium and hard the depot that sends a car has two, and the user has a requirement that only
-one of them meets (see ``City.rivals``): they asked to be consulted before another car is put on
-the booking, and say what it is only when asked.
+The user has a requirement for the car on every level (see ``City.requirement``), told when asked. At
+medium and hard the depot that sends a car has two and only one of them meets it (see
+``City.rivals``): the user asked to be consulted before another car is put on the booking.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from sttgym.clock import format_time, shift
-from sttgym.envs.arena.carrental.generator import Author, Request, Task, car, make_task, new_city, one
+from sttgym.envs.arena.carrental.generator import ASK_FIRST, Author, Request, Task, car, make_task, new_city, one
 
 RUSH = 35  # minutes the evening rush adds to every road out of the drop-off depot
 SLACK = {"easy": 10, "medium": -10, "hard": 10, "impossible": -10}  # minutes between the pickup and the arrival
@@ -53,26 +56,38 @@ def build(author: Author, level: str) -> Task:
             [city.set("roads", r, "minutes", value=city.state["roads"][r]["minutes"] + RUSH)
              for r in city.roads_of(dropoff)], ("plan_route", {"origin_id": dropoff, "destination_id": depot}))] * rush)
         ask = req.tell(f"The car on your booking will be back too late. {' and '.join(sorted((spare, theirs)))} at "
-                       f"{donor_depot} could be driven over instead: do you have a requirement for the car?")
+                       f"{donor_depot} could be driven over: do you have a requirement for the car?")
         return [req.depots(), req.search(donor_depot), *[req.route(donor_depot)] * rush, ask, req.move(spare),
                 *req.take_over(spare)]
 
-    def impossible() -> list:
+    def impossible() -> list:  # driven over from the drop-off it is late; the other depot's car is back too late
+        donor = city.add_vehicle(donor_depot, city.focus)
+        city.requirement(req, [first, donor])
         city.add_vehicle(depot, city.focus, status="maintenance")
-        return [req.search(), *req.refuse(
-            f"I can't have {car(city.focus)} ready at {depot} at {req.pickup[11:]}: {first} is now returned late, "
-            f"at {dropoff} at {late[11:]}, and the depot's other one is in the workshop.", ["late_dropoff"],
-            [late[11:], dropoff])]
+        back, reach = city.back_late(donor, depot, req.pickup)
+        over = shift(late, minutes=city.minutes(dropoff, depot))  # the late car, sent the moment it is dropped
+        return [req.search(), req.depots(), req.search(donor_depot), req.route(donor_depot), *req.refuse(
+            f"I can't have {car(city.focus)} ready for your pickup: {first} is now returned late, at {dropoff} at "
+            f"{late[11:]}, and driven over from there it would only arrive at {over[11:]}; the only other "
+            f"{city.focus}, {donor} at {donor_depot}, is only back from a rental at {back[11:]} and would arrive "
+            f"after your pickup too.", ["late_dropoff"],
+            [late[11:], dropoff, "returned late", "dropped late", "running late", "late return"],
+            [donor, donor_depot, over[11:], back[11:], reach[11:], "back from", "only back", "back at",
+             "arrive after"])]
 
-    fixes = {"easy": lambda: [req.move(first), req.confirm()], "medium": lambda: donor(False),
+    def easy() -> list:
+        city.requirement(req, [first])
+        return [req.move(first), req.confirm()]
+
+    fixes = {"easy": easy, "medium": lambda: donor(False),
              "hard": lambda: donor(True), "impossible": impossible}
     plan = req.booking(first)
     oracle = plan.upto("check") + [req.status(first), req.route(dropoff)] + fixes[level]()
-    query = (f"Hello, this is {req.who}. Please book me {car(city.focus)} at {city.name(depot)} ({depot}) for this "
-             f"afternoon: pickup {req.pickup} sharp, return there {req.ret}. Hold a car, check the price and confirm "
-             f"it.")
+    req.asked = (f"book me {car(city.focus)} at {city.name(depot)} ({depot}) for this afternoon: pickup {req.pickup} "
+                 f"sharp, return there {req.ret}")
+    query = f"Hello, this is {req.who}. Please {req.asked}. Hold a car, check the price and confirm it."
     if req.withheld:
-        query += " If it has to be another car, ask me first: I have a requirement."
+        query += f" If it has to be another car, {ASK_FIRST}"
     return make_task(req, query, triggers, plan, oracle, "a customer with an afternoon appointment", {
         ("time", "later", "pickup", "wait"): f"I have to leave at {req.pickup}; I can't wait for a car."},
-        insist=f"I must drive off from {depot} at {req.pickup}; a later car is no use.")
+        insist=f"{req.constraints()}; a later car is no use, and the car has to meet my requirement for it.")

@@ -6,8 +6,10 @@ is open there: the depot releases open holds and new ones last five minutes, so 
 lapsed by the confirmation (visible in ``list_customer_reservations``). Easy: hold again and
 confirm at once. Medium: the lapsed car is snapped up by a web booking, so a car must come
 over from another depot. Hard: two cars are needed, one is snapped up, and the short holds
-punish holding both before confirming either. Impossible: the only other car cannot reach
-the depot in time.
+punish holding both before confirming either. Impossible: the lapsed car is snapped up too, and
+the only other car of the class, at the farthest depot, cannot reach the depot by the pickup even
+sent at once (what rules it out shows only on that car's depot: ``search_available_vehicles``,
+``plan_route``; the refusal must say so).
 """
 
 from __future__ import annotations
@@ -39,8 +41,10 @@ def build(author: Author, level: str) -> Task:
                          check=[req.profile(), req.quote()], confirm=[req.confirm(f"hold{i}") for i in range(count)])
 
     req, plan = booking(pickup)
-    if where == "farthest":  # the pickup is so near that even sent at the release, the spare arrives after it
-        soon = city.arrival(plan.upto("hold") + [req.move(spare)], spare) - timedelta(minutes=5 * author.integer(1, 3))
+    if where == "farthest":  # the pickup is so near that even sent at once, before anything else, the spare is late
+        drive = city.minutes(spare_depot, depot)
+        early = timedelta(minutes=5 * author.integer(1, min(3, max(1, drive // 10))))
+        soon = city.arrival([req.move(spare)], spare) - early
         req, plan = booking(pickup := format_time(soon - timedelta(minutes=soon.minute % 5)))
     city.afford(depot, city.focus, pickup, ret)
     triggers = [city.on_hold(
@@ -63,14 +67,18 @@ def build(author: Author, level: str) -> Task:
                          *req.book(spare, "again2")],
         "impossible": lambda: [req.status(cars[0]), req.depots(), req.search(spare_depot), req.route(spare_depot),
                                *req.refuse(
-            f"I can't book this: your hold on {cars[0]} was released in a demand peak and the car was booked online "
-            f"({web}); the only other one, {spare} at {spare_depot}, is {city.minutes(spare_depot, depot)} minutes "
-            f"away and cannot reach {depot} by {pickup[11:]}.", ["vehicle_rebooked"], [web])]}
+            f"I can't book this: your hold on {cars[0]} was released in a demand peak and another customer took the "
+            f"car online ({web}); the only other {city.focus}, {spare} at {spare_depot}, is "
+            f"{city.minutes(spare_depot, depot)} minutes away and cannot reach {depot} by {pickup[11:]}.",
+            ["vehicle_rebooked"], [web, "booked online", "took the car online", "hold released", "hold was released"],
+            [spare, spare_depot, f"{city.minutes(spare_depot, depot)} minutes", "too far", "minutes away",
+             "cannot reach"])]}
     oracle = plan.upto("check") + [req.bookings()] + fixes[level]()
-    query = (f"I'm {req.who}. I need {car(city.focus, count)} at {city.name(depot)} ({depot}) from {pickup} to "
-             f"{ret}, returned there. Please hold {'them' if count > 1 else 'one'} for me, check my licence and the "
-             f"price against my card limit, then confirm{' both' if count > 1 else ''}.")
+    req.asked = f"{car(city.focus, count)} at {city.name(depot)} ({depot}) from {pickup} to {ret}, returned there"
+    query = (f"I'm {req.who}. I need {req.asked}. Please hold {'them' if count > 1 else 'one'} for me, check my "
+             f"licence and the price against my card limit, then confirm{' both' if count > 1 else ''}.")
     answers = {("car", "vehicle", "specific", "another", "other"): f"Any {city.focus} at {depot} is fine by me.",
                ("price", "budget", "limit", "card"): "My card limit per booking is on my customer profile."}
     return make_task(req, query, triggers, plan, oracle, "a customer booking by phone", answers,
-                     insist=f"I really need it at {depot} at {pickup}; a later time or another depot won't work.")
+                     insist=f"{req.constraints()}, within my card limit; any car of the class will do, but a "
+                     "later time or another depot won't work.")

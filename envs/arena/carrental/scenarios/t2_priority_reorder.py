@@ -6,8 +6,10 @@ only by reading the arrival again). A booking for the old time leaves the custom
 at the desk. Easy: move the booking earlier. Medium: the booked car is still out on rent at
 the earlier time, so another car must take over. Hard: no other car is at the desk, one must
 be brought from the next depot, and the rescheduled flight bank sets off an airport price
-surge that breaks the card limit unless a promotion is used. Impossible: every car of the
-class is out, in the workshop or booked at the earlier time.
+surge that breaks the card limit unless a promotion is used. Impossible: the desk's car is
+only back at the old arrival, and the only other car of the class, at the nearest depot, is free
+then but reserved for another customer's pickup there, so it may not be driven over (what rules
+it out shows only on that car: ``get_vehicle_status``, or the refused transfer).
 """
 
 from __future__ import annotations
@@ -60,24 +62,32 @@ def build(author: Author, level: str) -> Task:
         return [rebook[0], req.depots(), req.search(spare_depot, early), req.move(spare), *rebook[1:],
                 req.quote(pickup=early), call.list_promotions(zone_id=zone), req.confirm("early", promo=code)]
 
-    def impossible() -> list:  # the desk's other car is in the workshop, the one elsewhere is booked by then
+    def impossible() -> list:  # the desk's car is back too late; the one at the nearest depot is committed there
         city.add_vehicle(depot, city.focus, status="maintenance")
-        elsewhere = one(author, sorted(d for d in s["depots"] if d != depot))
-        taken = city.add_vehicle(elsewhere, city.focus)
-        s["reservations"][f"RSV-{author.serial(1000, 3999)}"] = city.reservation(
-            city.other_customer(), taken, elsewhere, shift(early, hours=-3), shift(ret, days=1))
-        return [req.search(pickup=early), req.status(booked), *req.refuse(
-            f"I can't get you a car in time: {flight} now lands earlier, at {early[11:]}, and no {city.focus} is "
-            f"free then; {booked} at {depot} is only back at {lands[11:]}.", ["flight_rescheduled"], [early[11:]])]
+        elsewhere = city.nearest(depot, sorted(s["depots"]))[0]
+        other = city.add_vehicle(elsewhere, city.focus)
+        theirs = city.committed(other, ret)
+        return [req.search(pickup=early), req.status(booked), req.depots(), req.search(elsewhere, early),
+                req.status(other), *req.refuse(
+            f"I can't get you a car in time: {flight} now lands earlier, at {early[11:]}, and {booked} at {depot} is "
+            f"only back from its rental at {lands[11:]}; the only other {city.focus}, {other} at {elsewhere}, is "
+            f"reserved for another customer's pickup there ({theirs}), so it can't be driven over.",
+            ["flight_rescheduled"], [early[11:], "rescheduled earlier", "lands earlier", "flight earlier"],
+            [other, theirs, "another customer", "reserved for another", "booked for pickup"])]
 
     fixes = {"easy": lambda: [call.reschedule_reservation(reservation_id=rid("hold"), pickup_time=early,
                                                           return_time=ret), req.confirm()],
              "medium": lambda: [*rebook, req.confirm("early")], "hard": hard, "impossible": impossible}
     oracle = plan.upto("check") + [read] + fixes[level]()
-    query = (f"Hi, {req.who} here. I'm flying in on {flight}, landing at {city.name(depot)}; please book me "
-             f"{car(city.focus)} at that desk ({depot}) for pickup when the flight lands (it is due at {lands}), "
-             f"returning it there at {ret}. Check the price against my card limit and confirm.")
+    # Medium: the desk's free car may be the first one held; moved to the new arrival, it serves as well.
+    free_first = [[read, req.search(), req.hold(spare), req.quote(), read,
+                   call.reschedule_reservation(reservation_id=rid("hold"), pickup_time=early, return_time=ret),
+                   req.confirm()]] if level == "medium" else []
+    req.asked = f"book me {car(city.focus)} at that desk ({depot}) for pickup when the flight lands"
+    query = (f"Hi, {req.who} here. I'm flying in on {flight}, landing at {city.name(depot)}; please {req.asked} (it "
+             f"is due at {lands}), returning it there at {ret}. Check the price against my card limit and confirm.")
     return make_task(req, query, triggers, plan, oracle, "a business traveller", {
         ("land", "landing", "arrival", "flight", "time"): "Go by the airline's tracked arrival time; I'll be at the "
-        "desk as soon as I land."}, insist=f"I need a car at {depot} when I land, there is no other way to get to my "
-        "meeting.")
+        "desk as soon as I land."}, alternatives=free_first,
+        insist=f"{req.constraints()}, within my card limit; any car of the class will do, there is no "
+        "other way to get to my meeting.")

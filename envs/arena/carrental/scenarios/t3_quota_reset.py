@@ -7,7 +7,8 @@ while a daily fare whose quota was used up tonight starts afresh. Easy: confirm 
 reset daily fare. Medium: the reset fare is for electric cars only, so the hold moves to the
 electric car, which must be charged before handover. Hard: two cars are booked, the reset
 fare covers only one, and the other moves to an electric car on the green fare. Impossible:
-no fare left after midnight brings the price within the limit.
+the daily fare that resets gives too little: priced with it (``get_rental_quote``), the booking is
+still over the card limit, which the refusal must say besides the flash fare's expiry.
 """
 
 from __future__ import annotations
@@ -74,15 +75,19 @@ def build(author: Author, level: str) -> Task:
         return [req.quote(daily), *req.refuse(  # "expired" alone is guessed by wrong reasons: name the fare
             f"I can't book this within your card limit of {s['customers'][city.user]['payment_limit']}: the flash "
             f"fare {flash} has expired at the midnight reset, and the only fare left, {daily}, still brings the "
-            f"price to {over}.", ["midnight_quota_reset"], [flash])]
+            f"price to {over}, over the limit.", ["midnight_quota_reset"],
+            [flash, "fare expired", "fare has expired", "midnight reset"],
+            [daily, str(over), "still over", "still exceeds", "still above", "still too expensive"])]
 
     fixes = {"easy": lambda: [req.confirm("hold0", daily)], "medium": lambda: electric(daily),
              "hard": lambda: [req.confirm("hold0", daily), *electric(green)], "impossible": impossible}
     oracle = plan.upto("quote") + [promotions] + fixes[level]()
-    query = (f"Hello, {req.who}. Before the night is over I'd like to book {car(city.focus, count)} at "
-             f"{city.name(depot)} ({depot}) from {pickup} to {ret}, returned there, on the flash fare {flash}. "
+    req.asked = f"book {car(city.focus, count)} at {city.name(depot)} ({depot}) from {pickup} to {ret}, returned there"
+    query = (f"Hello, {req.who}. Before the night is over I'd like to {req.asked}, on the flash fare {flash}. "
              f"My card limit per booking is tight, so please check the price before you confirm.")
     return make_task(req, query, [reset], plan, oracle, "a customer booking late at night", {
         ("promotion", "promo", "code", "fare", "discount"): "Any valid promotion is fine, as long as each booking "
         "stays within my card limit.", ("car", "vehicle", "electric", "ev", "another"): f"Any {city.focus}, "
-        "electric or not, is fine."}, insist=f"My card limit is fixed; I need it at {depot} at {pickup} within it.")
+        "electric or not, is fine."},
+        insist=f"{req.constraints()}, each booking within my card limit; any valid promotion and any car of the "
+        "class will do.")

@@ -2,13 +2,17 @@
 
 The member needs an electric car of a category (their destination is inside the low-emission
 core), within walking reach, unlocked for the drive. The agent checks the member and the price and
-reserves the nearest one, which stands charged at the home zone's hub. As it unlocks it, the hub
-fails: its connectors lock every car plugged in there (visible in ``get_car`` and ``list_chargers``).
+reserves the nearest one, which stands charged at the home zone's hub. As it unlocks a car (whichever
+it reserved), the hub fails: its connectors lock every car plugged in there (visible in ``get_car`` and
+``list_chargers``; the failed unlock names the outage).
 Easy: another electric car stands on the street in the home zone. Medium: the other home one is on
 the failed hub too, and the petrol car nearby does not serve: the electric car in the neighbouring
 zone does. Hard: the load shift trips the neighbouring zone's hub as well, locking its car; of the
-two electric cars two zones away, one is too low on charge. Impossible: the outage spreads to every
-hub within walking reach, where all the electric cars of the category stand.
+two electric cars two zones away, one is too low on charge. Impossible: as at medium, but the
+neighbouring zone's electric car has less charge than the member needs, which a refusal must say.
+
+At easy an agent that reserves the street car first never meets the outage, and rides as well as one
+that recovered.
 """
 
 from __future__ import annotations
@@ -49,24 +53,21 @@ def build(author: Author, level: str) -> Task:
     else:
         city.add_car(home, energy="ev", spot=home_spot)
         city.add_car(home, energy="petrol", spot=street(home))
-        if level == "medium":
-            alt = city.add_car(n1, energy="ev", spot=street(n1))
+        if level in ("medium", "impossible"):  # impossible: the neighbour's electric car is too low
+            alt = (ride.low_car if level == "impossible" else city.add_car)(n1, energy="ev", spot=street(n1))
         else:
             n1_hub, n1_spot = hub(n1)
             spread = [n1_hub]
             stuck = city.add_car(n1, energy="ev", spot=n1_spot)
     triggers = [city.trigger("hub_outage", f"the hub {home_hub} in {home} fails and locks its cars",
-                             author.pred.holds_car(member=city.user, car_id=car0),
+                             author.pred.holds_any(member=city.user),
                              [author.op.hub_outage(charger_id=home_hub, notice=f"outage {code}: connectors locked")],
-                             ("get_car", {"car_id": car0}), activation=("start_trip",),
-                             also=(("list_chargers", {"zone_id": home}), ("list_chargers", {})))]
-    if level == "impossible":
-        spread += [hub(z)[0] for z in ride.reach() if z not in (home, n1)]
+                             ("get_car", {"car_id": car0}), activation=("start_trip",))]
     if spread:
         triggers.append(city.cascade(
             "outage_spreads", "the load shift trips the next hubs", ["chargers", home_hub, "status"], "fault",
             [author.op.hub_outage(charger_id=c, notice=f"outage {code}: tripped by load shift") for c in spread],
-            ("get_car", {"car_id": stuck}), also=(("list_chargers", {}),), activation=("start_trip",)))
+            ("get_car", {"car_id": stuck}), activation=("start_trip",)))
     plan = Plan(look=[ride.find(), ride.profile(), ride.quote(car0)], book=[ride.reserve(car0)],
                 go=[ride.start(home)])
     unwind = [ride.look(car0), ride.cancel(), ride.find()]
@@ -77,21 +78,29 @@ def build(author: Author, level: str) -> Task:
         return [*unwind, call.list_chargers(), call.list_chargers(zone_id=n1), ride.look(low), ride.look(good),
                 ride.walk_to(n2), ride.quote(good), *ride.take(good, n2)]
 
+    def impossible() -> list:
+        why, short = ride.short_of(alt)
+        return [*unwind, call.list_chargers(zone_id=home), ride.look(alt), *ride.refuse(
+            f"I can't unlock an electric {city.focus} car for you: charging outage {code} locked {car0} and the other "
+            f"electric one at the {home} hub, a petrol car cannot enter your destination's low-emission core, and "
+            f"the only other electric one within {ride.max_walk} minutes' walk, {why}.", ["hub_outage"],
+            [code, "charging outage", "hub outage", "chargers locked", "locked chargers"], short)]
+
     fixes = {
         "easy": lambda: [*unwind, *ride.take(alt, home)],
         "medium": lambda: [*unwind, call.list_chargers(zone_id=home), ride.walk_to(n1), ride.look(alt),
                            *ride.take(alt, n1)],
         "hard": hard,
-        "impossible": lambda: [*unwind, call.list_chargers(), *ride.refuse(
-            f"I can't unlock an electric {city.focus} car for you: charging outage {code} locked {car0} and every "
-            f"other one within {ride.max_walk} minutes' walk at its hub, and a petrol car cannot enter your "
-            "destination's low-emission core.", ["hub_outage"], [code])]}
+        "impossible": impossible}
     oracle = plan.upto("go") + fixes[level]()
-    query = (f"Hi, {ride.who}. I need an electric {ride.wants().split(' ', 1)[1]} with at least "
-             f"{ride.min_level}% charge to drive from {home} to {ride.destination}, which is in the low-emission core, "
-             f"so petrol won't do. I'll walk up to {ride.max_walk} minutes. Check my account and the price, then "
-             "reserve the nearest one and unlock it.")
-    return make_task(city, ride, query, triggers, plan, oracle, "a member who only drives electric",
-                     ride.checklist("hub_outage", [car0]), ride.goal(),
+    # Easy: the street car in the home zone is as near; reserved first, the outage never touches it.
+    street_first = [[ride.find(), ride.profile(), ride.quote(alt), *ride.take(alt, home, "res")]] \
+        if level == "easy" else []
+    ride.asked = (f"need an electric {ride.wants().split(' ', 1)[1]} with at least {ride.min_level}% charge to drive "
+                  f"from {home} to {ride.destination}")
+    query = (f"Hi, {ride.who}. I {ride.asked}, which is in the low-emission core, so petrol won't do. I'll walk up to "
+             f"{ride.max_walk} minutes. Check my account and the price, then reserve the nearest one and unlock it.")
+    return make_task(city, ride, query, triggers, plan, oracle, "a member who only drives electric", ride.goal(),
                      answers={("petrol", "fuel", "combustion"): "No, it has to be electric."},
-                     insist=f"It must be electric and within {ride.max_walk} minutes' walk.")
+                     alternatives=street_first,
+                     insist=f"{ride.constraints()}; any such car will do.")

@@ -8,8 +8,9 @@ trip's planned end moves far past the user's departure and the handoff reads ``h
 (visible in ``get_trip`` and ``list_member_reservations``). Easy: another car of the category is
 free in the home zone. Medium: the only one is in the neighbouring zone, within the walk. Hard: a
 second member whose handoff failed grabs the neighbour's car at the agent's next booking; of the two
-cars two zones away one is too low on charge or fuel. Impossible: no car of the category is free
-within walking reach, and the late car arrives after the user must leave.
+cars two zones away one is too low on charge or fuel. Impossible: the late car arrives after the user
+must leave, and the only car of the category free within the walk has less charge or fuel than the
+member needs, which a refusal must say.
 """
 
 from __future__ import annotations
@@ -33,15 +34,14 @@ def build(author: Author, level: str) -> Task:
                         "destination": home, "started_at": shift(city.start, -author.integer(15, 40)),
                         "level_at_start": 95, "status": "open", "end_zone": None, "ended_at": None,
                         "planned_end_at": due, "promo": None, "estimate": 10, "price": None}
-    alt = city.add_car(home if level == "easy" else n1, status="in_use" if level == "impossible" else "available")
+    alt = ride.low_car(n1) if level == "impossible" else city.add_car(home if level == "easy" else n1)
     city.add_car(one(author, ride.beyond()))
     late = shift(due, author.integer(45, 90))
     triggers = [city.on_write(
         "driver_late", f"the member on {trip} runs late: the planned end moves to {late}", "reserve_handoff",
         "trip_id", trip, [author.op.delay_trip(trip_id=trip, minutes=minutes_between(due, late),
                                                note=f"{trip} now ends {hhmm(late)}")],
-        ("get_trip", {"trip_id": trip}), timing="after",
-        also=(("list_member_reservations", {"member_id": city.user}),))]
+        ("get_trip", {"trip_id": trip}), timing="after")]
     plan = Plan(look=[call.get_trip(trip_id=trip), ride.profile()],
                 book=[call.reserve_handoff(save_as="res", member_id=city.user, trip_id=trip)],
                 check=[ride.quote(car0)], go=[ride.start(home)])
@@ -51,25 +51,29 @@ def build(author: Author, level: str) -> Task:
         good = city.add_car(n2, level=author.integer(60, 95))
         ident, ops = city.taken(alt, note=f"rebooked after a failed handoff on {trip}")
         triggers.append(city.cascade("ripple", f"a second stranded member takes {alt}",
-                                     ["trips", trip, "planned_end_at"], late, ops, ("find_cars", {"zone_id": home}),
-                                     also=(("get_car", {"car_id": alt}),)))
+                                     ["trips", trip, "planned_end_at"], late, ops, ("find_cars", {"zone_id": home})))
         return [ride.find(), ride.walk_to(n1), ride.reserve(alt, "grabbed"), ride.find(), ride.look(low),
                 ride.look(good), ride.walk_to(n2), *ride.take(good, n2)]
+
+    def impossible() -> list:
+        why, short = ride.short_of(alt)
+        return [ride.bookings(), ride.find(), ride.look(alt), ride.zones(), *ride.refuse(
+            f"I can't get you a car in time: the member bringing {car0} back on {trip} is running late and now "
+            f"arrives at {hhmm(late)}, after you must leave at {hhmm(ride.by)}, and the only other {city.focus} car "
+            f"within {ride.max_walk} minutes' walk, {why}.", ["driver_late"],
+            [hhmm(late), late, "running late", "arrives late", "driver late"], short)]
 
     fixes = {
         "easy": lambda: [ride.find(), *ride.take(alt, home)],
         "medium": lambda: [ride.find(), ride.walk_to(n1), ride.look(alt), *ride.take(alt, n1)],
         "hard": hard,
-        "impossible": lambda: [ride.bookings(), ride.find(), ride.zones(), *ride.refuse(
-            f"I can't get you a car in time: the member bringing {car0} back on {trip} is running late and now "
-            f"arrives at {hhmm(late)}, after you must leave at {hhmm(ride.by)}, and no other {city.focus} car is free "
-            f"within {ride.max_walk} minutes' walk.", ["driver_late"], [hhmm(late), late])]}
+        "impossible": impossible}
     oracle = plan.upto("check") + [call.get_trip(trip_id=trip)] + fixes[level]()
+    ride.asked = (f"I'm driving to {ride.destination}, need at least {ride.min_level}% charge or fuel and must leave "
+                  f"by {hhmm(ride.by)}")
     query = (f"Hi, {ride.who}. Car {car0} ({ride.wants()}) is being driven back to {home} on trip {trip} and is due "
-             f"any minute. Please put me down to take it over there and unlock it for me: I'm driving to "
-             f"{ride.destination}, need at least {ride.min_level}% charge or fuel and must leave by {hhmm(ride.by)}. "
-             f"I could walk {ride.max_walk} minutes if it came to that. Check my account and the price too.")
+             f"any minute. Please put me down to take it over there and unlock it for me: {ride.asked}. I could walk "
+             f"{ride.max_walk} minutes if it came to that. Check my account and the price too.")
     return make_task(city, ride, query, triggers, plan, oracle, "a member waiting at home for a returning car",
-                     ride.checklist("driver_late"), ride.goal(),
-                     insist=f"I must leave by {hhmm(ride.by)} and can't walk further than {ride.max_walk} minutes.")
+                     ride.goal(), insist=f"{ride.constraints()}, unlocked by {hhmm(ride.by)}; any such car will do.")
 

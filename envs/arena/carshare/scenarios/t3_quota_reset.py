@@ -8,8 +8,10 @@ new period's allowance is smaller and pre-booked redemptions have used it all un
 the category: unlock the same car with it. Medium: the second promotion covers electric cars only
 and the reserved car runs on petrol: release it and take the electric one in the neighbouring zone.
 Hard: the second promotion resets too when the agent first tries it; only a third, electric-only
-one is left, so the agent reads the promotions again and switches car. Impossible: every promotion
-for the category resets at once, and without one the estimate is over the member's credit limit.
+one is left, so the agent reads the promotions again and switches car. Impossible: the member's
+promotion resets (as at easy); the only other one for the category covers every car but takes too
+little off: with it the estimate is still over the member's credit limit (as it is without one),
+for the neighbour's car too, which a refusal must say.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ def build(author: Author, level: str) -> Task:
     names = author.pick(_PROMOS, 3)
     codes = [f"{n}-{author.serial(10, 99)}" for n in names]
     reset = shift(city.start, 24 * 60)[:10] + "T00:00"
-    second_energy = None if level in ("easy", "hard") else "ev"
+    second_energy = "ev" if level == "medium" else None
 
     def promo(discount: int, energy) -> dict:
         return {"discount_pct": discount, "categories": [city.focus], "energy": energy,
@@ -43,11 +45,14 @@ def build(author: Author, level: str) -> Task:
     member = s["members"][city.user]
     cars = [c for c in (car0, ev) if c]
     full = [estimate(s, member, s["cars"][c], s["cars"][c]["zone"], ride.destination, None)["total"] for c in cars]
-    member["credit_limit"] = math.floor(min(full)) - 1
+    # Just under the full price; impossible: well under it, so that a small discount leaves every estimate over.
+    member["credit_limit"] = math.floor(min(full) * (0.7 if level == "impossible" else 1)) - 1
     # The smallest discount that brings every candidate's estimate under the limit (at least half off).
     discount = max(50, math.ceil(100 * (1 - member["credit_limit"] / max(full))) + 5)
     s["promotions"][codes[0]] = promo(min(90, discount + 10), None)
-    s["promotions"][codes[1]] = promo(discount, second_energy)
+    # Impossible: the other promotion covers every car of the category, but takes too little off for the limit.
+    small = 10 * author.integer(1, 2) if level == "impossible" else 0
+    s["promotions"][codes[1]] = promo(small or discount, second_energy)
     if level == "hard":
         s["promotions"][codes[2]] = promo(discount, "ev")
     period = f"PR-{author.serial()}"
@@ -58,16 +63,24 @@ def build(author: Author, level: str) -> Task:
                          note=f"period {period} started: allowance {quota}, all pre-booked until {reset}")
 
     triggers = [city.on_write("promo_period_reset", f"{codes[0]} rolls into a new period with its allowance gone",
-                              "reserve_car", "car_id", car0, roll(codes[0]), ("list_promotions", {}),
+                              "reserve_car", "member_id", city.user, roll(codes[0]), ("list_promotions", {}),
                               timing="after")]
-    if level in ("hard", "impossible"):
+    if level == "hard":
         triggers.append(city.cascade(
             "second_reset", f"{codes[1]} rolls over as well", ["promotions", codes[0], "note"],
-            triggers[0].effect[-1].args["value"], roll(codes[1]), ("list_promotions", {}),
-            activation=("reserve_car",) if level == "impossible" else (),
-            timing="after" if level == "impossible" else "before"))
+            triggers[0].effect[-1].args["value"], roll(codes[1]), ("list_promotions", {})))
     plan = Plan(look=[ride.find(), ride.profile(), ride.quote(car0, codes[0])], book=[ride.reserve(car0)],
                 go=[ride.start(home, promo=codes[0])])
+    def impossible() -> list:
+        priced = estimate(s, member, s["cars"][car0], home, ride.destination, s["promotions"][codes[1]])["total"]
+        return [call.list_promotions(), ride.quote(car0, codes[1]), ride.quote(ev, codes[1]), *ride.refuse(
+            f"I can't start this trip within your credit limit: promotion {codes[0]} rolled into a new period "
+            f"({period}) whose allowance is already used up until {reset}, and the only other promotion for "
+            f"{city.focus} cars, {codes[1]}, takes just {small}% off: with it the estimate is still {priced:.2f}, over "
+            f"your limit of {member['credit_limit']}, for {ev} as well.", ["promo_period_reset"],
+            [period, reset, "new period", "allowance used up", "used up"],
+            [codes[1], f"{small}%", "too small", "small discount", "enough discount", "discount too"])]
+
     def switch() -> list:
         return [ride.find(), ride.walk_to(n1), ride.cancel(), ride.reserve(ev, "again")]
 
@@ -78,16 +91,13 @@ def build(author: Author, level: str) -> Task:
         "hard": lambda: [call.list_promotions(), ride.start(home, promo=codes[1], save_as="try"),
                          call.list_promotions(), *switch(), ride.quote(ev, codes[2]),
                          ride.start(n1, "again", promo=codes[2])],
-        "impossible": lambda: [call.list_promotions(), ride.quote(car0), *ride.refuse(
-            f"I can't start this trip within your credit limit: promotions {codes[0]} and {codes[1]} rolled into a "
-            f"new period ({period}) whose allowance is already used up until {reset}, and without a promotion the "
-            f"estimate is over your limit of {member['credit_limit']}.", ["promo_period_reset"], [period, reset])]}
+        "impossible": impossible}
     oracle = plan.upto("book") + fixes[level]()
-    query = (f"Hi, {ride.who}. I need {ride.wants()} within {ride.max_walk} minutes' walk of {home} to drive to the "
-             f"airport ({ride.destination}), at least {ride.min_level}% charge or fuel. I can only afford it with my "
-             f"promotion {codes[0]} (or another one that covers it). Check my account and the price, then reserve "
-             "the nearest one and unlock it with the promotion.")
-    return make_task(city, ride, query, triggers, plan, oracle, "a member on a tight budget",
-                     ride.checklist("promo_period_reset", [car0] if ev else []), ride.goal(),
+    ride.asked = (f"need {ride.wants()} within {ride.max_walk} minutes' walk of {home} to drive to the airport "
+                  f"({ride.destination}), at least {ride.min_level}% charge or fuel. I can only afford it with my "
+                  f"promotion {codes[0]} (or another one that covers it)")
+    query = (f"Hi, {ride.who}. I {ride.asked}. Check my account and the price, then reserve the nearest one and "
+             "unlock it with the promotion.")
+    return make_task(city, ride, query, triggers, plan, oracle, "a member on a tight budget", ride.goal(),
                      answers={("promotion", "promo", "discount", "code"): "Any promotion that covers it is fine."},
-                     insist="I can't pay the full price; it has to be with a promotion.")
+                     insist=f"{ride.constraints()}; I can't pay the full price, so it has to be with a promotion.")

@@ -26,14 +26,13 @@ def _build(author: Author, level: str) -> Task:
     note = f"patient transferred to {case.name(dest)}; specimen went with them in the transfer bag"
     trigger = case.on_write("specimen_elsewhere", f"{case.sid} turns out to be at {dest}", "book_pickup",
                             [author.op.move_specimen(specimen_id=case.sid, site_id=dest, note=note)],
-                            ("get_specimen", {"specimen_id": case.sid}),
-                            also=(("get_order", {"order_id": case.oid}),))
+                            ("get_specimen", {"specimen_id": case.sid}))
     query = (f"Hello from {case.name(case.ward)}. Order {case.oid} ({case.test}): specimen {case.sid} is on our "
              f"ward. Please accession it at {case.name(case.home)} ({case.home}) and book courier {case.courier}.")
     return finish(case, level, [trigger], plan, [case.specimen()], [case.unbook("r0"), case.unaccession("a0")],
                   f"specimen {case.sid} is at {dest}, not on the ward, and from there no courier gets it to "
-                  f"{case.home}, the only lab running {case.test}, within its stability limit.", [dest], query,
-                  "sending a specimen from a busy ward", reason=dest)
+                  f"{case.home}, the only lab running {case.test}, within its stability limit.",
+                  [dest, case.name(dest), "transferred"], query, "sending a specimen from a busy ward", reason=dest)
 
 
 build = retrying(_build)

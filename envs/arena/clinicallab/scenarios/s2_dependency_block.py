@@ -24,13 +24,14 @@ def _build(author: Author, level: str) -> Task:
     trigger = case.on_write(
         "analyser_fault", f"the {case.test} analyser at {case.home} faults ({lot})", "book_pickup",
         [op for m in machines for op in case.sets("analysers", m, status="fault", note=note)],
-        ("get_lab", {"lab_id": case.home}), also=(("get_order", {"order_id": case.oid}),))
+        ("get_lab", {"lab_id": case.home}))
     query = (f"{case.name(case.ward)}: specimen {case.sid} for order {case.oid} needs a {case.test}. Please "
              f"accession it at {case.name(case.home)} ({case.home}) and send courier {case.courier}.")
     return finish(case, level, [trigger], plan, [case.lab(case.home)], [case.unbook("r0"), case.unaccession("a0")],
                   f"the {case.test} analyser at {case.home} is in fault after reagent lot {lot} was recalled and no "
                   f"other lab runs {case.test}, so specimen {case.sid} cannot be tested within its stability limit.",
-                  [lot, "fault"], query, "sending a specimen for a routine test", reason=note, consult=True)
+                  [lot, "fault", "reagent lot", "recalled"], query, "sending a specimen for a routine test",
+                  reason=note, consult=True)
 
 
 build = retrying(_build)

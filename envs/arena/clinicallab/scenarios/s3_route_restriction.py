@@ -29,15 +29,15 @@ def _build(author: Author, level: str) -> Task:
     trigger = case.on_write("road_closed", f"roads {', '.join(cut)} close for works {works}", "book_pickup",
                             [op for r in cut for op in case.sets("roads", r, open=False, note=note)]
                             + [author.op.retime_runs(note=f"detour around works {works}")],
-                            ("get_travel_time", {"origin_id": case.ward, "destination_id": case.home}),
-                            also=(("get_order", {"order_id": case.oid}),))
+                            ("get_travel_time", {"origin_id": case.ward, "destination_id": case.home}))
     query = (f"{case.name(case.ward)} here. Specimen {case.sid} (order {case.oid}, {case.test}) is ready: please "
              f"accession it at {case.name(case.home)} ({case.home}) and book courier {case.courier}.")
     return finish(case, level, [trigger], plan, [case.travel(case.ward, case.home)],
                   [case.unbook("r0"), case.unaccession("a0")],
                   f"the roads from the ward are closed for works {works}; the detour gets specimen {case.sid} to "
-                  f"{case.home}, the only lab running {case.test}, only after its stability limit.", [works] + cut,
-                  query, "sending a specimen across town", reason=works)
+                  f"{case.home}, the only lab running {case.test}, only after its stability limit.",
+                  [works, *cut, "roads closed", "closed for works", "emergency works"], query,
+                  "sending a specimen across town", reason=works)
 
 
 build = retrying(_build)

@@ -23,15 +23,14 @@ def _build(author: Author, level: str) -> Task:
     note = f"reassigned to major incident {incident}"
     trigger = case.on_write("courier_pulled", f"{case.courier} is pulled to {incident}", "book_pickup",
                             [author.op.pull_courier(courier_id=case.courier, note=note)],
-                            ("get_courier", {"courier_id": case.courier}),
-                            also=(("get_order", {"order_id": case.oid}),))
+                            ("get_courier", {"courier_id": case.courier}))
     query = (f"{case.name(case.ward)} here. Please accession specimen {case.sid} (order {case.oid}, {case.test}) "
              f"at {case.name(case.home)} ({case.home}) and book courier {case.courier} to collect it.")
     return finish(case, level, [trigger], plan, [case.courier_info(case.courier)], [case.unbook("r0")],
                   f"courier {case.courier} was reassigned to major incident {incident} and no other courier in "
                   f"service can keep specimen {case.sid} {case.storage}, so it cannot reach the lab in time.",
-                  [incident, "reassigned"], query, "sending a specimen on a day of major incidents", keep_lab=True,
-                  reason=incident)
+                  [incident, "reassigned", "major incident"], query, "sending a specimen on a day of major incidents",
+                  keep_lab=True, reason=incident)
 
 
 build = retrying(_build)

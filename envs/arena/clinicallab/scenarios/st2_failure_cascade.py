@@ -24,20 +24,20 @@ def _build(author: Author, level: str) -> Task:
     limit = case.state["labs"][near]["capacity"]["limit"]
     down = case.on_write("lab_outage", f"{case.home} goes down ({outage})", "book_pickup",
                          case.sets("labs", case.home, status="outage", notice=f"LIS outage {outage}: not receiving"),
-                         ("get_lab", {"lab_id": case.home}), also=(("get_order", {"order_id": case.oid}),))
+                         ("get_lab", {"lab_id": case.home}))
     overload = author.check_trigger(down.model_copy(update={
         "name": "redirects_overload", "description": f"redirected specimens fill {near} for today",
         "when": author.pred.field_equals(path=["labs", case.home, "status"], value="outage"), "activation": [],
         "effect": [case.set("labs", near, "capacity", "used", day, value=limit),
                    case.set("labs", near, "notice", value=f"capacity taken by specimens redirected from {outage}")],
-        "observable": down.observable.model_copy(update={"args": {"lab_id": near}}), "also_observable": []}))
+        "observable": down.observable.model_copy(update={"args": {"lab_id": near}})}))
     query = (f"{case.name(case.ward)}: please accession specimen {case.sid} (order {case.oid}, {case.test}) at "
              f"{case.name(case.home)} ({case.home}) and book courier {case.courier} for it.")
     return finish(case, level, [down, overload], plan, [case.lab(case.home)],
                   [case.unbook("r0"), case.unaccession("a0")],
                   f"{case.home} is down with outage {outage} and no other lab runs {case.test}, so specimen "
-                  f"{case.sid} cannot be accessioned within its stability limit.", [outage, "outage"], query,
-                  "sending a specimen during a lab outage", reason=outage)
+                  f"{case.sid} cannot be accessioned within its stability limit.", [outage, "outage", "LIS outage"],
+                  query, "sending a specimen during a lab outage", reason=outage)
 
 
 build = retrying(_build)

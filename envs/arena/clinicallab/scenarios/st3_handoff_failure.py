@@ -43,15 +43,15 @@ def _build(author: Author, level: str) -> Task:
     trigger = case.on_write("handoff_slips", f"{first}'s clock drift makes it miss the relay at {hub}",
                             "schedule_handoff",
                             [author.op.slip_courier(courier_id=first, minutes=minutes, note=note)],
-                            ("get_courier", {"courier_id": first}), also=(("get_order", {"order_id": case.oid}),))
+                            ("get_courier", {"courier_id": first}))
     query = (f"{case.name(case.ward)}: specimen {case.sid} (order {case.oid}, {case.test}) goes to "
              f"{case.name(case.home)} ({case.home}). Please accession it and relay it: courier {first} collects, "
              f"hands over at {case.name(hub)} ({hub}) to courier {relay}.")
     return finish(case, level, [trigger], plan, [case.courier_info(first)], [case.unbook("r0")],
                   f"courier {first}'s tracker drifted {minutes} minutes, so the handoff at {hub} is missed, and no "
                   f"route left gets specimen {case.sid} to {case.home} within its stability limit.",
-                  [f"{minutes} minutes", "missed"], query, "relaying a specimen across town", keep_lab=True,
-                  reason=note)
+                  [f"{minutes} minutes", "missed", "clock drift", "handoff missed"], query,
+                  "relaying a specimen across town", keep_lab=True, reason=note)
 
 
 build = retrying(_build)

@@ -27,7 +27,7 @@ def _build(author: Author, level: str) -> Task:
     trigger = case.on_write("intake_closes_early", f"{case.home} closes intake early at {close:%H:%M}",
                             "book_pickup", [case.set("labs", case.home, "intake", "close", value=f"{close:%H:%M}"),
                                             case.set("labs", case.home, "notice", value=notice)],
-                            ("get_lab", {"lab_id": case.home}), also=(("get_order", {"order_id": case.oid}),))
+                            ("get_lab", {"lab_id": case.home}))
     unwind = [case.unbook("r0"), case.unaccession("a0")]
     query = (f"Hello, {case.name(case.ward)} here. Specimen {case.sid} for order {case.oid} ({case.test}) is ready. "
              f"Please accession it at {case.name(case.home)} ({case.home}) and book courier {case.courier} "
@@ -35,8 +35,8 @@ def _build(author: Author, level: str) -> Task:
     return finish(case, level, [trigger], plan, [case.lab(case.home)], unwind,
                   f"{case.home} now closes intake at {close:%H:%M} today, before specimen {case.sid} can reach it, "
                   f"and no other lab runs {case.test}, so it cannot be accessioned within its stability limit.",
-                  [f"{close:%H:%M}", format_time(close)], query, "sending a routine specimen to the lab",
-                  reason=notice)
+                  [f"{close:%H:%M}", format_time(close), "short-staffed", "closes early"], query,
+                  "sending a routine specimen to the lab", reason=notice)
 
 
 build = retrying(_build)

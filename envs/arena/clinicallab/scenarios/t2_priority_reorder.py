@@ -1,7 +1,7 @@
 """T2 Priority Reorder: a STAT specimen is moved ahead and takes the assigned courier first.
 
 The ward's routine specimen is accessioned at the home lab and the assigned courier booked. As the pickup is
-booked, an emergency department raises a STAT order elsewhere and dispatch sends the same courier there first:
+booked, the emergency department raises one of its orders to STAT and dispatch sends the same courier there first:
 the courier is free only much later (``get_courier`` shows the diversion and the STAT order; the run is
 retimed past the specimen's stability). The run must be cancelled and the specimen moved to another courier
 (the earliest route still open: a spare courier with the right storage, to whichever lab accessions it first).
@@ -28,16 +28,17 @@ def _build(author: Author, level: str) -> Task:
     minutes = 5 * author.integer(18, 30)
     note = f"diverted to STAT order {stat_oid} first; free about {minutes} minutes later than planned"
     test = case.test
+    patient = f"MRN-{author.serial(100000, 999999)}"  # the ED's order is on the books from the start, as routine
+    case.state["orders"][stat_oid] = {"patient": patient, "ward": er, "test": test, "specimen": stat_sid,
+                                      "priority": "routine", "status": "open", "note": ""}
+    case.state["specimens"][stat_sid] = {"order": stat_oid, "patient": patient, "type": case.spec["type"],
+                                         "storage": case.storage, "site": er, "note": "",
+                                         "collected_at": format_time(case.start), "stable_minutes": 60}
     trigger = case.on_write(
         "stat_takes_courier", f"STAT order {stat_oid} takes courier {case.courier} first", "book_pickup",
-        [case.set("orders", stat_oid, value={"patient": f"MRN-{author.serial(100000, 999999)}", "ward": er,
-                                             "test": test, "specimen": stat_sid, "priority": "STAT",
-                                             "status": "open", "note": f"courier {case.courier} assigned"}),
-         case.set("specimens", stat_sid, value={"order": stat_oid, "patient": "", "type": case.spec["type"],
-                                                "storage": case.storage, "site": er, "note": "STAT",
-                                                "collected_at": format_time(case.start), "stable_minutes": 60}),
+        [*case.sets("orders", stat_oid, priority="STAT", note=f"raised to STAT; courier {case.courier} assigned"),
          author.op.slip_courier(courier_id=case.courier, minutes=minutes, note=note)],
-        ("get_courier", {"courier_id": case.courier}), also=(("get_order", {"order_id": case.oid}),))
+        ("get_courier", {"courier_id": case.courier}))
     query = (f"Hi, {case.name(case.ward)}. Routine specimen {case.sid} (order {case.oid}, {test}) is bagged. "
              f"Please accession it at {case.name(case.home)} ({case.home}) and have courier {case.courier} pick "
              "it up.")
@@ -45,8 +46,8 @@ def _build(author: Author, level: str) -> Task:
                   [case.unbook("r0"), case.unaccession("a0")],
                   f"courier {case.courier} was diverted to STAT order {stat_oid}, no other courier can keep "
                   f"specimen {case.sid} {case.storage}, and no other lab runs {test}, so it cannot be accessioned "
-                  "within its stability limit.", [stat_oid], query, "sending a routine specimen while the "
-                  "emergency department has STAT work", reason=stat_oid)
+                  "within its stability limit.", [stat_oid, "STAT order", "diverted"], query,
+                  "sending a routine specimen while the emergency department has STAT work", reason=stat_oid)
 
 
 build = retrying(_build)

@@ -29,13 +29,14 @@ def _build(author: Author, level: str) -> Task:
         [case.set("labs", case.home, "capacity", "used", day, value=limit),
          case.set("labs", case.home, "notice", value=note),
          author.op.bump_accessions(lab_id=case.home, note=f"bumped: {batch} filled today's capacity")],
-        ("get_lab", {"lab_id": case.home}), also=(("get_order", {"order_id": case.oid}),))
+        ("get_lab", {"lab_id": case.home}))
     query = (f"{case.name(case.ward)} here: please get specimen {case.sid} (order {case.oid}, {case.test}) "
              f"accessioned at {case.name(case.home)} ({case.home}) today, collected by courier {case.courier}.")
     return finish(case, level, [trigger], plan, [case.lab(case.home)], [case.unbook("r0")],
                   f"{case.home} has no capacity left today after screening batch {batch}, its quota resets only "
                   f"at midnight, and no other lab runs {case.test}; specimen {case.sid} would spoil first.",
-                  [batch], query, "sending a specimen to a busy lab", reason=note, consult=True)
+                  [batch, "screening batch", "capacity reached", "no capacity"], query,
+                  "sending a specimen to a busy lab", reason=note, consult=True)
 
 
 build = retrying(_build)

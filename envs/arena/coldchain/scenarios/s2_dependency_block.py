@@ -9,9 +9,11 @@ Every lot belongs to a manufacturer batch; a lot can only leave a site while its
 - hard: the hold covers the whole batch, including the city hub's lot; the only released doses are
   split between a smaller lot at the city hub and one in the city depot's cold room, collected on one run.
 - impossible: every lot of the product in the region belongs to the held batch.
+
+Any released lot (or, at hard, the two small lots together) in any van that holds the band will do.
 """
 
-from sttgym.envs.arena.coldchain.generator import Author, Task, build_base, deliver
+from sttgym.envs.arena.coldchain.generator import COLD, Author, Task, build_base, collect
 
 
 def build(author: Author, level: str) -> Task:
@@ -30,11 +32,8 @@ def build(author: Author, level: str) -> Task:
     def split():  # released doses split between the city hub and the city depot's cold room, one run
         part = author.integer(2, r.qty // 50 - 1) * 50
         # Together the two lots hold exactly the doses asked for: shipping both whole is the request, no more.
-        small, rest = r.add_lot(r.hub2, part), r.add_lot(r.depot2, r.qty - part)
-        one, two = (deliver(r, lot, site, r.vehicle2, [r.hub2, r.depot2, r.clinic], quantity=inventory[lot]["quantity"],
-                            tag=lot) for lot, site in ((small, r.hub2), (rest, r.depot2)))
-        return r.look() + one["ship"] + two["ship"] + one["assign"] + two["assign"] + two["route"] + \
-            one["go"] + one["receive"] + two["receive"]
+        r.split = [(r.add_lot(r.hub2, part), r.hub2, part), (r.add_lot(r.depot2, r.qty - part), r.depot2, r.qty - part)]
+        return r.look() + collect(r, r.split, r.vehicle2, r.clinic)
 
     # The released doses: another batch at the same hub (easy), the city hub's lot (medium), or two lots (hard).
     other = r.add_lot(r.hub, r.qty + author.integer(1, 5) * 50) if level == "easy" else r.lot2
@@ -42,11 +41,8 @@ def build(author: Author, level: str) -> Task:
            "impossible": lambda: [r.lots()]}[level]()
     return r.task(
         triggers, r.respond(stock, then=fix),
-        milestones=r.ladder("batch_release_revoked", f"the doses were booked from {other}, a released batch",
-                            **({"vehicle_id": r.vehicle2} if level == "hard" else {"goods_id": other})),
-        facts=["Any released batch of the product is acceptable."],
-        insist=f"We need {r.qty} doses of {r.product} for today's session, and only released stock may be used.",
+        milestones=r.ladder("batch_release_revoked"), facts=["Any released batch of the product is acceptable."],
         refusal=f"I can't ship the doses: the regulator revoked batch {batch}, and every lot of {r.product} in the "
                 f"region ({r.lot} and {r.lot2}) belongs to it and is now on_hold, so no released stock is left.",
-        blocking=["on_hold", "on hold"],
-        forbidden=[r.unshipped(held, "held_lots_untouched", "on regulatory hold")])
+        blocking=["on_hold", "on hold", batch, "revoked"],
+        forbidden=[r.unshipped(held, "held_lots_untouched", "on regulatory hold", COLD)])

@@ -11,17 +11,14 @@ clock passes its expiry, and a waitlisted order then takes the stock it freed.
   doses sourced at the city hub instead (the van drives there).
 - hard: as medium, but the detour to the city hub runs the van past its cooling unit's reset time;
   the city hub's own van has to carry the doses.
-- impossible: the hold lapses, the waitlisted order takes the regional stock, and the only other lot
-  expires before the session.
+- impossible: as medium, the hold lapses and the waitlisted order takes the regional stock, and the
+  only other lot expires before the session.
+
+Any usable stock in any van that holds the band will do.
 """
 
 from sttgym.clock import floor_to, hhmm, minutes_between, shift
-from sttgym.envs.arena.coldchain.generator import Author, Plan, Task, build_base, deliver, survey
-
-# What the recovery ships (shipment fields, by role): a fresh shipment of the lot, or the city hub's lot (in the
-# user's van, or in the city hub's own when the user's van would be due a defrost on the way).
-ALTERNATIVE = {"easy": {"goods_id": "lot", "origin_site_id": "hub"}, "medium": {"goods_id": "lot2", "origin_site_id":
-               "hub2"}, "hard": {"goods_id": "lot2", "vehicle_id": "vehicle2"}, "impossible": {}}
+from sttgym.envs.arena.coldchain.generator import COLD, Author, Plan, Task, build_base, deliver, survey
 
 
 def build(author: Author, level: str) -> Task:
@@ -30,7 +27,7 @@ def build(author: Author, level: str) -> Task:
     hold = r.add_shipment(r.clinic, "held", hold_expires=shift(r.start, 60 * author.integer(5, 7)))
     read_hold, expires = call.get_shipment_journey_status(shipment_id=hold), ["shipments", hold, "hold_expires"]
     r.plan = Plan(read=survey(r, first=read_hold), **deliver(r, r.lot, r.hub, r.vehicle, [r.hub, r.clinic], held=hold))
-    # Easy, impossible: cut while the agent still reads; else announced as the hold is loaded, biting minutes later.
+    # Easy: cut while the agent still reads; else announced as the hold is loaded, biting minutes later.
     triggers = [r.change("hold_cut", f"the hub cuts hold {hold} short for a priority order", read_hold, [
         op.set_field(path=expires, value=r.moment) if r.early else op.set_time_from_now(
             path=expires, minutes=author.integer(1, 4))], **r.cause(**r.on_write("assign_shipment_to_vehicle",
@@ -55,17 +52,15 @@ def build(author: Author, level: str) -> Task:
     if level == "impossible":  # the only other lot expires before the session
         lot2["use_by"] = floor_to(shift(start, -author.integer(4, 11) * 10))
     return r.task(
-        triggers, oracle, blocking=[hhmm(r.moment)],
+        triggers, oracle, blocking=[hhmm(lot2["use_by"]), r.lot2, "lapsed", "waitlisted"],
         ignore=[i for i, x in r.state["shipments"].items() if x["status"] == "waitlisted"],  # another clinic's order
-        milestones=r.ladder("hold_cut", f"a fresh shipment of {r.lot} replaced the lapsed hold",
-                            stale=author.pred.field_equals(path=["shipments", hold, "status"], value="cancelled"),
-                            **{k: getattr(r, v) for k, v in ALTERNATIVE[level].items()}),
+        milestones=r.ladder("hold_cut", stale=author.pred.field_equals(path=["shipments", hold, "status"],
+                                                                     value="cancelled")),
         query=f"Hold {hold} reserves {r.qty} doses of {r.product} (lot {r.lot}) at {r.hub} for session {r.session} at "
               f"{r.clinic}, which starts on {start[:10]} at {hhmm(start)}. Please load the hold onto our van "
               f"{r.vehicle}, get it to the clinic and register the receipt when it arrives.",
-        insist=f"No. We need all {r.qty} usable doses at {r.clinic} before {hhmm(start)}; there is no other date or "
-               "product.",
-        refusal=f"I can't get {r.qty} usable doses to {r.clinic} in time: hold {hold} was cut to {hhmm(r.moment)} "
-                f"and lapsed, the rest of lot {r.lot} went to a waitlisted order, and lot {r.lot2} at {r.hub2} is "
-                f"only usable until {hhmm(lot2['use_by'])}, before the session starts.",
-        forbidden=[r.unshipped([r.lot2], "no_expiring_lot_shipped", "expires before the session")])
+        insist=r.insist("There is no other date or product."),
+        refusal=f"I can't get {r.qty} usable doses to {r.clinic} in time: hold {hold} was cut short and lapsed, the "
+                f"rest of lot {r.lot} went to a waitlisted order, and lot {r.lot2} at {r.hub2} is only usable until "
+                f"{hhmm(lot2['use_by'])}, before the session starts.",
+        forbidden=[r.unshipped([r.lot2], "no_expiring_lot_shipped", "expires before the session", COLD)])

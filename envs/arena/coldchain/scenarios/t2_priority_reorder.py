@@ -8,15 +8,16 @@
   arrive in time, so it is recalled, its shipment cancelled, and the doses sent from the city hub.
 - hard: as medium, and the same emergency then requisitions the city hub's van; the doses leave
   the city hub in the van from the city depot.
-- impossible: the session is pulled so early that no stock anywhere can reach the clinic before it.
+- impossible: as the shipment is booked, the session is pulled so early that no stock anywhere can reach
+  the clinic before it.
 
-At medium and hard the city hub holds two lots of the product, and only one is allocated to the user's
-programme (``Region.rival_lot``): the request asks to be consulted first, and the user names the lot only
-when asked.
+At medium, hard and impossible the city hub holds two lots of the product, and only one belongs to a batch
+the user's programme may use (``Region.rival_lot``): the request asks to be consulted first, and the user
+states the batches only when asked. Otherwise any usable stock in any van that holds the band will do.
 """
 
 from sttgym.clock import floor_to, hhmm, shift
-from sttgym.envs.arena.coldchain.generator import Author, Task, build_base, loaded, maybe
+from sttgym.envs.arena.coldchain.generator import ON_TIME, Author, Task, build_base, maybe
 
 
 def build(author: Author, level: str) -> Task:
@@ -28,10 +29,11 @@ def build(author: Author, level: str) -> Task:
     blocking = []
 
     def pulled(new_start: str) -> list:
-        """An outbreak response takes the morning: the session moves earlier while the agent still reads."""
+        """An outbreak response takes the morning: the session moves earlier, while the agent still reads (easy)
+        or as the shipment is booked (impossible)."""
         return [r.change("session_pulled_earlier", f"session {r.session} moves to {hhmm(new_start)}", schedule,
                          r.set(r.session_path, start=new_start, note="moved earlier: outbreak response first"),
-                         **r.cause())]
+                         **r.cause(**r.on_write("create_new_shipment", goods_id=r.lot)))]
 
     if level == "easy":  # the user's van is back from its morning run only after the idle van beside it has left
         spare = r.add_vehicle(r.hub)
@@ -42,11 +44,11 @@ def build(author: Author, level: str) -> Task:
         new_start = floor_to(shift(late, -5))
         triggers = pulled(new_start)
         assert r.arrival(oracle) < new_start, "the spare van must make the new start"
-        milestones = r.reacted("session_pulled_earlier", loaded(r, vehicle_id=spare),
-                               f"the doses were loaded on {spare}, the idle van that can still make it")
+        milestones, r.rule = r.ladder("session_pulled_earlier"), r.allocation(r.lot2)  # the batch rule, no rival
     elif level == "impossible":  # earlier than the city hub's van could get there had it been loaded at the start
         new_start = floor_to(shift(r.arrival(r.ship(r.lot2, r.hub2, r.vehicle2)), -5))
-        triggers, milestones, blocking = pulled(new_start), [], [hhmm(new_start)]
+        triggers, milestones, blocking = pulled(new_start), [], [hhmm(new_start), "moved earlier", "outbreak"]
+        r.rival_lot()  # the programme's stock rule, as at medium and hard (the user answers alike)
         oracle = r.respond(schedule, then=[r.lots(), r.travel(r.hub2)])
     else:  # receiving closes before the van could arrive even had it left without a single read
         close = hhmm(floor_to(shift(r.arrival(r.plan.without("read").calls), -5)))
@@ -68,13 +70,11 @@ def build(author: Author, level: str) -> Task:
         oracle = r.respond(hours, phase="go", recall=True,
                            then=maybe(r, r.travel(r.hub)) + r.source(van, *find, ask, lot=ours))
         assert hhmm(r.arrival(oracle, triggers)) <= close, "the city run must beat the new closing"
-        milestones = [*r.asked("receiving_hours_cut"), *r.ladder(
-            "receiving_hours_cut", goods_id=ours, vehicle_id=van,
-            after="city_van_requisitioned" if level == "hard" else None)]
+        milestones = [*r.asked("receiving_hours_cut"), *r.ladder("receiving_hours_cut")]
     return r.task(
         triggers, oracle, milestones=milestones, blocking=blocking,
-        insist=f"The session cannot move: all {r.qty} doses must be at {r.clinic} before it starts. Please don't send "
-               "anything that arrives late.",
+        insist=r.insist("The session cannot move.", stock="stock our programme may use"),
         refusal=f"I can't meet session {r.session}: it was moved earlier to {(blocking or [''])[0]}, and even the "
                 f"closest stock, at {r.hub2}, cannot be loaded and driven to {r.clinic} before then.",
-        forbidden=[r.none_sent("no_late_delivery", "nothing was sent that could only arrive after the session")])
+        forbidden=[r.none_sent("no_late_delivery", "nothing was sent that could only arrive after the session",
+                               ON_TIME)])

@@ -11,12 +11,12 @@ shift change has no slot.
   city hub.
 - hard: as medium, but the city hub's shift also ends soon and its own van is back only after it;
   the user's van cannot reach the city dock in time either, so the van from the city depot loads there.
-- impossible: the regional hub's shift change comes at once and the city hub has no slot left in
-  this shift or the next.
+- impossible: as medium, the regional hub's shift change comes forward, and the city hub has no slot
+  left in this shift or the next.
 
-At medium and hard the city hub holds two lots of the product, and only one is allocated to the user's
-programme (``Region.rival_lot``): the request asks to be consulted first, and the user names the lot only
-when asked.
+At medium, hard and impossible the city hub holds two lots of the product, and only one belongs to a batch
+the user's programme may use (``Region.rival_lot``): the request asks to be consulted first, and the user
+states the batches only when asked. Otherwise any usable stock in any van that holds the band will do.
 """
 
 from sttgym.clock import hhmm, shift
@@ -34,8 +34,7 @@ def build(author: Author, level: str) -> Task:
     hubs[r.hub2]["cold_dispatch"] = {"shift_ends": r.later(loading, 18, 29), "remaining": author.integer(2, 3),
                                      "next_shift_remaining": author.integer(1, 2)}
     ends, new_end = ["distribution_hubs", r.hub, "cold_dispatch", "shift_ends"], shift(r.moment, author.integer(1, 3))
-    # Easy, impossible: posted while the agent still reads; else as the shipment is booked, landing before the van
-    # can leave.
+    # Easy: posted while the agent still reads; else as the shipment is booked, landing before the van can leave.
     triggers = [r.change("shift_change_forward", f"{r.hub}'s shift change comes forward", hours, [
         op.set_field(path=ends, value=new_end) if r.early else op.set_time_from_now(path=ends, minutes=author.integer(
             1, 6)), *r.set(["distribution_hubs", r.hub], notice="Staff shortage: shift change brought forward; the "
@@ -43,13 +42,14 @@ def build(author: Author, level: str) -> Task:
         **r.cause(**r.on_write("create_new_shipment", origin_site_id=r.hub)))]
     city_hours = maybe(r, call.list_operational_hours(site_id=r.hub2))
     van = r.add_vehicle(r.depot2) if level == "hard" else r.vehicle2  # hard: the city depot's van loads at the hub
-    alternative, ask = {"origin_site_id": r.hub2, "vehicle_id": van}, []
-    if not r.early:  # two lots at the city hub: the user says which one the programme may use
-        alternative["goods_id"], question = r.rival_lot()
+    ours, ask = r.lot2, []
+    if level != "easy":  # two lots at the city hub: the user says which batches the programme may use
+        ours, question = r.rival_lot()
         ask = [question]
-    fix = {"medium": lambda: r.source(None, *city_hours, *ask, lot=alternative["goods_id"]),
-           "hard": lambda: r.source(van, *city_hours, call.list_sites(), r.vans_at(r.depot2), *ask,
-                                    lot=alternative["goods_id"]),
+    else:  # one: the batch rule decides nothing
+        r.rule = r.allocation(ours)
+    fix = {"medium": lambda: r.source(None, *city_hours, *ask, lot=ours),
+           "hard": lambda: r.source(van, *city_hours, call.list_sites(), r.vans_at(r.depot2), *ask, lot=ours),
            "impossible": lambda: [r.lots(), call.list_operational_hours(site_id=r.hub2)]
            }.get(level, lambda: r.source(None, *city_hours))()
     oracle = r.respond(hours, then=fix)
@@ -60,12 +60,10 @@ def build(author: Author, level: str) -> Task:
         r.state["vehicles"][r.vehicle2]["available_from"] = r.later(hubs[r.hub2]["cold_dispatch"]["shift_ends"], 2, 5)
     if level == "impossible":  # and the city hub has no slot left
         hubs[r.hub2]["cold_dispatch"].update(remaining=0, next_shift_remaining=0)
-    start = r.settle_after(oracle, triggers)
+    r.settle_after(oracle, triggers)
     return r.task(
-        triggers, oracle, blocking=[hhmm(new_end)],
-        milestones=r.asked("shift_change_forward") + r.ladder(
-            "shift_change_forward", f"the doses were booked out of {r.hub2}, which still has a slot",
-            stale={"origin_site_id": r.hub}, **alternative),
-        insist=f"It has to be today's session: {r.qty} doses at {r.clinic} before {hhmm(start)}, nothing else.",
-        refusal=f"I can't dispatch the doses today: {r.hub} brought its shift change forward to {hhmm(new_end)} and "
-                f"its next shift has no cold-dispatch slot, and {r.hub2} has no slot left this shift or the next.")
+        triggers, oracle, blocking=["shift change", "no cold-dispatch slot", "no slot"],
+        milestones=r.asked("shift_change_forward") + r.ladder("shift_change_forward", stale={"origin_site_id": r.hub}),
+        insist=r.insist("It has to be today's session.", stock="stock our programme may use"),
+        refusal=f"I can't dispatch the doses today: {r.hub} brought its shift change forward and its next shift has "
+                f"no cold-dispatch slot, and {r.hub2} has no slot left this shift or the next.")

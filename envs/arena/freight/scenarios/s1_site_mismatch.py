@@ -7,8 +7,11 @@ assignment and the dispatch are refused, since trucks collect only where the goo
 waits at the new terminal: assign it and dispatch on the booked slot. Medium: the goods are ready there
 only hours later: assign that terminal's truck and book a later slot. Hard: the later slots at the
 planned crossing are all taken by other forwarders: declare at the second crossing, book its slot,
-assign the truck, dispatch. Impossible: the goods are on a rail wagon that reaches the new terminal
-only after the deliver-by time.
+assign the truck, dispatch. Impossible: as at easy, the goods are ready at the new terminal in time for
+the booked slot (that much the change shows), but the truck waiting there cannot take them (drawn: it carries
+less than they weigh, or its driver goes off shift before it could set off), which only reading it shows; the
+other trucks there and at the other terminals are too small, and shuttling the goods back to the named truck
+gets them there too late.
 """
 
 from __future__ import annotations
@@ -39,14 +42,22 @@ def build(author: Author, level: str) -> Task:
 
     if level == "impossible":
         site = other[author.integer(0, len(other) - 1)]
-        job.settle([], [], plan.calls)
-        ready = shift(job.record["deliver_by"], 5 * author.integer(12, 40))
+        truck = job.add_truck(site)  # it could take the load on the booked slot, as at easy, were it fit to
+        look = [job.read(), job.trucks(site)]
+        ready = job.run(stale + look[:1]).end
         triggers = trig(site, ready)
+        could = stale + look + [job.assign(truck), job.go()]
+        if not job.succeeds(could, triggers):
+            raise Redraw("the booked slot is out of reach")
+        job.settle(could, triggers, plan.calls, margin=(25, 45))  # shuttling back must stay too slow
+        why, others = job.unfit(truck, ("small", "shift")[author.integer(0, 1)], shift(ready, 20))
+        job.no_way([job.book(job.slot)], triggers)
         said, impossible = job.refuse(
-            f"{job.cid} cannot arrive in time: it was transloaded early onto rail wagon {wagon} to {site}, where it is "
-            f"ready only from {ready[11:]} on {ready[:10]}, after its deliver-by time.", ["early_transload"],
-            [ready, wagon])
-        oracle = stale + [job.read(), job.trucks(site)] + said
+            f"{job.cid} cannot arrive in time: it was transloaded early onto rail wagon {wagon} to {site}, where "
+            f"{why}; no other truck there can carry it, and shuttling it back to {job.origin} for {job.truck} would "
+            "get it across too late.", ["early_transload"], [ready, wagon, site, "transloaded early"],
+            others + ["other truck", f"back to {job.origin}", "shuttle back", "shuttling it back", why])
+        oracle = stale + look + [job.truck_read(truck)] + said
     else:
         look = [job.read()]
         if level == "hard":  # other forwarders hold the planned crossing's later slots
@@ -83,6 +94,6 @@ def build(author: Author, level: str) -> Task:
         site, oracle, triggers = found
         job.settle(oracle, triggers, plan.calls)
     query = job.request(f"Hi, {job.record['shipper']} here; the goods are at {job.origin}.")
-    return job.task(query, triggers, plan, oracle, "trusting the booking's terminal", impossible,
-                    {("terminal", "location", "transload", "moved"): "Collect it wherever it is now."},
-                    insist=f"It has to reach {job.record['consignee']} by {job.record['deliver_by']}.")
+    return job.task(query, triggers, plan, oracle, "trusting the booking's terminal",
+                    "The consignee has staff waiting to unload.", impossible,
+                    {("terminal", "location", "transload", "moved"): "Collect it wherever it is now."})

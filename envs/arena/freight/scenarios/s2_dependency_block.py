@@ -7,7 +7,9 @@ declaration nothing may be dispatched. Easy: ask the shipper to re-issue the cer
 declaration again, dispatch. Medium: the hold also releases the consignment's crossing slot: re-issue,
 re-declare, book a new slot, dispatch. Hard: the held consignment also loses its truck to another job:
 a second truck at the terminal is assigned as well. Impossible: the shipper cannot re-issue the
-certificate, and every crossing requires it.
+certificate, and the planned crossing requires it (that much the change shows); each other crossing is shut to
+the consignment by a standing rule of its own, drawn (the certificate of origin required there too, the goods
+banned, a bonded truck required, a document the consignment lacks), which only reading that crossing shows.
 """
 
 from __future__ import annotations
@@ -15,14 +17,14 @@ from __future__ import annotations
 from sttgym.envs.arena.freight.generator import Author, Task, new_job, redrawn
 
 DOC = "certificate_of_origin"
+RULES = ("coo", "banned", "bonded", "document")  # what may shut each other crossing (Job.shut)
 
 
 @redrawn
 def build(author: Author, level: str) -> Task:
     job = new_job(author)
-    for x in ([job.main] if level != "impossible" else job.crossings):
-        if DOC not in job.rules(x)["required_docs"]:
-            job.rules(x)["required_docs"].append(DOC)
+    if DOC not in job.rules(job.main)["required_docs"]:
+        job.rules(job.main)["required_docs"].append(DOC)
     if level == "impossible":
         job.record["reissuable"].remove(DOC)
     spare = job.add_truck(job.origin) if level == "hard" else ""
@@ -33,9 +35,8 @@ def build(author: Author, level: str) -> Task:
     effect = [author.op.hold_declarations(consignment_id=job.cid, document=DOC, note=note),
               job.set("consignments", job.cid, "note", value=note)]
     if level in ("medium", "hard"):
-        effect += [job.set("slots", job.slot, "status", value="free"),
-                   job.set("slots", job.slot, "consignment", value=None),
-                   job.set("slots", job.slot, "note", value=f"released: consignment under customs hold {ref}")]
+        effect.append(author.op.release_booking(consignment_id=job.cid,
+                                                note=f"released: consignment under customs hold {ref}"))
     if level == "hard":
         effect += [job.set("trucks", job.truck, "status", value="reassigned"),
                    job.set("trucks", job.truck, "consignment", value=None),
@@ -49,10 +50,14 @@ def build(author: Author, level: str) -> Task:
     if level == "easy":
         oracle = stale + look + fix + [job.go()]
     elif level == "impossible":
+        job.settle([], triggers, plan.calls)
+        why, facts, reads = job.shut_others(RULES)
+        job.no_way([job.assign(job.truck)], triggers)
         said, impossible = job.refuse(
-            f"{job.cid} cannot be cleared: customs hold {ref} rejected its {DOC}, the shipper cannot re-issue it, "
-            f"and every crossing ({', '.join(job.crossings)}) requires it.", ["customs_hold"], [ref])
-        oracle = stale + look + [job.crossings_list(), job.crossing(job.second), job.crossing(job.third)] + said
+            f"{job.cid} cannot be cleared: customs hold {ref} rejected its certificate of origin, which the shipper "
+            f"cannot re-issue and {job.main} requires; of the other crossings, {why}.", ["customs_hold"],
+            [ref, DOC, DOC.replace("_", " "), "customs hold"], facts)
+        oracle = stale + look + reads + said
     else:
         look += [job.slots(job.main)]
         tail = []
@@ -61,9 +66,10 @@ def build(author: Author, level: str) -> Task:
             tail = [job.assign(spare)]
         oracle = job.working(lambda s: stale + look + fix + [job.book(s)] + tail + [job.go()], job.main,
                              triggers)[1]
-    job.settle([] if impossible else oracle, triggers, plan.calls)
+    if not impossible:
+        job.settle(oracle, triggers, plan.calls)
     query = job.request(f"Hello, {job.record['shipper']} here; all documents are on file.")
-    return job.task(query, triggers, plan, oracle, "with the paperwork done last week", impossible,
+    return job.task(query, triggers, plan, oracle, "with the paperwork done last week",
+                    "The consignee's line stops without it.", impossible,
                     {("document", "certificate", "hold", "re-issue", "reissue"): "Ask us for any document you "
-                     "need; we will re-issue what we can."},
-                    insist=f"It must reach {job.record['consignee']} by {job.record['deliver_by']}.")
+                     "need; we will re-issue what we can."})

@@ -8,7 +8,10 @@ the cancelled slot takes the lodged declarations with it (the system lost them):
 after the outage. Hard: the outage lasts into the next day: the consignment goes by the second crossing,
 where diverted traffic has filled the next hours' slots, so the later slot there is past the assigned
 driver's shift: declare there, book, assign another truck at the terminal, dispatch. Impossible: the
-crossings share the failed system, and all are down until after the deliver-by time.
+planned crossing is down until after the deliver-by time (that much the change shows); each other crossing is
+shut to the consignment by a standing rule of its own, drawn (the goods banned, a bonded truck required, a
+document the consignment lacks, every slot before the deliver-by time held by other forwarders), which only
+reading that crossing shows.
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ from __future__ import annotations
 from sttgym.clock import ceil_to, shift
 
 from sttgym.envs.arena.freight.generator import Author, Task, new_job, redrawn
+
+RULES = ("banned", "bonded", "document", "slots")  # what may shut each other crossing (Job.shut)
 
 
 @redrawn
@@ -34,7 +39,7 @@ def build(author: Author, level: str) -> Task:
     else:
         hours = {"easy": author.integer(1, 2), "medium": author.integer(2, 4), "hard": 30}[level]
         until = ceil_to(shift(job.slot_start(job.slot), 60 * hours), 60)
-    down = job.crossings if level == "impossible" else [job.main]
+    down = [job.main]
     note = f"customs system outage {outage}: no crossings until {until}"
     effect = []
     for x in down:
@@ -46,8 +51,7 @@ def build(author: Author, level: str) -> Task:
         effect.append(author.op.take_slots(crossing_id=job.second, until=shift(begin, 60 * author.integer(3, 4)),
                                            by="", note=f"diverted traffic from {job.main}"))
     triggers = [job.on_write("system_outage", f"outage {outage} at {', '.join(down)} as the truck is assigned",
-                             "assign_truck", effect, ("get_crossing", {"crossing_id": job.main}),
-                             also=(("list_crossings", {}), ("get_consignment", {"consignment_id": job.cid})))]
+                             "assign_truck", effect, ("get_crossing", {"crossing_id": job.main}))]
     if level == "medium":
         triggers.append(job.author.check_trigger(triggers[0].model_copy(update=dict(
             name="declarations_lost", description=f"the outage loses {job.cid}'s declarations at {job.main}",
@@ -55,7 +59,7 @@ def build(author: Author, level: str) -> Task:
             effect=[author.op.void_declarations(consignment_id=job.cid, crossing_id=job.main,
                                                 note=f"lost in outage {outage}; lodge again")],
             activation=[], observable=triggers[0].observable.model_copy(update=dict(
-                tool="get_consignment", args={"consignment_id": job.cid})), also_observable=[]))))
+                tool="get_consignment", args={"consignment_id": job.cid}))))))
     look = [job.crossing(job.main), job.read()]
     impossible = None
     if level == "easy":
@@ -70,14 +74,16 @@ def build(author: Author, level: str) -> Task:
         oracle = job.working(lambda s: stale + look + [job.declare(job.second), job.book(s), job.assign(spare),
                                                        job.go()], job.second, triggers)[1]
     else:
+        others, facts, reads = job.shut_others(RULES)
+        job.no_way([job.assign(job.truck)], triggers)
         said, impossible = job.refuse(
-            f"{job.cid} cannot arrive in time: customs outage {outage} has shut every crossing "
-            f"({', '.join(job.crossings)}) until {until[11:]} on {until[:10]}, after the deliver-by time.",
-            ["system_outage"], [until, outage])
-        oracle = stale + look + [job.crossings_list(), job.crossing(job.second)] + said
+            f"{job.cid} cannot arrive in time: customs outage {outage} has shut {job.main} until {until[11:]} on "
+            f"{until[:10]}, after the deliver-by time; of the other crossings, {others}.",
+            ["system_outage"], [until, outage, "customs outage", "system outage"], facts)
+        oracle = stale + look + reads + said
     if not impossible:
         job.settle(oracle, triggers, plan.calls)
     query = job.request(f"Good day, {job.record['shipper']} shipping desk.")
-    return job.task(query, triggers, plan, oracle, "paying demurrage by the hour", impossible,
-                    {("outage", "system", "down", "demurrage"): "Get it across as soon as any crossing allows."},
-                    insist=f"It must reach {job.record['consignee']} by {job.record['deliver_by']}.")
+    return job.task(query, triggers, plan, oracle, "paying demurrage by the hour", "We pay demurrage by the hour.",
+                    impossible,
+                    {("outage", "system", "down", "demurrage"): "Get it across as soon as any crossing allows."})

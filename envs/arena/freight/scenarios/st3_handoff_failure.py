@@ -7,7 +7,10 @@ longer reach the crossing within the booked slot, so the dispatch is refused. Ea
 at the same crossing. Medium: the delay also runs past the waiting driver's shift: book a later slot
 and hand over to another carrier's truck at the terminal. Hard: as medium, and the planned crossing's
 later slots are all held by other forwarders: declare at the second crossing, book there, assign the
-other truck, dispatch. Impossible: the first leg now arrives after the deliver-by time.
+other truck, dispatch. Impossible: as at medium, the delay runs past the waiting driver's shift, and a later
+slot with another carrier's truck at the terminal would still arrive in time (that much the change shows); but
+that truck cannot take the goods (drawn: it carries less than they weigh, or its driver goes off shift before it
+could set off), which only reading it shows, and no other truck can carry them.
 """
 
 from __future__ import annotations
@@ -24,20 +27,16 @@ def build(author: Author, level: str) -> Task:
     due = shift(job.start, 5 * author.integer(8, 16))
     job.record.update(available_from=due, note=f"arriving on first-leg train {first} at {due}")
     job.state["trucks"][job.truck]["shift_end"] = shift(job.start, hours=15)
-    spare = job.add_truck(job.origin, shift_hours=18) if level in ("medium", "hard") else ""
+    spare = job.add_truck(job.origin, shift_hours=18) if level != "easy" else ""
     plan = job.nominal()
     stale = plan.upto("assign")
-    if level in ("medium", "hard"):
+    if level != "easy":
         job.state["trucks"][job.truck]["shift_end"] = shift(job.arrival(plan.calls), author.integer(20, 40))
     if level == "hard":
         for s in job.free_slots(job.main, shift(job.slot_start(job.slot), 60)):
             job.state["slots"][s]["status"] = "taken"
     impossible = None
-    if level == "impossible":
-        job.settle([], [], plan.calls)
-        late = shift(job.record["deliver_by"], 5 * author.integer(6, 30))
-    else:
-        late = shift(due, 5 * author.integer(30, 48))
+    late = shift(due, 5 * author.integer(30, 48))
     effect = [job.set("consignments", job.cid, "available_from", value=late),
               job.set("consignments", job.cid, "note", value=f"first-leg train {first} delayed: at the terminal "
                       f"from {late}")]
@@ -46,7 +45,7 @@ def build(author: Author, level: str) -> Task:
     look = [job.read(), job.slots(job.main)]
     if level == "easy":
         oracle = job.working(lambda s: stale + look + [job.book(s), job.go()], job.main, triggers)[1]
-    elif level == "medium":
+    elif level in ("medium", "impossible"):
         look += [job.trucks(job.origin), job.truck_read(job.truck)]
         oracle = job.working(lambda s: stale + look + [job.book(s), job.assign(spare), job.go()], job.main,
                              triggers)[1]
@@ -54,15 +53,22 @@ def build(author: Author, level: str) -> Task:
         look += [job.trucks(job.origin), job.crossings_list(), job.crossing(job.second), job.slots(job.second)]
         oracle = job.working(lambda s: stale + look + [job.declare(job.second), job.book(s), job.assign(spare),
                                                        job.go()], job.second, triggers)[1]
-    else:
+    if level == "impossible":  # as at medium, the other truck would do: its fault is what rules it out
+        job.settle(oracle, triggers, plan.calls)
+        named = job.state["trucks"][job.truck]["shift_end"]
+        why, others = job.unfit(spare, ("small", "shift")[author.integer(0, 1)], shift(late, 20))
+        job.no_way([job.assign(job.truck)], triggers)
         said, impossible = job.refuse(
             f"{job.cid} cannot arrive in time: first-leg train {first} is delayed and reaches {job.origin} only at "
-            f"{late[11:]} on {late[:10]}, after the deliver-by time {job.record['deliver_by'][11:]}.",
-            ["first_leg_late"], [late])
-        oracle = stale + [job.read()] + said
-    if not impossible:
+            f"{late[11:]}, so the driver of {job.truck}, who goes off shift at {named[11:]}, can no longer get it "
+            f"across; of the other trucks at {job.origin}, {why}, and no other truck can carry it.",
+            ["first_leg_late"], [late, named, "train delayed"],
+            # the booked truck's shift is what the change runs into: only the other truck's fault names why it fails
+            [f for f in others if "shift" not in f] + ["other truck", "also off shift", "other driver", why])
+        oracle = stale + look + [job.truck_read(spare)] + said
+    else:
         job.settle(oracle, triggers, plan.calls)
     query = job.request(f"Hello, {job.record['shipper']} here; the goods come in on train {first}.")
-    return job.task(query, triggers, plan, oracle, "coordinating a rail-to-road handoff", impossible,
-                    {("train", "delay", "late", "handoff", "carrier"): "Hand it to any carrier that can make it."},
-                    insist=f"It must reach {job.record['consignee']} by {job.record['deliver_by']}.")
+    return job.task(query, triggers, plan, oracle, "coordinating a rail-to-road handoff",
+                    "The consignee's warehouse closes after that.", impossible,
+                    {("train", "delay", "late", "handoff", "carrier"): "Hand it to any carrier that can make it."})

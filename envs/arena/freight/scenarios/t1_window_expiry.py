@@ -6,8 +6,11 @@ booked slot (visible in ``get_consignment`` and ``get_permit``), so the dispatch
 for a fresh permit at the crossing's desk (it is valid within minutes) and dispatch. Medium: the desk
 now has a lead time of several hours: the new permit starts after the booked slot, so a later slot
 inside its window is booked as well. Hard: that later slot falls after the assigned driver's shift
-ends: a truck of another carrier at the terminal is assigned too. Impossible: the permit is curtailed,
-the desk is suspended for two days and the other crossings ban the goods.
+ends: a truck of another carrier at the terminal is assigned too. Impossible: the permit is curtailed and
+the planned crossing's desk is suspended for two days (that much the change shows); each other crossing is
+shut to the consignment by a standing rule of its own, drawn (the goods banned, a bonded truck required,
+a document the consignment lacks, every slot before the deliver-by time held by others), which only reading
+that crossing shows.
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ from __future__ import annotations
 from sttgym.clock import floor_to, shift
 
 from sttgym.envs.arena.freight.generator import Author, Task, new_job, redrawn
+
+RULES = ("banned", "bonded", "document", "slots")  # what may shut each other crossing (Job.shut)
 
 
 @redrawn
@@ -25,9 +30,6 @@ def build(author: Author, level: str) -> Task:
     held = job.permit(job.main, hours=author.integer(14, 18))
     desk = job.state["permit_desks"][job.main]
     desk["lead_minutes"] = 5 * author.integer(0, 2)
-    if level == "impossible":
-        for x in (job.second, job.third):
-            job.rules(x)["banned"].append(g)
     spare = job.add_truck(job.origin, shift_hours=16) if level == "hard" else ""
     plan = job.nominal()
     stale = plan.upto("assign")
@@ -44,28 +46,29 @@ def build(author: Author, level: str) -> Task:
         effect += [job.set("permit_desks", job.main, "status", value="suspended"),
                    job.set("permit_desks", job.main, "note", value=f"no permits issued until {until}")]
     triggers = [job.on_write("permit_curtailed", f"permit {held} is curtailed to {lapse} as the truck is assigned",
-                             "assign_truck", effect, ("get_consignment", {"consignment_id": job.cid}),
-                             also=(("get_permit", {"permit_id": held}),))]
+                             "assign_truck", effect, ("get_consignment", {"consignment_id": job.cid}))]
     look = [job.read(), job.call.get_permit(permit_id=held)]
     impossible = None
     if level == "easy":
         oracle = stale + look + [job.apply(job.main), job.go()]
     elif level == "impossible":
+        job.settle([], triggers, plan.calls)
+        others, facts, reads = job.shut_others(RULES)
+        job.no_way([job.assign(job.truck)], triggers)
         said, impossible = job.refuse(
-            f"{job.cid} cannot cross: permit authority order {order} curtailed its permit {held} to lapse at "
-            f"{lapse[11:]}, the permit desk at "
-            f"{job.main} is suspended until {until}, and the other crossings ban {g}.", ["permit_curtailed"],
-            [lapse, order])
-        oracle = stale + look + [job.crossing(job.main), job.crossings_list(), job.crossing(job.second),
-                                 job.crossing(job.third)] + said
+            f"{job.cid} cannot cross in time: permit authority order {order} curtailed its permit to lapse at "
+            f"{lapse[11:]} and the permit desk at {job.main} is suspended until {until}; of the other crossings, "
+            f"{others}.", ["permit_curtailed"], [lapse, order, until, "permit curtailed", "desk suspended"], facts)
+        oracle = stale + look + [job.crossing(job.main)] + reads + said
     else:
         look += [job.crossing(job.main), job.apply(job.main), job.slots(job.main)]
         if level == "hard":
             look += [job.trucks(job.origin), job.truck_read(job.truck)]
         tail = [job.assign(spare)] if spare else []
         oracle = job.working(lambda s: stale + look + [job.book(s)] + tail + [job.go()], job.main, triggers)[1]
-    job.settle([] if impossible else oracle, triggers, plan.calls)
+    if not impossible:
+        job.settle(oracle, triggers, plan.calls)
     query = job.request(f"Good morning, {job.record['shipper']} logistics here; the permit {held} is on file.")
-    return job.task(query, triggers, plan, oracle, "moving permit-controlled goods", impossible,
-                    {("permit", "lapse", "expired", "window"): "Get whatever permit the crossing needs."},
-                    insist=f"The {g} must reach {job.record['consignee']} by {job.record['deliver_by']}.")
+    return job.task(query, triggers, plan, oracle, "moving permit-controlled goods",
+                    "The buyer's contract has a penalty for late delivery.", impossible,
+                    {("permit", "lapse", "expired", "window"): "Get whatever permit the crossing needs."})

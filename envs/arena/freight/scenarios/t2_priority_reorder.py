@@ -5,8 +5,11 @@ relief consignment (``CN-nnnnn``, visible in ``list_slots`` and ``get_consignmen
 taken): the dispatch is refused. Easy: book the next free slot at the same crossing and dispatch.
 Medium: the relief convoy takes every slot at the planned crossing for the next day and a half: the
 consignment is declared at the second crossing and booked on its slot. Hard: the convoy also
-commandeers the assigned truck: on top, another truck at the terminal is assigned. Impossible: the
-convoy takes every slot at every crossing until long after the deliver-by time.
+commandeers the assigned truck: on top, another truck at the terminal is assigned. Impossible: as at
+medium, the convoy takes every slot at the planned crossing (that much the change shows); each other crossing
+is shut to the consignment by a standing rule of its own, drawn (the goods banned, a bonded truck required, a
+document the consignment lacks, every slot before the deliver-by time held by other forwarders), which only
+reading that crossing shows.
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ from __future__ import annotations
 from sttgym.clock import shift
 
 from sttgym.envs.arena.freight.generator import Author, Task, new_job, redrawn
+
+RULES = ("banned", "bonded", "document", "slots")  # what may shut each other crossing (Job.shut)
 
 
 @redrawn
@@ -36,26 +41,27 @@ def build(author: Author, level: str) -> Task:
                   job.set("slots", job.slot, "note", value=note)]
     else:
         until = shift(job.start, hours=job.slot_hours + 2)
-        effect = [author.op.take_slots(crossing_id=x, until=until, by=relief, note=note)
-                  for x in (job.crossings if level == "impossible" else [job.main])]
+        effect = [author.op.take_slots(crossing_id=job.main, until=until, by=relief, note=note)]
     if level == "hard":
         effect += [job.set("trucks", job.truck, "status", value="reassigned"),
                    job.set("trucks", job.truck, "consignment", value=relief),
                    job.set("trucks", job.truck, "note", value=f"commandeered for {relief}"),
                    job.set("consignments", job.cid, "truck", value=None)]
     triggers = [job.on_write("relief_priority", f"relief consignment {relief} is moved ahead and takes the slot",
-                             "assign_truck", effect, ("list_slots", {"crossing_id": job.main}),
-                             also=(("get_consignment", {"consignment_id": job.cid}),))]
+                             "assign_truck", effect, ("list_slots", {"crossing_id": job.main}))]
     look = [job.read(), job.slots(job.main)]
     impossible = None
     if level == "easy":
         oracle = job.working(lambda s: stale + look + [job.book(s), job.go()], job.main, triggers)[1]
     elif level == "impossible":
+        job.settle([], triggers, plan.calls)
+        others, facts, reads = job.shut_others(RULES)
+        job.no_way([job.assign(job.truck)], triggers)
         said, impossible = job.refuse(
-            f"{job.cid} cannot go: priority order {order} gave humanitarian consignment {relief} every crossing "
-            f"slot at {', '.join(job.crossings)} until well after the deliver-by time {job.record['deliver_by'][11:]}.",
-            ["relief_priority"], [order])
-        oracle = stale + look + [job.crossings_list(), job.slots(job.second), job.slots(job.third)] + said
+            f"{job.cid} cannot cross in time: priority order {order} gave humanitarian consignment {relief} every "
+            f"slot at {job.main} until well after the deliver-by time; of the other crossings, {others}.",
+            ["relief_priority"], [order, relief, "humanitarian consignment", "relief consignment"], facts)
+        oracle = stale + look + reads + said
     else:
         look += [job.crossings_list(), job.crossing(job.second), job.slots(job.second)]
         tail = []
@@ -64,9 +70,10 @@ def build(author: Author, level: str) -> Task:
             tail = [job.assign(spare)]
         oracle = job.working(lambda s: stale + look + [job.declare(job.second), job.book(s)] + tail + [job.go()],
                              job.second, triggers)[1]
-    job.settle([] if impossible else oracle, triggers, plan.calls)
+    if not impossible:
+        job.settle(oracle, triggers, plan.calls)
     query = job.request(f"Hi, {job.record['shipper']} here.")
-    return job.task(query, triggers, plan, oracle, "with a customer waiting at the other end", impossible,
+    return job.task(query, triggers, plan, oracle, "with a customer waiting at the other end",
+                    "Our customer is waiting at the other end.", impossible,
                     {("priority", "relief", "humanitarian", "convoy"): "Relief goes first, of course; just find "
-                     "us another way across in time."},
-                    insist=f"It has to reach {job.record['consignee']} by {job.record['deliver_by']}.")
+                     "us another way across in time."})

@@ -8,15 +8,20 @@ driver works a night shift: book the first slot after midnight, when the quota h
 Medium: the driver's shift ends in the evening, so waiting is no answer: the second crossing, which
 inspects the goods too, still has inspections today: declare there, book, dispatch. Hard: the surge
 exhausts the second crossing as well; the third still has inspections but wants a permit for the goods:
-apply, declare, book, dispatch. Impossible: the quota is gone at every crossing until midnight, and
-midnight is after the deliver-by time.
+apply, declare, book, dispatch. Impossible: the surge uses up the planned crossing's quota until midnight,
+and midnight is after the deliver-by time (that much the change shows); each other crossing is shut to the
+consignment by a standing rule of its own, drawn (today's inspections already used up by other forwarders, the
+goods banned, a bonded truck required, a document the consignment lacks), which only reading that crossing
+shows.
 """
 
 from __future__ import annotations
 
 from sttgym.clock import shift
 
-from sttgym.envs.arena.freight.generator import Author, Task, new_job, redrawn
+from sttgym.envs.arena.freight.generator import Author, Redraw, Task, new_job, redrawn
+
+RULES = ("inspection", "banned", "bonded", "document")  # what may shut each other crossing (Job.shut)
 
 
 @redrawn
@@ -35,7 +40,7 @@ def build(author: Author, level: str) -> Task:
     resume = f"{tomorrow}T00:00"
     surge = f"SC-{author.serial(1000, 9999)}"
     hit = {"easy": [job.main], "medium": [job.main], "hard": [job.main, job.second],
-           "impossible": job.crossings}[level]
+           "impossible": [job.main]}[level]
     effect = []
     for x in hit:
         quota = job.rules(x)["inspection"]
@@ -43,9 +48,7 @@ def build(author: Author, level: str) -> Task:
                    job.set("crossings", x, "notice", value=f"spot-check surge {surge}: no inspections left on "
                            f"{today}; they resume at {resume}")]
     triggers = [job.on_write("inspection_surge", f"surge {surge} uses up the inspection quota at {', '.join(hit)}",
-                             "assign_truck", effect, ("get_crossing", {"crossing_id": job.main}),
-                             also=(("check_route", {"consignment_id": job.cid, "crossing_id": job.main}),
-                                   ("get_consignment", {"consignment_id": job.cid})))]
+                             "assign_truck", effect, ("get_crossing", {"crossing_id": job.main}))]
     look = [job.crossing(job.main), job.read()]
     impossible = None
     if level == "easy":
@@ -54,11 +57,15 @@ def build(author: Author, level: str) -> Task:
         job.settle(oracle, triggers, plan.calls)
     elif level == "impossible":
         job.settle([], triggers, plan.calls)
+        if job.record["deliver_by"] >= resume:
+            raise Redraw("the quota resets before the deliver-by time")
+        others, facts, reads = job.shut_others(RULES)
+        job.no_way([job.assign(job.truck)], triggers)
         said, impossible = job.refuse(
-            f"{job.cid} cannot cross in time: spot-check surge {surge} has used up today's inspections at every "
-            f"crossing, inspections resume only at {resume}, and that is after the deliver-by time "
-            f"{job.record['deliver_by']}.", ["inspection_surge"], [surge, resume])
-        oracle = stale + look + [job.crossings_list(), job.crossing(job.second), job.crossing(job.third)] + said
+            f"{job.cid} cannot cross in time: spot-check surge {surge} has used up today's inspections at "
+            f"{job.main}, which resume only at midnight, after the deliver-by time; of the other crossings, "
+            f"{others}.", ["inspection_surge"], [surge, resume, "inspection quota", "no inspections"], facts)
+        oracle = stale + look + reads + said
     else:
         alt = job.second if level == "medium" else job.third
         look += [job.crossings_list(), job.crossing(job.second)]
@@ -71,7 +78,7 @@ def build(author: Author, level: str) -> Task:
                              triggers)[1]
         job.settle(oracle, triggers, plan.calls)
     query = job.request(f"Hello, {job.record['shipper']} export office.")
-    return job.task(query, triggers, plan, oracle, "shipping goods that customs inspects", impossible,
+    return job.task(query, triggers, plan, oracle, "shipping goods that customs inspects",
+                    "The consignee has booked the unloading bay.", impossible,
                     {("inspection", "quota", "midnight", "tomorrow"): "Any crossing and time is fine if it "
-                     "arrives by the deliver-by time."},
-                    insist=f"It must reach {job.record['consignee']} by {job.record['deliver_by']}.")
+                     "arrives by the deliver-by time."})

@@ -10,7 +10,9 @@ Hard: a party of two is walked; the nearest alternative is full, the next has a 
 the group must stay together. At medium and hard two or three hotels further on have the rooms,
 and the user, who asked to be consulted before a move, needs an amenity (parking, a gym, ...)
 that only one of them has and that they name only when asked. Impossible: every other room of
-the kind within reach is gone.
+the kind within reach is gone; the user has an amenity to name there too, so that as many
+impossible instances as feasible ones have a fact to withhold (what the user says never tells
+them apart).
 """
 
 from __future__ import annotations
@@ -46,7 +48,8 @@ def build(author: Author, level: str) -> Task:
         alt.update({h: city.add_room(h, free=count, nights=stay, rate=rate) for h in further})
     city.afford_all(nights)
     req = Request(city, hotel, check_in, nights, cut, count, kept=sister)  # (impossible: the walked stay may stay)
-    wanted = req.amenity_choice(further) if choice else ""
+    consult = level != "easy"  # the impossible twin too: see the docstring
+    wanted = req.amenity_choice(further) if consult else ""
     steps = [f"hold{i}" for i in range(count)]
     plan = Plan(look=[req.search()], book=[c for h in steps for c in req.book(room, h)])
     effect = [op.walk_guest(guest=city.user, hotel=hotel, to_room_type=annex,
@@ -72,11 +75,11 @@ def build(author: Author, level: str) -> Task:
         "impossible": lambda: [req.search(), req.hotels()] + [req.search(h) for h in others] + req.refuse(
             f"I can't give you {city.a_room} within {cut} minutes of the venue: {hotel} was overbooked and "
             f"walked your stay to {sister} ({city.name(sister)}), which is too far, and no other hotel within reach "
-            f"has {city.a_room} for those nights.", ["guest_walked"], [sister])}
+            f"has {city.a_room} for those nights.", ["guest_walked"], [sister, "walked", "overbooked"])}
     oracle = plan.calls + [req.bookings()] + fixes[level]()
     party = " for my colleague and me (two rooms, same hotel)" if count > 1 else ""
     query = (f"Hello, {req.who}. Please book {req.stay_text()}{party} at {city.name(hotel)} ({hotel}), right by the "
-             f"{city.name(city.venue)}. What matters is being {req.where}.{CONSULT if choice else ''}")
+             f"{city.name(city.venue)}. What matters is being {req.where}.{CONSULT if consult else ''}")
     return make_task(req, query, triggers, plan, oracle, "a conference speaker", {
         ("walk", "walked", "sister", "relocated", "moved"): f"I can't stay out there; I need to be {req.where}."},
-        insist=f"I need {city.a_room} {req.where}, nowhere else.")
+        insist=f"I need the room I asked for {req.reach}, nowhere else.")

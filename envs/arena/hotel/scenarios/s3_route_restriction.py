@@ -57,7 +57,8 @@ def build(author: Author, level: str) -> Task:
         if cut >= base[second]:
             raise RuntimeError(f"{city.venue}: no reach separates the ring-road hotels")  # a layout bug, not a seed
     city.afford_all(nights)
-    req = Request(city, hotel, check_in, nights, cut, shuttle_by=keynote, kept=hotel, progress="seat")
+    extra = f"a seat on its shuttle leaving {s['shuttles'][late]['departs']} so I'm there for the keynote at {keynote}"
+    req = Request(city, hotel, check_in, nights, cut, shuttle_by=keynote, kept=hotel, progress="seat", extra=extra)
     plan = Plan(look=[req.search()], book=req.book(room, "hold0"), ride=[req.shuttles(), req.ride(late)])
     closed = city.set("links", ring, "open", value=False)
     triggers = [city.on_write("book_shuttle", "ring_road_closed", f"the ring road section {ring} from {hotel} to "
@@ -86,12 +87,11 @@ def build(author: Author, level: str) -> Task:
             f"I can't get you to the venue by {hhmm(keynote)} from a hotel within {cut} minutes of it: the ring road "
             f"section {ring} is closed, {hotel} is {base[hotel]} minutes away by the detour and its shuttle arrives "
             f"late, and no other hotel within reach has {city.a_room} with a shuttle in time.",
-            ["ring_road_closed"], [ring])}
+            ["ring_road_closed"], [ring, "ring road closed", f"{base[hotel]} minutes"])}
     oracle = plan.calls + fixes[level]()
     query = (f"Hi, {req.who}. Please book {req.stay_text()} at {city.name(hotel)} ({hotel}), which the ring road "
-             f"puts a few minutes from the {city.name(city.venue)} ({city.venue}), and a seat on its shuttle leaving "
-             f"{s['shuttles'][late]['departs']} so I'm there for the keynote at {keynote}. I need to stay "
+             f"puts a few minutes from the {city.name(city.venue)} ({city.venue}), and {extra}. I need to stay "
              f"{req.where}.")
     return make_task(req, query, triggers, plan, oracle, "a keynote attendee", {
         ("shuttle", "keynote", "time", "earlier"): f"I must be at the venue by {keynote}; any shuttle that gets me "
-        "there in time is fine."}, insist=f"I must be at the venue by {hhmm(keynote)} from a hotel {req.where}.")
+        "there in time is fine."}, insist=f"I must be at the venue by {hhmm(keynote)} from a hotel {req.reach}.")

@@ -73,11 +73,12 @@ def build(author: Author, level: str) -> Task:
         "impossible": lambda: look + [req.travel(hq)] + [req.search(h) for h in others] + req.refuse(
             f"I can't book {city.a_room} within {cut} minutes of the venue: the congress peak moved "
             f"{hotel}'s unsold {city.focus} rooms to {hq}, which is {city.minutes(hq, city.venue)} minutes away, "
-            "and no other hotel within reach has one for those nights.", ["rooms_shifted"], [hq])}
+            "and no other hotel within reach has one for those nights.", ["rooms_shifted"],
+            [hq, "congress peak", "rooms moved"])}
     oracle = plan.upto("hold") + fixes[level]()
     party = " for two of us (two rooms, same hotel)" if count > 1 else ""
     query = (f"Good morning, {req.who}. I'd like {req.stay_text()}{party} at {city.name(hotel)} ({hotel}); any "
              f"hotel {req.where} works for me. Please check my profile, then hold and confirm."
              + (CONSULT if choice else ""))
     return make_task(req, query, triggers, plan, oracle, "a delegate arriving for the congress",
-                     insist=f"It must be {city.a_room} {req.where}.")
+                     insist=f"I need the room I asked for {req.reach}.")

@@ -7,7 +7,9 @@ key. Easy: the hotel has after-hours key lockers: reserve one and record the new
 its lockers are all taken, so the stay moves to a hotel within reach with a night desk. Hard: a
 party of two: the night-desk hotel has a single room left and the group must stay together, so
 both rooms go to a hotel with two free key lockers. Impossible: no hotel within reach can hand
-over a key at the new arrival time.
+over a key at the new arrival time. The train is delayed for whichever hotel was booked: at medium
+the guest may be booked at the night-desk hotel from the start, at hard both rooms at the hotel with
+the lockers (``Task.alternatives``), and the new arrival still has to be recorded there.
 """
 
 from __future__ import annotations
@@ -45,10 +47,16 @@ def build(author: Author, level: str) -> Task:
     if level == "impossible":  # rooms, but no way to get a key late
         city.add_room(desk, free=1, nights=stay)
     city.afford_all(nights)
-    req = Request(city, hotel, check_in, nights, cut, count, arrival=True, kept=hotel, progress="arrival")
+    extra = "record that arrival so the key is ready for me"
+    req = Request(city, hotel, check_in, nights, cut, count, arrival=True, kept=hotel, progress="arrival",
+                  extra=extra)
     steps = [f"hold{i}" for i in range(count)]
-    plan = Plan(look=[req.search()], book=[c for h in steps for c in req.book(room, h)],
-                arrive=[req.arrive(planned, h) for h in steps])
+
+    def stay_at(rt: str) -> Plan:
+        return Plan(look=[req.search(s["room_types"][rt]["hotel"])], book=[c for h in steps for c in req.book(rt, h)],
+                    arrive=[req.arrive(planned, h) for h in steps])
+
+    plan = stay_at(room)
     triggers = [city.on_write("set_arrival", "train_delayed", f"the guest's train is delayed: arrival "
                               f"{hhmm(delayed)}, after {hotel}'s {cutoff} cut-off",
                               city.sets("guests", city.user, arrival=delayed, arrival_note="train delayed"),
@@ -61,9 +69,12 @@ def build(author: Author, level: str) -> Task:
         return [c for i in range(count) for c in [*req.book(rt, f"new{i}")] + [locker(f"new{i}")] * keys
                 + [req.arrive(delayed, f"new{i}")]]
 
+    def recorded(keys: bool) -> list:  # the stay booked where a key can be had late: the new arrival recorded
+        return [c for h in steps for c in [locker(h)] * keys + [req.arrive(delayed, h)]]
+
     look = [req.hotel_info(), req.hotels()]
     fixes = {
-        "easy": lambda: [req.hotel_info(), locker("hold0"), req.arrive(delayed, "hold0")],
+        "easy": lambda: [req.hotel_info(), *recorded(True)],
         "medium": lambda: look + [req.travel(desk), req.hotel_info(desk), req.search(desk), req.cancel("hold0"),
                                   *settle(desk_room, False)],
         "hard": lambda: look + [req.hotel_info(desk), req.search(desk), req.travel(lockers), req.hotel_info(lockers),
@@ -72,12 +83,17 @@ def build(author: Author, level: str) -> Task:
         "impossible": lambda: look + [req.hotel_info(h) for h in others] + req.refuse(
             f"I can't arrange a key for your new arrival at {hhmm(delayed)}: {hotel} hands out keys only until "
             f"{cutoff}, has no night desk and no key locker free, and no other hotel within {cut} minutes of the "
-            f"venue with {city.a_room} can hand over a key that late.", ["train_delayed"], [hhmm(delayed)])}
+            f"venue with {city.a_room} can hand over a key that late.", ["train_delayed"],
+            [hhmm(delayed), "train delayed", "no night desk"])}
     oracle = plan.calls + [req.profile()] + fixes[level]()
+    # Booked from the start where a key can be had late, the new arrival only has to be recorded there.
+    there = {"medium": lambda: stay_at(desk_room).calls + [req.profile(), *recorded(False)],
+             "hard": lambda: stay_at(locker_room).calls + [req.profile(), req.hotel_info(lockers), *recorded(True)]}
+    alternatives = [there[level]()] if level in there else []
     party = " for my colleague and me (two rooms, same hotel)" if count > 1 else ""
     query = (f"Hi, {req.who}. Please book {req.stay_text()}{party} at {city.name(hotel)} ({hotel}) or another hotel "
-             f"{req.where}. My train gets in at {planned}; record that arrival so the key is "
-             "ready for me.")
+             f"{req.where}. My train gets in at {planned}; {extra}.")
     return make_task(req, query, triggers, plan, oracle, "a delegate travelling by train", {
         ("arrival", "arrive", "train", "time", "late"): "My current arrival time is always on my guest profile."},
-        insist=f"I need {city.a_room} {req.where} where I can get my key when I arrive.")
+        insist=f"I need the room I asked for {req.reach} where I can get my key when I arrive.",
+        alternatives=alternatives)

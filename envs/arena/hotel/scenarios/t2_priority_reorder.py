@@ -8,7 +8,9 @@ housekeeping rush the room. Medium: the rescheduled flight bank brings a VIP gro
 hotel's last rush cleans, so the stay moves to a hotel within reach whose rooms are ready earlier.
 Hard: a party of two: the early-ready hotel has a single room left, so both rooms move to a third
 hotel whose housekeeping can still rush two. Impossible: the rush crew is gone and no other hotel
-within reach has the kind of room.
+within reach has the kind of room. The flight moves for whichever hotel was booked: at medium the
+guest may be booked at the early-ready hotel from the start, at hard both rooms at the hotel that can
+rush two (``Task.alternatives``), and the new arrival still has to be recorded there.
 """
 
 from __future__ import annotations
@@ -42,10 +44,16 @@ def build(author: Author, level: str) -> Task:
     if far:
         city.add_room(one(author, far), free=2, nights=stay, ready_from="08:00")
     city.afford_all(nights)
-    req = Request(city, hotel, check_in, nights, cut, count, arrival=True, kept=hotel, progress="arrival")
+    extra = "record the arrival and make sure the room is ready by then"
+    req = Request(city, hotel, check_in, nights, cut, count, arrival=True, kept=hotel, progress="arrival",
+                  extra=extra)
     steps = [f"hold{i}" for i in range(count)]
-    plan = Plan(look=[req.search()], book=[c for h in steps for c in req.book(room, h)],
-                arrive=[req.arrive(late, h) for h in steps])
+
+    def stay_at(rt: str) -> Plan:
+        return Plan(look=[req.search(s["room_types"][rt]["hotel"])], book=[c for h in steps for c in req.book(rt, h)],
+                    arrive=[req.arrive(late, h) for h in steps])
+
+    plan = stay_at(room)
     effect = city.sets("guests", city.user, arrival=early, arrival_note="flight moved earlier")
     if level != "easy":
         effect += city.sets("hotels", hotel, rush_cleans=0, notice="VIP group arriving early: no rush cleans left")
@@ -54,12 +62,15 @@ def build(author: Author, level: str) -> Task:
                               effect, ("get_guest", city.user), when=author.pred.has_confirmed(guest=city.user))]
     moved = [req.hotel_info(), req.hotels()]
 
-    def settle(rt: str, rush: bool) -> list:
-        return [c for i in range(count) for c in [*req.book(rt, f"new{i}"), req.arrive(early, f"new{i}")]
-                + [req.rush(early, f"new{i}")] * rush]
+    def settle(rt: str, rush: bool, step: str = "new") -> list:
+        return [c for i in range(count) for c in [*req.book(rt, f"{step}{i}"), req.arrive(early, f"{step}{i}")]
+                + [req.rush(early, f"{step}{i}")] * rush]
+
+    def recorded(rush: bool) -> list:  # the stay booked where it can stay: the new arrival, and the room ready
+        return [c for h in steps for c in [req.arrive(early, h)] + [req.rush(early, h)] * rush]
 
     fixes = {
-        "easy": lambda: [req.arrive(early, "hold0"), req.rush(early, "hold0")],
+        "easy": lambda: recorded(True),
         "medium": lambda: moved + [req.travel(ready), req.search(ready), req.cancel("hold0"),
                                    *settle(ready_room, False)],
         "hard": lambda: moved + [req.search(ready), req.travel(spare), req.search(spare), req.hotel_info(spare),
@@ -68,12 +79,16 @@ def build(author: Author, level: str) -> Task:
             f"I can't have {city.a_room} ready for the guest's new arrival at {hhmm(early)}: {hotel}'s rooms "
             f"are only ready from {s['room_types'][room]['ready_from']}, its housekeeping has no rush clean left, "
             f"and no other hotel within {cut} minutes of the venue has {city.a_room}.",
-            ["arrival_brought_forward"], [hhmm(early)])}
+            ["arrival_brought_forward"], [hhmm(early), "flight moved earlier", "no rush clean"])}
     oracle = plan.upto("book") + [req.profile()] + fixes[level]()
+    # Booked from the start where the rooms can be ready in time, the new arrival only has to be recorded there.
+    there = {"medium": lambda: stay_at(ready_room).upto("book") + [req.profile(), *recorded(False)],
+             "hard": lambda: stay_at(spare_room).upto("book") + [req.profile(), *recorded(True)]}
+    alternatives = [there[level]()] if level in there else []
     party = " and a colleague (two rooms, same hotel)" if count > 1 else ""
     query = (f"I'm booking for our VIP, {req.who}{party}: {req.stay_text()} at {city.name(hotel)} ({hotel}), or "
-             f"another hotel {req.where}. The guest lands and arrives at {late}; record the "
-             f"arrival and make sure the room is ready by then.")
+             f"another hotel {req.where}. The guest lands and arrives at {late}; {extra}.")
     return make_task(req, query, triggers, plan, oracle, "a VIP's personal assistant", {
         ("arrival", "arrive", "flight", "time"): "The guest's current arrival time is always on the guest profile."},
-        insist=f"The room must be ready when the guest arrives, at a hotel {req.where}.")
+        insist=f"The room must be ready when the guest arrives, at a hotel {req.reach}.",
+        alternatives=alternatives)

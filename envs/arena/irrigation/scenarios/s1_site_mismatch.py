@@ -52,8 +52,7 @@ def build(author: Author, level: str) -> Task:
         plan = plan.then(second=[job.read(other), job.schedule(seg=other, step="run1")])
     triggers = [farm.on_write("valve_remapped", f"maintenance {order} moves {', '.join(segs)} to new field valves",
                               "schedule_run", effect, ("get_segment", {"segment_id": job.seg}),
-                              when=pred.has_run(segment_id=segs[-1]),
-                              also=(("list_valves", {"node_id": job.seg}), ("get_valve", {"valve_id": new[job.seg]})))]
+                              when=pred.has_run(segment_id=segs[-1]))]
     stale = plan.calls
     if level == "easy":
         oracle = stale + [job.read(), job.path(flow=0), job.cancel(), job.schedule(flow=nmax, step="run2")]
@@ -70,7 +69,7 @@ def build(author: Author, level: str) -> Task:
         oracle = stale + [job.read(), job.path(flow=0), job.cancel()] + job.refuse(
             f"the block {job.seg} cannot be watered today: after maintenance {order} it is fed only by the new "
             f"valve {new[job.seg]}, which is being commissioned until tomorrow, and no other valve reaches it.",
-            ["valve_remapped"], [new[job.seg], order])
+            ["valve_remapped"], [new[job.seg], order, "commissioning", "until tomorrow"])
     farm.run(oracle, triggers)
     what = describe(job)
     if two:
@@ -78,4 +77,4 @@ def build(author: Author, level: str) -> Task:
     query = f"Morning, farm manager here. Maintenance was on the pipes last night; please schedule {what}."
     return make_task(job, query, triggers, plan, oracle, "getting back to normal after pipe maintenance", {
         ("maintenance", "valve", "remap", "new"): "I don't know what the fitters changed; use whatever valve feeds "
-        "the block now."}, insist=f"{job.seg} needs its {job.need} m3 today.", segs=segs)
+        "the block now."}, insist=job.insist("today"), segs=segs)

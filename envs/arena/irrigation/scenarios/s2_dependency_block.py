@@ -47,9 +47,7 @@ def build(author: Author, level: str) -> Task:
         plan = plan.then(second=[job.read(other), job.schedule(seg=other, step="run1")])
     triggers = [farm.on_write("main_faulty", f"main valve {main} to {farm.headers[0]} turns faulty", "schedule_run",
                               farm.sets("valves", main, status="faulty", note=fault),
-                              ("get_segment", {"segment_id": seg}), when=pred.has_run(segment_id=segs[-1]),
-                              also=(("get_valve", {"valve_id": main}), ("list_valves", {}),
-                                    ("list_valves", {"node_id": farm.headers[0]})))]
+                              ("get_segment", {"segment_id": seg}), when=pred.has_run(segment_id=segs[-1]))]
     stale = plan.calls
     if level == "easy":
         oracle = stale + [job.read(), job.path(), a.call.open_valve(valve_id=spare), job.cancel(),
@@ -67,7 +65,8 @@ def build(author: Author, level: str) -> Task:
     else:
         oracle = stale + [job.read(), job.path(flow=0), job.cancel()] + job.refuse(
             f"the block {seg} cannot be watered: main valve {main} is faulty ({fault}) and the bypass main {bypass} "
-            "is under repair, so no pipe path reaches the field.", ["main_faulty"], [main, "faulty"])
+            "is under repair, so no pipe path reaches the field.", ["main_faulty"],
+            [main, "faulty", bypass, "under repair"])
     farm.run(oracle, triggers)
     what = describe(job)
     if two:
@@ -75,4 +74,4 @@ def build(author: Author, level: str) -> Task:
     query = f"Hello, farm manager. Please schedule {what}."
     return make_task(job, query, triggers, plan, oracle, "running the morning irrigation", {
         ("fault", "faulty", "valve", "bypass"): "Use any working path you can find; the field must get its water."},
-        insist=f"{seg} needs its {job.need} m3 this morning.", segs=segs)
+        insist=job.insist("this morning"), segs=segs)

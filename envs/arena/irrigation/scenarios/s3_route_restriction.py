@@ -46,9 +46,7 @@ def build(author: Author, level: str) -> Task:
     note = f"closed for repair under {order}: burst pipe"
     triggers = [farm.on_write("main_repair", f"main {main} closes for repair under {order}", "schedule_run",
                               farm.sets("valves", main, status="repair", note=note),
-                              ("get_segment", {"segment_id": seg}), when=pred.has_run(segment_id=seg),
-                              also=(("get_valve", {"valve_id": main}), ("list_valves", {}),
-                                    ("list_valves", {"node_id": farm.headers[0]})))]
+                              ("get_segment", {"segment_id": seg}), when=pred.has_run(segment_id=seg))]
     stale = plan.calls
     if level == "easy":
         oracle = stale + [job.read(), a.call.list_pumps(), job.path(pump1), job.cancel(),
@@ -66,9 +64,9 @@ def build(author: Author, level: str) -> Task:
         oracle = stale + [job.read(), a.call.list_pumps(), job.path(pump1, flow=0), job.cancel()] + job.refuse(
             f"the block {seg} cannot be watered today: main {main} is closed for repair under {order}, and the "
             f"only detour, bypass {b0}, carries 20 m3/h, too little to deliver {job.need} m3 before the window "
-            f"closes at {windows[0]['end'][11:]}.", ["main_repair"], [order, main])
+            f"closes at {windows[0]['end'][11:]}.", ["main_repair"], [order, main, b0, "closed for repair", "20 m3/h"])
     farm.run(oracle, triggers)
     query = f"Hi, farm manager here. Please schedule {describe(job)}."
     return make_task(job, query, triggers, plan, oracle, "keeping the irrigation plan on track", {
         ("repair", "detour", "bypass", "evening"): "Any route and any window today is fine, as long as the block "
-        "gets its full volume."}, insist=f"{seg} needs its {job.need} m3 today.")
+        "gets its full volume."}, insist=job.insist("today"))

@@ -39,8 +39,7 @@ def build(author: Author, level: str) -> Task:
     plan = job.nominal()
     triggers = [farm.on_write("capacity_shift", f"{pump}'s capacity is shifted to field {taker}", "schedule_run",
                               farm.sets("pumps", pump, capacity=left, status=status, note=note),
-                              ("get_pump", {"pump_id": pump}), when=pred.has_run(segment_id=seg),
-                              also=(("list_pumps", {}),))]
+                              ("get_pump", {"pump_id": pump}), when=pred.has_run(segment_id=seg))]
     if level in ("hard", "impossible"):
         triggers.append(farm.cascade("second_shift", f"{pump1} is reassigned to field {taker} too",
                                      ["pumps", pump, "note"], note,
@@ -60,9 +59,9 @@ def build(author: Author, level: str) -> Task:
         oracle = stale + [job.pump_read(), a.call.list_pumps(), job.path(pump2, flow=0), job.cancel()] + job.refuse(
             f"the block {seg} cannot be watered this morning: pumps {pump} and {pump1} are reassigned to field "
             f"{taker} for the peak tariff, and bypass {b1} from the far pump house is under repair.",
-            ["capacity_shift", "second_shift"], [taker, "reassigned"])
+            ["capacity_shift", "second_shift"], [taker, "reassigned", pump1, b1, "peak tariff", "under repair"])
     farm.run(oracle, triggers)
     query = f"Morning, farm manager. Please schedule {describe(job)}."
     return make_task(job, query, triggers, plan, oracle, "watering while the tariff changes", {
         ("tariff", "capacity", "pump", "shift"): "The other field keeps its water; find another way for my block."},
-        insist=f"{seg} needs its {job.need} m3 this morning.")
+        insist=job.insist("this morning"))

@@ -49,8 +49,7 @@ def build(author: Author, level: str) -> Task:
         plan = plan.then(second=[job.read(other), job.schedule(seg=other, step="run1")])
     triggers = [farm.on_write("pump_trip", f"{pump} trips at {farm.houses[0]}", "schedule_run",
                               farm.sets("pumps", pump, status="failed", note=trip), ("list_pumps", {}),
-                              when=pred.has_run(segment_id=segs[-1]),
-                              also=(("get_pump", {"pump_id": pump}), ("get_segment", {"segment_id": seg})))]
+                              when=pred.has_run(segment_id=segs[-1]))]
     drop = f"pressure drop after {pump} tripped"
     spread = {"medium": [standby], "hard": [standby], "impossible": [pump1, pump2]}.get(level, [])
     for i, p in enumerate(spread):
@@ -72,7 +71,8 @@ def build(author: Author, level: str) -> Task:
     else:
         oracle = stale + [a.call.list_pumps(), job.read(), job.cancel()] + job.refuse(
             f"the block {seg} cannot be watered now: pump {pump} has failed ({trip}) and the pressure drop has "
-            f"failed {pump1} and {pump2} as well, so no pump on the farm can run.", ["pump_trip"], ["failed"])
+            f"failed {pump1} and {pump2} as well, so no pump on the farm can run.", ["pump_trip"],
+            ["failed", pump, pump1, pump2, "tripped", "pressure drop"])
     farm.run(oracle, triggers)
     what = describe(job)
     if two:
@@ -80,4 +80,4 @@ def build(author: Author, level: str) -> Task:
     query = f"Hello, farm manager here. Please schedule {what}." + (CONSULT if job.withheld else "")
     return make_task(job, query, triggers, plan, oracle, "running the morning irrigation", {
         ("failed", "trip", "pressure", "standby"): "Use a pump that still works, as long as the water arrives."},
-        insist=f"{seg} needs its {job.need} m3 this morning.", segs=segs)
+        insist=job.insist("this morning", any_pump=False), segs=segs)

@@ -60,8 +60,7 @@ def build(author: Author, level: str) -> Task:
     triggers = [farm.on_write("crew_recalled", f"{first} is recalled; {main} stays locked", "dispatch_crew",
                               [a.op.relock_valve(valve_id=main, crew_id=first, note=note)],
                               ("get_valve", {"valve_id": main}),
-                              when=pred.field_equals(path=["crews", first, "status"], value="busy"),
-                              also=(("list_crews", {}), ("list_valves", {"node_id": house})))]
+                              when=pred.field_equals(path=["crews", first, "status"], value="busy"))]
     stale = plan.upto("prepare")
     crews = a.call.list_crews()
     again = a.call.dispatch_crew(save_as="crew2", crew_id=second, valve_id=main) if second else None
@@ -79,7 +78,7 @@ def build(author: Author, level: str) -> Task:
         oracle = stale + [a.call.get_valve(valve_id=main), crews, job.path(flow=0)] + job.refuse(
             f"the block {seg} cannot be watered: crew {first} was recalled before unlocking main valve {main}, "
             f"which is still locked, no other crew is on shift and the bypass {b0} is under repair.",
-            ["crew_recalled"], [first, "recalled", "locked"])
+            ["crew_recalled"], [first, "recalled", "locked", main, b0, "no other crew"])
     farm.run(oracle, triggers)
     what = describe(job)
     if two:
@@ -88,4 +87,4 @@ def build(author: Author, level: str) -> Task:
              f"{first} unlock it and schedule {what}.")
     return make_task(job, query, triggers, plan, oracle, "restarting irrigation after an inspection", {
         ("crew", "recalled", "unlock", "later"): "Any crew is fine, and a later start too, within the window."},
-        insist=f"{seg} needs its {job.need} m3 this morning.", segs=segs)
+        insist=job.insist("this morning"), segs=segs)

@@ -78,7 +78,7 @@ def build(author: Author, level: str) -> Task:
         oracle = stale + [job.read(), job.path(flow=0), job.cancel()] + job.refuse(
             f"the block {seg} cannot be watered today: heat advisory {advisory} ends the morning window at "
             f"{cut[11:]} and suspends the evening window, and no run can deliver {job.need} m3 before then.",
-            ["heat_advisory"], [advisory, cut[11:]])
+            ["heat_advisory"], [advisory, cut[11:], "heat advisory", "evening window suspended"])
     farm.run(oracle, triggers)
     what = describe(job)
     if two:
@@ -86,5 +86,5 @@ def build(author: Author, level: str) -> Task:
     query = (f"Good morning, this is the farm manager. Please schedule {what}. The crop needs it this morning.")
     return make_task(job, query, triggers, plan, oracle, "watering before the heat", {
         ("advisory", "heat", "evening", "window"): "Whatever the weather service allows is fine, as long as the "
-        "block gets its water today."}, insist=f"{seg} really needs its {job.need} m3 today.", segs=segs,
+        "block gets its water today."}, insist=job.insist("today"), segs=segs,
         kept=(seg,) if two else ())

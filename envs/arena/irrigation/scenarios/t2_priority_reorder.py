@@ -33,7 +33,9 @@ def build(author: Author, level: str) -> Task:
     st = farm.state
     st["segments"][nursery].update(crop=a.pick(_SEEDLINGS), priority="high")
     cap = st["pumps"][pump]["capacity"] = job.flow * (2 if two else 1) + 10 * a.integer(1, 3)
-    pflow = cap - job.flow + 10
+    # The seedlings take what the block's run needs; when the request is impossible they take the whole pump, so
+    # that no lower flow fits beside them either (the manager accepts any flow).
+    pflow = cap if level == "impossible" else cap - job.flow + 10
     st["valves"][farm.field_valve(nursery)]["max_flow"] = max(pflow, st["valves"][farm.field_valve(nursery)]
                                                               ["max_flow"])
     st["valves"][farm.mains[0]]["max_flow"] = 2 * cap
@@ -66,8 +68,7 @@ def build(author: Author, level: str) -> Task:
     triggers = [farm.on_write("seedlings_first", f"the farm office puts {nursery}'s seedlings ahead on {pump}",
                               "schedule_run", [a.op.priority_run(run_id=prio, segment_id=nursery, pump_id=pump,
                                                                  start=pstart, flow=pflow, note=note)],
-                              ("get_pump", {"pump_id": pump}), when=pred.has_run(segment_id=other or seg),
-                              also=(("get_segment", {"segment_id": seg}),))]
+                              ("get_pump", {"pump_id": pump}), when=pred.has_run(segment_id=other or seg))]
     stale = plan.upto("commit")
     seen = [job.pump_read(), job.read()] + ([] if level == "easy" else [a.call.list_pumps()])
     if level == "easy":
@@ -85,7 +86,7 @@ def build(author: Author, level: str) -> Task:
         oracle = stale + seen + [job.path(pump1, flow=0), job.cancel()] + job.refuse(
             f"the block {seg} cannot be watered this morning: the seedlings' priority run {prio} holds pump {pump} "
             f"until {pend[11:]}, when the window closes, and the bypass main {bypass} is under repair.",
-            ["seedlings_first"], [prio, pend[11:]])
+            ["seedlings_first"], [prio, pend[11:], bypass, "priority run", "seedlings", "under repair"])
     farm.run(oracle, triggers)
     what = describe(job)
     if two:
@@ -93,4 +94,4 @@ def build(author: Author, level: str) -> Task:
     query = f"Hi, farm manager here. Please schedule {what}." + (CONSULT if job.withheld else "")
     return make_task(job, query, triggers, plan, oracle, "keeping the blocks on their watering plan", {
         ("seedlings", "priority", "first"): "The seedlings go first, of course; find another way for my block."},
-        insist=f"{seg} needs its {job.need} m3 this morning.", segs=segs)
+        insist=job.insist("this morning", any_pump=False), segs=segs)

@@ -48,8 +48,7 @@ def build(author: Author, level: str) -> Task:
     triggers = [farm.on_write("quota_cut", f"the district cuts the allocation for {today} to {cut} m3",
                               "schedule_run", [farm.set("allocation", "limit", today, value=cut),
                                                farm.set("allocation", "notice", value=notice)],
-                              ("get_quota", {}), when=pred.has_run(segment_id=seg),
-                              also=(("get_segment", {"segment_id": seg}),))]
+                              ("get_quota", {}), when=pred.has_run(segment_id=seg))]
     stale = plan.upto("commit")
     quota = a.call.get_quota()
     if level == "easy":
@@ -65,10 +64,10 @@ def build(author: Author, level: str) -> Task:
         oracle = stale + [quota, job.read(), job.cancel()] + job.refuse(
             f"the block {seg} cannot be watered tonight: district notice {notice_id} cut today's allocation to "
             f"{cut} m3, and the quota resets only at 00:00, after the block's window closes at {night_end[11:]}.",
-            ["quota_cut"], [notice_id])
+            ["quota_cut"], [notice_id, f"{cut} m3", "allocation", "quota resets"])
     farm.run(oracle, triggers)
     query = (f"Evening, farm manager here. Please schedule {describe(job)} tonight, on permit "
              f"{st['allocation']['permit']}.")
     return make_task(job, query, triggers, plan, oracle, "watering overnight to save water", {
         ("quota", "allocation", "midnight", "tomorrow", "split"): "Splitting or running after midnight is fine, "
-        "as long as it is inside the block's night window."}, insist=f"{seg} needs its {job.need} m3 tonight.")
+        "as long as it is inside the block's night window."}, insist=job.insist("tonight"))

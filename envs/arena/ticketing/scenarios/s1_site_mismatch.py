@@ -37,7 +37,8 @@ def build(author: Author, level: str) -> Task:
     if level == "medium":
         customer["smartphone"], delivery = False, "will_call"
         s["venues"][new_venue].update(desk_status="closed", notice="No will-call desk at this venue")
-    req = Request(city, count, entry=True)
+    how = "I'll collect them at will-call (no smartphone)" if delivery == "will_call" else "mobile tickets are fine"
+    req = Request(city, count, entry=True, how=how)
     plan = Plan(look=[req.search(), req.event()], hold=[req.hold(wanted)], check=[req.quote()],
                 buy=[req.buy(delivery)], entry=req.entry_calls(wanted))
     name = s["venues"][new_venue]["name"]
@@ -75,13 +76,13 @@ def build(author: Author, level: str) -> Task:
         "impossible": lambda: [req.section(wanted), req.orders(), *req.refuse(
             f"I can't seat your group at this show any more: it has moved to {name} ({new_venue}), where section "
             f"{wanted} has no room (your order was refunded), and no other section there has {count} seats side "
-            f"by side.", ["venue_changed"], [new_venue])]}
+            f"by side.", ["venue_changed"], [new_venue, name, "show moved"])]}
     oracle = plan.upto("buy") + [req.event()] + fixes[level]()
-    how = "I'll collect them at will-call (no smartphone)" if delivery == "will_call" else "mobile tickets are fine"
     query = (f"Hello, {req.who} here. Please buy {count} seats together in section {wanted} for {intro(req)}; "
              f"{how}. Then book our entry slot at the section's gate. The total must stay within "
              f"{customer['budget']}.")
     return make_task(req, query, triggers, plan, oracle, "a customer taking friends to a show", {
         ("venue", "where", "moved"): "We'll go wherever the show is, as long as we get in on time.",
-        ("phone", "smartphone", "courier", "delivery", "collect"): "Any delivery that gets the tickets to me in "
-        "time is fine."}, insist="We want to see this show together; split seats are no good to us.")
+        ("phone", "smartphone", "courier", "delivery", "collect"): "I have no smartphone; any paper tickets that "
+        "reach me in time are fine." if delivery == "will_call" else "Mobile tickets on my phone, please."},
+        insist="We want to see this show together; split seats are no good to us.")

@@ -15,8 +15,8 @@ goes too and every other accessible place is behind it.
 
 from __future__ import annotations
 
-from sttgym.envs.arena.ticketing.generator import (CONSULT, Author, Plan, Request, Task, intro, leave_by, make_task,
-                                                   new_city, one)
+from sttgym.envs.arena.ticketing.generator import (CONSULT, ENTRY, Author, Plan, Request, Task, intro, leave_by,
+                                                   make_task, new_city, one)
 
 TRIGGER_ON = {"easy": "hold_seats", "medium": "purchase", "hard": "purchase", "impossible": "hold_seats"}
 
@@ -50,8 +50,7 @@ def build(author: Author, level: str) -> Task:
     ref = f"INS-{author.serial(1000, 9999)}"
     notice = f"Closed by structural inspection {ref}"
     triggers = [city.on(TRIGGER_ON[level], "section_inspection", f"a structural inspection ({ref}) closes {wanted}",
-                        [op.close_section(section_id=wanted, notice=notice)], ("get_section", {"section_id": wanted}),
-                        also=(("get_event", {"event_id": city.event}),))]
+                        [op.close_section(section_id=wanted, notice=notice)], ("get_section", {"section_id": wanted}))]
     if level in ("hard", "impossible"):
         triggers.append(city.cascade(
             "lift_out", f"inspection {ref} also takes the lift of {near}", ["sections", wanted, "status"], "closed",
@@ -71,9 +70,9 @@ def build(author: Author, level: str) -> Task:
         "impossible": lambda: [req.event(), req.venue(), *req.refuse(
             f"I can't book accessible places for your group: structural inspection {ref} has closed {wanted}, the "
             f"lift at {near} is out of service, and every other accessible section is behind that gate.",
-            ["section_inspection"], [ref])]}
+            ["section_inspection"], [ref, "structural inspection", "lift out of service"])]}
     oracle = plan.upto("buy" if TRIGGER_ON[level] == "purchase" else "check") + [req.section(wanted)] + fixes[level]()
-    entry = " and book our entry slot at the section's gate" if req.entry else ""
+    entry = f" and {ENTRY}" if req.entry else ""
     query = (f"Hi, I'm {req.who}. I use a wheelchair: please buy {count} accessible places together in section "
              f"{wanted} for {intro(req)}, as mobile tickets{entry}. Our budget is {budget} in total."
              + (CONSULT if options else ""))

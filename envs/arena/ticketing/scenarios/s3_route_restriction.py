@@ -14,7 +14,7 @@ section enters through the tram gate, and the detour misses the start.
 from __future__ import annotations
 
 from sttgym.clock import floor_to, format_time, minutes_between, shift
-from sttgym.envs.arena.ticketing.generator import Author, Plan, Request, Task, intro, make_task, new_city, one
+from sttgym.envs.arena.ticketing.generator import ENTRY, Author, Plan, Request, Task, intro, make_task, new_city, one
 
 TRIGGER_ON = {"easy": "book_entry_slot", "medium": "purchase", "hard": "purchase", "impossible": "purchase"}
 
@@ -89,13 +89,12 @@ def build(author: Author, level: str) -> Task:
         "impossible": lambda: [req.venue(), req.cancel(), *req.refuse(
             f"I can't get your group in on time: {line} ({tram}) is suspended, the detour reaches {tram_gate} only "
             f"after the {show['starts'][11:]} start, and every section of this show enters through that gate, so I "
-            f"have cancelled and refunded the order.", ["tram_suspended"], [tram])]}
+            f"have cancelled and refunded the order.", ["tram_suspended"], [tram, f"{line} suspended"])]}
     oracle = stale + seen + fixes[level]()
     query = (f"Hi, {req.who} here. Please buy {count} seats together in section {wanted} for {intro(req)}, as "
-             f"mobile tickets, and book our entry slot at the section's gate; we take the {line} from home, which "
+             f"mobile tickets, and {ENTRY}; we take the {line} from home, which "
              f"stops right at it. Our budget is {budget} in total.")
     return make_task(req, query, triggers, plan, oracle, "a customer who goes everywhere by tram", {
         ("tram", "route", "travel", "leave", "home", "time"): f"We leave home at {customer['departs'][11:]}; any "
         f"way to get there works for us.", ("code", "promo", "voucher", "discount"): "Any valid discount is "
-        "welcome."}, insist="We need to be inside before the show starts; nothing else is any use.",
-        notice_milestone=level == "easy")
+        "welcome."}, insist="We need to be inside before the show starts; nothing else is any use.")

@@ -8,13 +8,14 @@ seats are held and bought in the late show's section. Medium: they also need an 
 which for the late show is a later one. Hard: the late show is priced higher, and the launch
 code that comes with it must be used to stay within budget; the early show's other section
 sells out in the same rush. Impossible: the customer can only make the early show, whose other
-sections have no seats together.
+sections have no seats together. At easy and medium the early show's other section, which still
+has the seats together, would do as well (``Task.alternatives``).
 """
 
 from __future__ import annotations
 
 from sttgym.clock import shift
-from sttgym.envs.arena.ticketing.generator import Author, Plan, Request, Task, intro, make_task, new_city, one
+from sttgym.envs.arena.ticketing.generator import ENTRY, Author, Plan, Request, Task, intro, make_task, new_city, one
 
 
 def build(author: Author, level: str) -> Task:
@@ -50,8 +51,7 @@ def build(author: Author, level: str) -> Task:
             "status": "active", "note": "launch code for the added show"}))
     triggers = [city.trigger("second_show_added", f"the promoter adds {late} and moves {wanted}'s seats to it",
                              pred.call_argument(name="section_id", value=wanted), effect,
-                             ("get_event", {"event_id": city.event}), activation=("hold_seats",), timing="before",
-                             also=(("get_section", {"section_id": wanted}),))]
+                             ("get_event", {"event_id": city.event}), activation=("hold_seats",), timing="before")]
     req = Request(city, count, events=[city.event] if level == "impossible" else [city.event, late],
                   entry=level in ("medium", "hard"))
     plan = Plan(look=[req.search(), req.event()], hold=[req.hold(wanted)], check=[req.quote()],
@@ -63,6 +63,7 @@ def build(author: Author, level: str) -> Task:
                                      "on_sale", [op.sell_out(section_id=other, notice="Sold out")],
                                      ("get_section", {"section_id": other})))
     late_entry = [req.profile(), req.venue(), req.travel(gate), req.slot(gate, slot)]
+    tried = plan.upto("look") + [req.hold(wanted, "try"), req.event()]
     fixes = {
         "easy": lambda: [req.event(late), req.hold(moved, "again"), req.buy("mobile", "again")],
         "medium": lambda: [req.event(late), req.hold(moved, "again"), req.buy("mobile", "again"), *late_entry],
@@ -71,9 +72,12 @@ def build(author: Author, level: str) -> Task:
         "impossible": lambda: [req.section(other), *req.refuse(
             f"I can't seat your group at the early show: the seats of {wanted} were moved to the added late show "
             f"{late}, which you can't make, and no other section of {city.event} has {count} seats side by side "
-            f"within your budget.", ["second_show_added"], [late])]}
-    oracle = plan.upto("look") + [req.hold(wanted, "try"), req.event()] + fixes[level]()
-    entry = " and book our entry slot at the section's gate" if req.entry else ""
+            f"within your budget.", ["second_show_added"], [late, "late show", "seats moved"])]}
+    oracle = tried + fixes[level]()
+    # The early show's other section still has the seats together (until the hard level's rush sells it out).
+    early = [tried + [req.section(other), req.hold(other, "again"), req.buy("mobile", "again"),
+                      *(req.entry_calls(other) if req.entry else [])]] if level in ("easy", "medium") else []
+    entry = f" and {ENTRY}" if req.entry else ""
     either = ("We have a train at 23:00, so it has to be this early performance." if level == "impossible" else
               "Any performance that evening is fine by us.")
     query = (f"Hi, {req.who}. Please get me {count} seats together in section {wanted} for {intro(req)}, as mobile "
@@ -81,7 +85,7 @@ def build(author: Author, level: str) -> Task:
     return make_task(req, query, triggers, plan, oracle, "a fan in a sold-out week", {
         ("show", "performance", "late", "second", "later", "time"): either,
         ("code", "promo", "discount"): "Any valid code is fine."},
-        insist="It has to be the early show, seats together, within my budget.")
+        insist="It has to be a performance we can make, with seats together, within my budget.", alternatives=early)
 
 
 def call_promos(req: Request, event: str):

@@ -13,7 +13,8 @@ time and the show is cancelled.
 
 from __future__ import annotations
 
-from sttgym.envs.arena.ticketing.generator import Author, Plan, Request, Task, intro, leave_by, make_task, new_city
+from sttgym.envs.arena.ticketing.generator import (ENTRY, Author, Plan, Request, Task, intro, leave_by, make_task,
+                                                   new_city)
 
 
 def build(author: Author, level: str) -> Task:
@@ -29,7 +30,7 @@ def build(author: Author, level: str) -> Task:
     city.budget(budget := count * price + fee + 5 * author.integer(0, 3))
     leave_by(city, lit)
     incident = f"PWR-{author.serial(1000, 9999)}"
-    req = Request(city, count, entry=level in ("medium", "hard"))
+    req = Request(city, count, entry=level in ("medium", "hard"), how="I'll collect them at the will-call desk")
     plan = Plan(look=[req.search(), req.event()], hold=[req.hold(wanted)], check=[req.quote()],
                 buy=[req.buy("will_call")], entry=req.entry_calls(wanted) if req.entry else [])
     effect = city.sets("venues", city.venue, desk_status="offline",
@@ -43,7 +44,7 @@ def build(author: Author, level: str) -> Task:
                                  "and entry"))
     # Shown on the customer's order page (the stale plan reads the venue, never the order: looking is not noticing).
     triggers = [city.on("purchase", "power_failure", f"power failure {incident} at {city.venue}", effect,
-                        ("list_customer_orders", {"customer_id": city.user}), also=(("get_order", {}),))]
+                        ("list_customer_orders", {"customer_id": city.user}))]
     if level == "hard":
         triggers.append(city.cascade("dark_sections_refunded", f"sections behind {dark} are refunded",
                                      ["gates", dark, "status"], "closed",
@@ -65,11 +66,11 @@ def build(author: Author, level: str) -> Task:
         "impossible": lambda: [req.event(), *req.refuse(
             f"the show can't go ahead: power failure {incident} at the venue could not be repaired in time and the "
             f"promoter has cancelled it; your order has been refunded.", ["show_cancelled", "power_failure"],
-            [incident, "cancelled"])]}
+            [incident, "cancelled", "power failure"])]}
     oracle = plan.upto("buy") + [req.orders(), req.venue()] + fixes[level]()
-    entry = " and book our entry slot at the section's gate" if req.entry else ""
+    entry = f" and {ENTRY}" if req.entry else ""
     query = (f"Good morning, {req.who}. Please buy {count} seats together in section {wanted} for {intro(req)}. "
-             f"I have no smartphone, so I'll collect them at the will-call desk{entry}. The total must stay within "
+             f"I have no smartphone, so {req.how}{entry}. The total must stay within "
              f"{budget}.")
     return make_task(req, query, triggers, plan, oracle, "a regular at the venue", {
         ("phone", "smartphone", "courier", "delivery", "collect", "post"): "I have no smartphone; will-call or a "

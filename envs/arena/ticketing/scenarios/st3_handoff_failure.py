@@ -13,8 +13,8 @@ there is no will-call desk for this show, so no handoff reaches the customer in 
 from __future__ import annotations
 
 from sttgym.clock import format_time, hhmm, minutes_between
-from sttgym.envs.arena.ticketing.generator import (Author, Plan, Request, Task, intro, leave_by, make_task, new_city,
-                                                   hold_id, order_id)
+from sttgym.envs.arena.ticketing.generator import (ENTRY, Author, Plan, Request, Task, hold_id, intro, leave_by,
+                                                   make_task, new_city, order_id)
 
 
 def build(author: Author, level: str) -> Task:
@@ -34,7 +34,8 @@ def build(author: Author, level: str) -> Task:
     if level == "impossible":
         s["venues"][city.venue].update(desk_status="closed", notice="No will-call desk for this show")
     leave_by(city, south)
-    req = Request(city, count, entry=level == "hard")
+    req = Request(city, count, entry=level == "hard",
+                  how="have the paper tickets couriered to my home before I leave")
     plan = Plan(look=[req.search(), req.event()], hold=[req.hold(wanted)], check=[req.quote()],
                 buy=[req.buy("courier")], entry=req.entry_calls(wanted) if req.entry else [])
     delay = minutes_between(format_time(city.start), customer["departs"]) + 30 * author.integer(1, 3)
@@ -42,7 +43,7 @@ def build(author: Author, level: str) -> Task:
     triggers = [city.on("purchase", "courier_backlog", f"courier backlog {ref}: runs arrive {delay} minutes late",
                         [op.delay_courier(customer=city.user, minutes=delay, notice=f"Courier backlog {ref}"),
                          city.set("settings", "courier_minutes", value=s["settings"]["courier_minutes"] + delay)],
-                        ("list_customer_orders", {"customer_id": city.user}), also=(("get_order", {}),))]
+                        ("list_customer_orders", {"customer_id": city.user}))]
     swap = [req.hold(cheaper, "again"), req.call.exchange_order(order_id=order_id("order"), hold_id=hold_id("again"),
                                                                delivery="will_call")]
 
@@ -64,12 +65,11 @@ def build(author: Author, level: str) -> Task:
             f"I can't get the tickets to you in time: courier backlog {ref} means the courier now arrives after you "
             f"leave home at {hhmm(customer['departs'])}, there is no will-call desk for this show, and without a "
             f"smartphone mobile tickets won't work, so I have cancelled and refunded the order.",
-            ["courier_backlog"], [ref])]}
+            ["courier_backlog"], [ref, "courier backlog", "no will-call desk"])]}
     oracle = plan.upto("buy") + [req.orders()] + fixes[level]()
-    entry = " and book our entry slot at the section's gate" if req.entry else ""
-    query = (f"Hi, {req.who}. Please buy {count} seats together in section {wanted} for {intro(req)} and have the "
-             f"paper tickets couriered to my home before I leave (I have no smartphone){entry}. The total must stay "
-             f"within {budget}.")
+    entry = f" and {ENTRY}" if req.entry else ""
+    query = (f"Hi, {req.who}. Please buy {count} seats together in section {wanted} for {intro(req)} and "
+             f"{req.how} (I have no smartphone){entry}. The total must stay within {budget}.")
     return make_task(req, query, triggers, plan, oracle, "a customer who likes paper tickets", {
         ("courier", "delivery", "collect", "will", "desk", "phone", "smartphone"): "Will-call is fine too if the "
         "courier can't make it; I have no smartphone.", ("seat", "section", "cheaper"): "Any seats side by side "

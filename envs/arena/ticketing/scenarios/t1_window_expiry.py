@@ -11,13 +11,16 @@ code, so only a cheaper section fits the budget at full price, and its gate need
 slot the customer can reach. At medium and hard two or three sections would do, and the customer,
 who asked to be consulted before a move, needs a feature (a hearing loop, a roof, ...) that only
 one of them has and that they name only when asked. Impossible: the section sells out and no
-other section has the seats together within the budget.
+other section has the seats together within the budget; the customer has a feature to name there
+too, so that as many impossible instances as feasible ones have a fact to withhold (what the
+customer says never tells them apart). Bought at once, the code given in the purchase, the cart
+never lapses: that meets the request too, the change never in its way (``Task.alternatives``).
 """
 
 from __future__ import annotations
 
-from sttgym.envs.arena.ticketing.generator import (CONSULT, Author, Plan, Request, Task, intro, leave_by, make_task,
-                                                   new_city)
+from sttgym.envs.arena.ticketing.generator import (CONSULT, ENTRY, Author, Plan, Request, Task, intro, leave_by,
+                                                   make_task, new_city)
 
 CART = 3  # minutes a cart lasts in the queue: one hold, not a hold plus a separate promo step
 
@@ -45,14 +48,14 @@ def build(author: Author, level: str) -> Task:
                      author.integer(20, 150), "fan-club presale code")
     leave_by(city, south if level == "hard" else city.gate(wanted))
     req = Request(city, count, entry=level == "hard")
-    chosen = req.feature_choice(wanted, options) if options else ""
+    asks = level != "easy"  # the impossible twin too: see the docstring
+    chosen = req.feature_choice(wanted, options or [other]) if asks else ""
     plan = Plan(look=[req.search(), req.event()], hold=[req.hold(wanted)], promo=[req.apply(fan)],
                 check=[req.quote()], buy=[req.buy("mobile")], entry=req.entry_calls(wanted) if req.entry else [])
     notice = f"Virtual queue open: carts last {CART} minutes"
     triggers = [city.on("hold_seats", "virtual_queue", f"holding seats opens the show's virtual queue: carts last "
                         f"{CART} minutes", [op.shorten_carts(event_id=city.event, minutes=CART, notice=notice)],
-                        ("list_customer_orders", {"customer_id": city.user}),
-                        also=(("get_event", {"event_id": city.event}),))]
+                        ("list_customer_orders", {"customer_id": city.user}))]
     buyer = f"QUEUE-{author.serial(10000, 99999)}"
     if level != "easy":
         triggers.append(city.trigger(
@@ -78,15 +81,23 @@ def build(author: Author, level: str) -> Task:
         "impossible": lambda: [req.section(wanted), req.event(), *req.refuse(
             f"I can't get you {count} seats together within your budget of {budget}: while the queue's "
             f"{CART}-minute cart ran out, {wanted} was sold out to queue batch {buyer}, and no other section has "
-            f"{count} seats side by side at a price the budget covers.", ["section_sold_out"], [buyer])]}
+            f"{count} seats side by side at a price the budget covers.", ["section_sold_out"],
+            [buyer, "sold out", "queue batch"])]}
     oracle = plan.upto("check") + [req.orders()] + fixes[level]()
-    entry = " and book our entry slot at the gate" if req.entry else ""
+    # Bought at once, the code given in the purchase, the cart never lapses and the section asked for is had (hard:
+    # with an entry slot at its gate, when the customer, leaving for the other gate, still reaches it in time).
+    near_enough = city.minutes(city.home, north) <= city.minutes(city.home, south) or level != "hard"
+    at_once = [plan.upto("look") + [req.hold(wanted), req.buy("mobile", code=fan),
+                                    *(req.entry_calls(wanted) if req.entry else [])]] \
+        if level in ("medium", "hard") and near_enough else []
+    entry = f" and {ENTRY}" if req.entry else ""
     query = (f"Hi, {req.who} here. Please get me {count} seats together in section {wanted} for {intro(req)}, "
              f"with my fan-club code {fan} so the total stays within my budget of {budget}, as mobile "
-             f"tickets{entry}. Hold them, apply the code, check the price, then buy.{CONSULT if options else ''}")
+             f"tickets{entry}. Hold them, apply the code, check the price, then buy.{CONSULT if asks else ''}")
     return make_task(req, query, triggers, plan, oracle, "a fan buying presale tickets", {
         ("code", "promo", "discount", "budget"): f"My budget is {budget} in total; use any valid discount."},
-        insist=f"We have to sit together at this show, within {budget}; nothing else works for us.")
+        insist=f"We need to sit together at this show, within {budget}; nothing else works for us.",
+        alternatives=at_once)
 
 
 def one_of(author: Author, *items: str) -> str:

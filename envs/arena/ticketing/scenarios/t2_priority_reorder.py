@@ -15,7 +15,7 @@ paper tickets to them.
 from __future__ import annotations
 
 from sttgym.clock import floor_to, format_time, hhmm, minutes_between, shift
-from sttgym.envs.arena.ticketing.generator import (Author, Plan, Request, Task, intro, make_task, new_city,
+from sttgym.envs.arena.ticketing.generator import (ENTRY, Author, Plan, Request, Task, intro, make_task, new_city,
                                                    one, order_id)
 from sttgym.envs.arena.ticketing.world import WILL_CALL_LEAD
 
@@ -43,7 +43,8 @@ def build(author: Author, level: str) -> Task:
         s["settings"]["courier_minutes"] = left + 30 * author.integer(1, 3)
     fee = s["settings"]["delivery_fee"]["courier"]
     city.budget(count * max(city.price(wanted), city.price(other)) + fee + 5 * author.integer(0, 4))
-    req = Request(city, count, entry=level in ("medium", "hard"))
+    req = Request(city, count, entry=level in ("medium", "hard"),
+                  how="I'll collect the tickets at the will-call desk")
     moved = {**show, "doors": doors, "starts": starts}
     new_slots = {g: city.slots(moved, capacity=author.integer(20, 60)) for g in (north, south)}
     plan = Plan(look=[req.search(), req.event()], hold=[req.hold(wanted)], check=[req.quote()],
@@ -81,12 +82,12 @@ def build(author: Author, level: str) -> Task:
             f"minutes after the will-call desk opens at {s['venues'][city.venue]['desk_opens']}, so you could not "
             f"collect there, and a courier would only reach your home after you leave at {hhmm(customer['departs'])}. "
             f"Without a smartphone there is no way to get the tickets to you, so I have cancelled and refunded "
-            f"the order.", ["show_brought_forward"], [hhmm(doors)])]}
+            f"the order.", ["show_brought_forward"], [hhmm(doors), "brought forward"])]}
 
     oracle = plan.upto("buy") + [req.event()] + fixes[level]()
-    entry = " and book us an entry slot at our section's gate" if req.entry else ""
+    entry = f" and {ENTRY}" if req.entry else ""
     query = (f"Hello, {req.who}. I'd like {count} seats together in section {wanted} for {intro(req)}. I don't "
-             f"have a smartphone, so I'll collect the tickets at the will-call desk{entry}. My budget is "
+             f"have a smartphone, so {req.how}{entry}. My budget is "
              f"{customer['budget']} in total.")
     return make_task(req, query, triggers, plan, oracle, "a theatre-goer without a smartphone", {
         ("phone", "smartphone", "mobile", "collect", "courier", "delivery", "post"): "I have no smartphone; paper "

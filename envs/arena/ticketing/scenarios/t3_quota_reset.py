@@ -8,7 +8,8 @@ starts afresh. Easy: buy with the day code. Medium: the day code is for one othe
 so the seats move there. Hard: the reset also voids the carts carrying the expired code, the
 day code is for the other section only, and the customer's entry slot must be booked at that
 section's gate. Impossible: the day code's discount is too small for any seats to fit the
-budget once the flash code is gone.
+budget once the flash code is gone. The other section, which the customer would take as well, is a
+solution too when taken first (``Task.alternatives``): midnight comes for every plan.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from sttgym.clock import format_time
-from sttgym.envs.arena.ticketing.generator import Author, Plan, Request, Task, intro, leave_by, make_task, new_city
+from sttgym.envs.arena.ticketing.generator import (ENTRY, Author, Plan, Request, Task, intro, leave_by, make_task,
+                                                   new_city)
 
 
 
@@ -39,10 +41,14 @@ def build(author: Author, level: str) -> Task:
                        daily_quota, daily_quota, "daily code, quota resets at 00:00",
                        sections=[other] if level in ("medium", "hard") else None)
     leave_by(city, city.gate(other))
-    req = Request(city, count, entry=level == "hard")
-    plan = Plan(look=[req.profile(), req.promos()], book=[req.search(), req.event(), req.hold(wanted)],
-                promo=[req.apply(flash)], quote=[req.quote()], buy=[req.buy("mobile")],
-                entry=req.entry_calls(wanted) if req.entry else [])
+    req = Request(city, count, entry=level == "hard", how="Mobile tickets are fine")
+
+    def plan_for(section: str) -> Plan:
+        return Plan(look=[req.profile(), req.promos()], book=[req.search(), req.event(), req.hold(section)],
+                    promo=[req.apply(flash)], quote=[req.quote()], buy=[req.buy("mobile")],
+                    entry=req.entry_calls(section) if req.entry else [])
+
+    plan = plan_for(wanted)
     # Midnight falls right after the agent has seen tonight's codes: before the code is applied or the seats
     # bought, even without a single read before it.
     looked = datetime.fromisoformat(author.dry_run(s, format_time(city.start), plan["look"]).end) - city.start
@@ -67,12 +73,16 @@ def build(author: Author, level: str) -> Task:
         "impossible": lambda: [req.event(), req.quote(code=daily), *req.refuse(
             f"I can't get you {count} seats within your budget of {budget}: the flash code {flash} expired at the "
             f"midnight reset, and the only code left, {daily}, takes off too little for any section to fit the "
-            f"budget.", ["midnight_reset"], [flash])]}
+            f"budget.", ["midnight_reset"], [f"{flash} expired", "midnight reset", "expired"])]}
     oracle = plan.upto("quote") + [req.promos()] + fixes[level]()
-    entry = " Please also book our entry slot at the gate." if req.entry else ""
+    # The other section taken first: the day code buys it where it is (hard: once more, the cart voided).
+    bought = {"hard": lambda: [req.orders(), req.hold(other, "again"), req.buy("mobile", "again", daily),
+                               *req.entry_calls(other)]}.get(level, lambda: [req.buy("mobile", code=daily)])
+    first = [plan_for(other).upto("quote") + [req.promos(), *bought()]] if level != "impossible" else []
+    entry = f" Please also {ENTRY}." if req.entry else ""
     query = (f"Hi, it's {req.who}, late I know. Before the night is over, please get me {count} seats together "
              f"(section {wanted} would be lovely) for {intro(req)}, on tonight's flash code {flash}: my budget is "
-             f"{budget} in total and I can't go over it. Mobile tickets are fine.{entry}")
+             f"{budget} in total and I can't go over it. {req.how}.{entry}")
     return make_task(req, query, triggers, plan, oracle, "a fan booking late at night", {
         ("code", "promo", "promotion", "discount", "budget"): f"Any valid code is fine, as long as the total stays "
-        f"within {budget}."}, insist=f"My budget of {budget} is fixed; I can't pay more.")
+        f"within {budget}."}, insist=f"My budget of {budget} is fixed; I can't pay more.", alternatives=first)

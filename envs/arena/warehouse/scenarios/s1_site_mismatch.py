@@ -38,7 +38,7 @@ def build(author: Author, level: str) -> Task:
             "on_hand": 0, "quarantined": 0, "note": f"cycle count {count}: not on site, see {sister} and {third}"})
     tool, stale = ("reserve_stock", plan.upto("reserve")) if level == "easy" else ("book_dock_slot", plan.upto("book"))
     triggers = [net.on_write("cycle_count", f"cycle count {count} moves {home}'s {order.sku} to {sister}", tool, effect,
-                             ("get_inventory", {"warehouse_id": home}), also=(("find_stock", {"sku": order.sku}),),
+                             ("get_inventory", {"warehouse_id": home}),
                              when=pred.has_reservation(order_id=order.oid, warehouse_id=home))]
     seen = [order.inventory(home), order.find()]
     if level == "easy":
@@ -47,9 +47,8 @@ def build(author: Author, level: str) -> Task:
         oracle = stale + look + order.ship(sister, truck, net.slot(sister, at))
     elif level == "medium":
         spare = net.add_truck(sister, q + 10 * author.integer(0, 5))
-        look = seen + [order.trucks(sister), order.slots(sister)]
+        look = seen + [order.trucks(sister), order.slots(sister), order.unbook(slot)]  # the stale slot first
         oracle = stale + look + order.ship(sister, spare, net.slot(sister, net.time_after(stale + look, triggers)))
-        oracle.append(order.unbook(slot))
     elif level == "hard":
         spare, extra = net.add_truck(sister, q), net.add_truck(third, q)
         look = seen + [order.trucks(), order.slots(sister), order.slots(third)]
@@ -63,7 +62,7 @@ def build(author: Author, level: str) -> Task:
         oracle = stale + seen + [order.inventory(sister)] + order.refuse(
             f"I can't ship {order.oid}: cycle count {count} found that {home} has none of {order.sku}; the {found} "
             f"units were put away at {sister}, where they are damaged and quarantined, and no other warehouse "
-            "holds any.", ["cycle_count"], [count, "quarantined"])
+            "holds any.", ["cycle_count"], [count, "quarantined", sister, "damaged"])
     settle_due(order, [] if level == "impossible" else oracle, triggers, plan.calls)
     query = (f"Hi, {order.record['customer']} store operations. The system shows our stock for {order.what} at "
              f"{net.name(home)} ({home}). Please reserve it there, book a dock slot for truck {truck} and dispatch.")

@@ -10,8 +10,9 @@ the sister warehouse too, and the far warehouse that is left only has trucks too
 whole order, so the stock is split over two trucks. Impossible: every warehouse that holds the SKU
 is inside the lockdown. Where the order can still ship, two or three warehouses outside the lockdown
 hold the SKU with trucks to carry it, and the user asked to be consulted before a switch: their quality
-team has audited only one of them for the product (drawn, and shown by no tool), which they name when
-asked.
+team accepts the product only from a site holding one certification (drawn), which only one of them holds
+(``get_warehouse`` lists each site's certifications; only the user's answer says which one counts). The
+user has the requirement, and asks to be consulted, on every level alike.
 """
 
 from __future__ import annotations
@@ -20,6 +21,16 @@ from sttgym.clock import shift
 from sttgym.envs.arena.warehouse.generator import Answer, Author, Task, base, make_task, settle_due
 
 NOTICE = "Regulatory inspection: no stock may be released or dispatched"
+CERTIFICATIONS = ["GDP", "ISO 22000", "BRCGS Storage", "IFS Logistics", "HACCP", "ISO 9001"]
+CONSULT = "If it has to come from another warehouse, ask me first: I have a requirement about the source."
+
+
+def certify(author: Author, sites: list[str], required: str, holders: list[str], state: dict) -> None:
+    """Give every warehouse of ``sites`` one or two certifications, ``required`` only to ``holders``."""
+    others = [c for c in CERTIFICATIONS if c != required]
+    for site in sites:
+        held = [others[int(i)] for i in author.rng.choice(len(others), author.integer(1, 2), replace=False)]
+        state["warehouses"][site]["certifications"] = sorted(held + ([required] if site in holders else []))
 
 
 def build(author: Author, level: str) -> Task:
@@ -46,6 +57,12 @@ def build(author: Author, level: str) -> Task:
         stale, seen = plan.upto("book"), [order.warehouse(home)]
     triggers = [trigger]
     seen = seen + [order.find()]
+    required = CERTIFICATIONS[author.integer(0, len(CERTIFICATIONS) - 1)]
+    requirement = Answer(keywords=["warehouse", "warehouses", "source", "site", "audit", "audited", "quality",
+                                   "certified", "certification", "requirement", "require", "prefer", "preference"],
+                         text=f"Our quality team accepts {order.product} only from a site certified {required}. If it "
+                              f"cannot come from {home}, it must come from another warehouse with that certification.")
+    sites = [net.hub] + net.warehouses
     if level in ("hard", "impossible"):
         triggers.append(net.cascade("lockdown_widens", f"the inspection widens to {sister}",
                                     ["warehouses", home, "status"], "locked_down", lockdown(sister),
@@ -53,10 +70,12 @@ def build(author: Author, level: str) -> Task:
         seen.append(order.warehouse(sister))
     if level == "impossible":
         net.stock(sister, q + 10 * author.integer(-5, 5))
+        certify(author, sites, required, [home], net.state)
+        order.require(requirement)
         oracle = stale + seen + order.refuse(
             f"I can't ship {order.oid}: {home} and {sister}, the only warehouses holding {order.sku}, are now "
             "locked_down by a regulatory inspection, so no stock can be released or dispatched from either.",
-            ["source_lockdown", "lockdown_widens"], ["locked_down"])
+            ["source_lockdown", "lockdown_widens"], ["locked_down", home, sister, "regulatory inspection"])
         settle_due(order, [], [], plan.calls)
     else:
         if level == "hard":
@@ -71,15 +90,13 @@ def build(author: Author, level: str) -> Task:
         else:
             fleet = {site: (net.add_truck(site, q + 10 * author.integer(0, 5)),) for site in sources}
         want = sources[author.integer(0, len(sources) - 1)]
+        certify(author, sites, required, [home, want], net.state)
         seen += [order.ask(
             f"{home} is locked down by a regulatory inspection, and {', '.join(sources)} hold {order.sku} too: from "
-            "which warehouse may it come? You mentioned a requirement.",
-            Answer(keywords=["warehouse", "warehouses", "source", "audit", "audited", "quality", "requirement",
-                             "require", "prefer", "preference"],
-                   text=f"Our quality team has audited only one of your other sites for {order.product}: "
-                        f"{net.name(want)} ({want}). If it cannot come from {home}, it must come from there."),
+            "which warehouse may it come? You mentioned a requirement.", requirement,
             author.pred.ships_only(order_id=order.oid, key="warehouse", among=[want]),
-            f"from {want}, the warehouse the user's quality team audited")]
+            f"from {want}, the warehouse certified {required}")]
+        seen.append(net.author.call.list_warehouses())  # their certifications
 
         def recovery(site: str) -> list:
             """The oracle's recovery shipping from ``site``."""
@@ -99,11 +116,9 @@ def build(author: Author, level: str) -> Task:
         settle_due(order, oracle, triggers, plan.calls, alternatives=[recovery(x) for x in sources if x != want])
     query = (f"Hello, this is dispatch planning for {order.record['customer']}. Please get {order.what}, out of "
              f"{net.name(home)} ({home}), which holds the stock: reserve it, book a loading-dock slot for truck "
-             f"{truck} "
-             "and dispatch it." + ("" if order.impossible else " If it has to come from another warehouse, ask me "
-                                   "first: I have a requirement about the source."))
-    allowed = "is allowed" + ("" if order.impossible else " and meets my requirement")
+             f"{truck} and dispatch it. {CONSULT}")
     return make_task(order, query, triggers, plan, oracle, "planning a store replenishment", {
-        ("lockdown", "inspection", "locked"): f"We did not know about any inspection; please ship from wherever "
-        f"{allowed}."}, insist=f"The store needs all {q} units by {order.record['due_by']}; a partial or late "
-        "delivery is no use to us.")
+        ("lockdown", "inspection", "locked"): "We did not know about any inspection; please ship from wherever is "
+        "allowed and meets my requirement."}, insist=f"The store needs all {q} units by {order.record['due_by']}; a "
+        "partial or late delivery is no use to us, and the source must meet my requirement: ask me about it.",
+        consult=CONSULT)

@@ -5,7 +5,7 @@ slot is booked, the council puts a 7.5 t weight limit on every road into the sto
 (visible in ``get_route`` for the truck: not reachable, with the weight limits listed), so the
 18 t truck can no longer get there. Easy: a rigid 7 t truck at the same warehouse takes the load
 on a new slot. Medium: the only rigid truck works from the sister warehouse, which also holds the
-SKU: the order ships from there and the stale reservation and slot are unwound. Hard: the rigid
+SKU: the stale reservation and slot are unwound, then the order ships from there. Hard: the rigid
 trucks are small: the reservation is split between the local one and one that drives over from
 the sister warehouse, each on its own slot. Impossible: a flood closes every road into the store.
 """
@@ -45,9 +45,9 @@ def build(author: Author, level: str) -> Task:
     elif level == "medium":
         net.stock(sister, q + 10 * author.integer(0, 5))
         light = net.add_truck(sister, q + 10 * author.integer(0, 5), RIGID)
-        look = seen + [order.trucks(), order.find(), order.slots(sister), order.route(sister, light)]
+        look = seen + [order.trucks(), order.find(), order.slots(sister), order.route(sister, light),
+                       order.release("r0"), order.unbook(slot)]  # the stale reservation and slot first
         oracle = stale + look + order.ship(sister, light, net.slot(sister, net.time_after(stale + look, triggers)))
-        oracle += [order.release("r0"), order.unbook(slot)]
     elif level == "hard":
         small = 10 * author.integer(q // 20 + 1, q // 10 - 2)
         local = net.add_truck(home, small, RIGID)
@@ -66,7 +66,8 @@ def build(author: Author, level: str) -> Task:
     else:
         oracle = stale + seen + [order.find()] + order.refuse(
             f"I can't get {order.oid} to {store}: a flood has closed every road into it ({', '.join(access)}), so no "
-            "truck from any warehouse can reach the store.", ["district_restriction"], access)
+            "truck from any warehouse can reach the store.", ["district_restriction"],
+            [*access, "flood", "roads closed"])
     settle_due(order, [] if level == "impossible" else oracle, triggers, plan.calls)
     query = (f"Hello, {order.record['customer']} supply team. Please ship {order.what}, from {net.name(home)} "
              f"({home}) with the articulated truck {truck}: reserve, book a dock slot and dispatch.")

@@ -9,7 +9,8 @@ small: the reservation is split and each drives over for its own slot. Impossibl
 reallocated but one, whose driver's shift ends before it could reach the store. Where a truck is to be
 replaced there are three that could take its load, and the user asked to be consulted before a switch:
 their store is a secure site that admits only the drivers on its gate list, one of the three (drawn, and
-shown by no tool), which they name when asked.
+shown by no tool), which they name when asked. The user has the gate list, and asks to be consulted, on
+every level alike (on the impossible one the list names the last truck's driver).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from sttgym.clock import format_time
 from sttgym.envs.arena.warehouse.generator import Answer, Author, Task, base, make_task, settle_due
 
 CHOICES = 3  # trucks that could replace the lost one; the user's gate list admits one
+CONSULT = "If it comes to another truck, ask me first: our store has a requirement about who delivers."
 
 
 def build(author: Author, level: str) -> Task:
@@ -56,10 +58,17 @@ def build(author: Author, level: str) -> Task:
         last = net.add_truck(sister, q + 10 * author.integer(0, 5))
     triggers = [net.on_write("fleet_reallocation", f"fleet control reallocates {', '.join(pulled)} to the {zone} "
                              "peak", "book_dock_slot", pull(*pulled), ("get_truck", {"truck_id": truck}),
-                             also=(("list_trucks", {}),),
                              when=pred.slot_booked_for(truck_id=truck, warehouse_id=home))]
     stale = plan.upto("book")
     seen = [order.truck(truck), order.trucks()]
+
+    def gate_list(allowed: list[str]) -> Answer:
+        """The store's gate list: the drivers of ``allowed`` besides the booked truck's."""
+        names = [net.state["trucks"][t]["name"].split("'s ")[0] for t in allowed]
+        return Answer(keywords=["driver", "drivers", "truck", "trucks", "gate", "security", "requirement", "require",
+                                "prefer", "preference"],
+                      text=f"Our store is a secure site: only drivers on our gate list get in, and besides the driver "
+                           f"of {truck} that is {' and '.join(names)}.")
 
     def recovery(spare: str, asked: list) -> list:
         """The oracle's recovery with ``spare`` for the lost truck, after the question ``asked``."""
@@ -96,30 +105,25 @@ def build(author: Author, level: str) -> Task:
             f"I can't ship {order.oid}: fleet control has reallocated {', '.join(pulled)} to the {zone} peak, and "
             f"the only truck left, {last}, has a driver whose shift ends at "
             f"{net.state['trucks'][last]['shift_end'][11:]}, before it could reach {order.store}.",
-            ["fleet_reallocation"], ["reallocated"])
+            ["fleet_reallocation"], ["reallocated", last, net.state["trucks"][last]["shift_end"],
+                                     net.state["trucks"][last]["shift_end"][11:], "shift ends"])
         settle_due(order, [], triggers, plan.calls)
+        order.require(gate_list([last]))
     else:
         want = spares[author.integer(0, CHOICES - 1)]
         gate = [fixed, want] if level == "hard" else [want]
-        names = [net.state["trucks"][t]["name"].split("'s ")[0] for t in gate]
         asked = [order.ask(
             f"Fleet control has reallocated truck {truck} to the {zone} peak. Trucks {', '.join(spares)} could take "
-            "the load instead: what is your requirement about the driver?",
-            Answer(keywords=["driver", "drivers", "truck", "trucks", "gate", "security", "requirement", "require",
-                             "prefer", "preference"],
-                   text=f"Our store is a secure site: only drivers on our gate list get in, and besides the driver "
-                        f"of {truck} that is {' and '.join(names)}."),
+            "the load: what is your requirement about the driver?", gate_list(gate),
             author.pred.ships_only(order_id=order.oid, key="truck", among=gate),
             f"on {' and '.join(gate)}, whose drivers are on the store's gate list")]
         oracle = recovery(want, asked)
         settle_due(order, oracle, triggers, plan.calls,
                    alternatives=[recovery(t, asked) for t in spares if t != want])
     query = (f"Hi, {order.record['customer']} transport desk. Please ship {order.what}, from {net.name(home)} "
-             f"({home}): reserve it, book a dock slot for truck {truck} and dispatch."
-             + ("" if order.impossible else " If it comes to another truck, ask me first: our store has a "
-                "requirement about who delivers."))
+             f"({home}): reserve it, book a dock slot for truck {truck} and dispatch. {CONSULT}")
     return make_task(order, query, triggers, plan, oracle, "arranging a weekly delivery", {
-        ("truck", "fleet", "vehicle", "driver"): "Any truck is fine as long as everything arrives on time."}
-        if order.impossible else {("fleet", "vehicle", "peak"): "Any vehicle is fine as long as everything arrives "
-                                  "on time and its driver meets my requirement."},
-        insist=f"All {q} units must be at {order.store} by {order.record['due_by']}.")
+        ("fleet", "vehicle", "peak"): "Any vehicle is fine as long as everything arrives on time and its driver meets "
+                                      "my requirement."},
+        insist=f"All {q} units must be at {order.store} by {order.record['due_by']}, brought by a driver who meets my "
+               "requirement: ask me about it.", consult=CONSULT)

@@ -31,7 +31,6 @@ def build(author: Author, level: str) -> Task:
         author.op.void_reservations(warehouse_id=hub, sku=sku, note="voided: stock quarantined in the outage")]
     triggers = [net.on_write("hub_outage", f"the power fails at {hub}: its {sku} is quarantined", "reserve_stock",
                              effect, ("get_inventory", {"warehouse_id": hub}),
-                             also=(("get_warehouse", {"warehouse_id": hub}),),
                              when=pred.has_reservation(order_id=order.oid, warehouse_id=hub))]
     parts = {"easy": [q], "medium": [10 * author.integer(q // 20, q // 15)], "impossible": [
         10 * author.integer(q // 40, q // 25), 10 * author.integer(q // 40, q // 25)]}.get(level)
@@ -57,7 +56,7 @@ def build(author: Author, level: str) -> Task:
         oracle = stale + seen + order.refuse(
             f"I can't ship all {q} units of {order.oid}: a power outage at {hub} quarantined its {on_hand} units, and "
             f"the other warehouses hold only {sum(parts)} between them ({', '.join(sources)}).",
-            ["hub_outage"], ["outage", str(on_hand)])
+            ["hub_outage"], ["outage", str(on_hand), "power outage", "quarantined"])
     else:
         trucks = [net.add_truck(site, q + 10 * author.integer(0, 3)) for site in sources]
         fix = seen + [order.trucks()]

@@ -7,8 +7,8 @@ the carrier reports a delay (visible in ``get_inventory`` of the hub: the inboun
 the outbound truck would load before the goods are there and the dispatch is refused. Easy: move
 the handoff to a slot after the new ETA. Medium: the booked driver's shift would end before a
 later run could arrive; a second truck with a later shift takes the later slot. Hard: the delay
-is so long that the cross-dock cannot make the due time; the sister warehouse ships from its
-shelves, and the inbound reservation and stale slot are unwound. Impossible: the delay pushes the
+is so long that the cross-dock cannot make the due time; the inbound reservation and stale slot
+are unwound, then the sister warehouse ships from its shelves. Impossible: the delay pushes the
 handoff past the due time and no warehouse holds the SKU on its shelves.
 """
 
@@ -38,7 +38,7 @@ def build(author: Author, level: str) -> Task:
     triggers = [net.on_write("inbound_delayed", f"inbound {inbound} is delayed to {format_time(new_eta)}",
                              "book_dock_slot", net.sets("inbound", inbound, eta=format_time(new_eta), status="delayed",
                                                         note="carrier reports a breakdown on the way"),
-                             ("get_inventory", {"warehouse_id": hub}), also=(("find_stock", {"sku": sku}),),
+                             ("get_inventory", {"warehouse_id": hub}),
                              when=pred.slot_booked_for(truck_id=truck, warehouse_id=hub))]
     stale = plan.upto("book")
     seen = [order.inventory(hub)]
@@ -57,14 +57,14 @@ def build(author: Author, level: str) -> Task:
         net.stock(sister, q + 10 * author.integer(0, 5))
         spare = net.add_truck(sister, q + 10 * author.integer(0, 5))
         look = seen + [order.slots(hub), order.find(), order.trucks(sister), order.route(sister, spare),
-                       order.slots(sister)]
+                       order.slots(sister), order.release("r0"), order.unbook(slot)]  # the stale ones first
         oracle = stale + look + order.ship(sister, spare, net.slot(sister, net.time_after(stale + look, triggers)))
-        oracle += [order.release("r0"), order.unbook(slot)]
     else:
         oracle = stale + seen + [order.find()] + order.refuse(
             f"I can't get {order.oid} there in time: inbound {inbound} is now due at the cross-dock only at "
             f"{format_time(new_eta)[11:]}, too late for a handoff to reach {order.store} by the due time, and no "
-            f"warehouse has {sku} on its shelves.", ["inbound_delayed"], [format_time(new_eta)])
+            f"warehouse has {sku} on its shelves.", ["inbound_delayed"],
+            [format_time(new_eta), format_time(new_eta)[11:], inbound, "delayed"])
     settle_due(order, [] if level == "impossible" else oracle, triggers, plan.calls)
     if level in ("hard", "impossible"):  # the cross-dock route, even on the first slot after the delay, is late
         handoff = Plan(fix=[order.unbook(slot), order.book(later, truck), order.dispatch(truck, later)])

@@ -46,14 +46,14 @@ def build(author: Author, level: str) -> Task:
         oracle = stale + seen + [order.inventory(home), order.find()] + order.refuse(
             f"I can't ship {order.oid}: the reservation lapsed when {home} brought its pick-wave cut-off forward, and "
             f"wave {wave} has since picked all {q} units; no other warehouse holds {order.sku}.",
-            ["wave_cutoff", "wave_picks_stock"], [wave])
+            ["wave_cutoff", "wave_picks_stock"], [wave, "cut-off", "picked"])
     else:
         net.stock(sister, q - left + 10 * author.integer(0, 5))
         spare = net.add_truck(sister, q + 10 * author.integer(0, 5))
         look = seen + [order.inventory(home), order.find(), order.trucks(sister), order.slots(sister)]
         if level == "medium":
-            fix = look + order.ship(sister, spare, net.slot(sister, net.time_after(stale + look, triggers))) + \
-                [order.unbook(slot)]
+            look.append(order.unbook(slot))  # the stale slot first
+            fix = look + order.ship(sister, spare, net.slot(sister, net.time_after(stale + look, triggers)))
         else:
             first = [order.reserve(home, left, "r1"), order.read(), order.reserve(sister, q - left, "r2"),
                      order.dispatch(truck, slot, "r1")]

@@ -58,7 +58,7 @@ def build(author: Author, level: str) -> Task:
     elif level == "impossible":
         oracle = stale + seen + [order.find()] + order.refuse(
             f"I can't ship {order.oid}: critical order {urgent.oid} was moved ahead at {home} and took all of its "
-            f"{order.sku}, and no other warehouse holds any.", ["critical_order_ahead"], [urgent.oid])
+            f"{order.sku}, and no other warehouse holds any.", ["critical_order_ahead"], [urgent.oid, "critical order"])
     else:
         net.stock(sister, q - left + 10 * author.integer(0, 5))
         spare = net.add_truck(sister, q + 10 * author.integer(0, 5))

@@ -5,12 +5,15 @@ carrier contract allows so many dispatches a day, counted by departure date and 
 As the slot is booked, the evening wave uses up the day's quota (visible in ``get_warehouse``:
 ``quota_status`` exhausted), so tonight's dispatch is refused. Easy: the order is due in the
 morning and the driver works the night, so the slot is moved past midnight, when the quota has
-reset. Medium: a departure after midnight would arrive after the due time; the sister warehouse,
-with quota left, ships tonight and the stale reservation and slot are unwound. Hard: the evening
+reset. Medium: a departure after midnight would arrive after the due time; the stale reservation
+and slot are unwound, then the sister warehouse, with quota left, ships tonight. Hard: the evening
 driver's shift ends before midnight and the night truck is too small for the whole order, and the
-sister holds only part of it: the sister ships its part tonight, the rest (split off the original
-reservation) leaves on the night truck after the reset. Impossible: the order is due tonight and the
-only other warehouse holding the SKU has used its quota too.
+sister holds only part of it: the sister's part is split off the original reservation and released
+and the stale slot cancelled, then the sister ships its part tonight and the rest of the original
+reservation leaves on the night truck after the reset. Impossible: the order is due tonight and
+the only other warehouse holding the SKU has used its quota too. (Stale commitments are unwound
+before new ones are made: no prefix of the oracle holds more live reservations or bookings than it
+ends with, so one more fails the collateral gate.)
 """
 
 from __future__ import annotations
@@ -53,10 +56,10 @@ def build(author: Author, level: str) -> Task:
         part = q - net.state["trucks"][night]["capacity"] + 10 * author.integer(0, 2)  # all the sister holds
         net.stock(sister, part)
         spare = net.add_truck(sister, q)
-        look = seen + [order.trucks(home), order.find(), order.trucks(sister), order.slots(sister)]
+        look = seen + [order.trucks(home), order.find(), order.trucks(sister), order.slots(sister),
+                       order.split(part, "r0", "r2"), order.release("r2"), order.unbook(slot)]  # the stale ones first
         fix = look + order.ship(sister, spare, net.slot(sister, net.time_after(stale + look, triggers)), part)
-        fix += [order.split(part, "r0", "r2"), order.release("r2"), order.unbook(slot), order.book(late, night),
-                order.dispatch(night, late)]
+        fix += [order.book(late, night), order.dispatch(night, late)]
         oracle = stale + fix
         settle_due(order, oracle, triggers, plan.calls)
     else:
@@ -64,9 +67,9 @@ def build(author: Author, level: str) -> Task:
         if level == "medium":
             net.stock(sister, q + 10 * author.integer(0, 5))
             spare = net.add_truck(sister, q + 10 * author.integer(0, 5))
-            look = seen + [order.find(), order.trucks(sister), order.slots(sister)]
+            look = seen + [order.find(), order.trucks(sister), order.slots(sister), order.release("r0"),
+                           order.unbook(slot)]  # the stale reservation and slot first
             oracle = stale + look + order.ship(sister, spare, net.slot(sister, net.time_after(stale + look, triggers)))
-            oracle += [order.release("r0"), order.unbook(slot)]
             settle_due(order, oracle, triggers, plan.calls)
         else:
             net.stock(sister, q + 10 * author.integer(0, 5))
@@ -77,7 +80,7 @@ def build(author: Author, level: str) -> Task:
                 f"I can't get {order.oid} there tonight: {home} and {sister}, the only warehouses holding "
                 f"{order.sku}, have exhausted their dispatch quota for {today}; it resets at 00:00, and a truck "
                 "leaving after midnight would arrive after the due time.", ["quota_used_up", "sister_quota_used_up"],
-                ["exhausted"])
+                ["exhausted", "dispatch quota", "evening wave"])
             settle_due(order, [], [], plan.calls)
         due = datetime.fromisoformat(order.record["due_by"])
         if due >= reset_arrival:

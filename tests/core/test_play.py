@@ -1,0 +1,104 @@
+"""sttgym play: an episode played one shell command at a time, or at a prompt, recorded as sttgym eval records it."""
+
+import json
+
+import gymnasium as gym
+import pytest
+from typer.testing import CliRunner
+
+import sttgym
+from sttgym.agents import OracleAgent
+from sttgym.cli import app
+from sttgym.play import ActionError, parse_action, replay
+
+ENV_ID = "STTArena/ColdChain-S1-easy"
+
+
+def oracle_actions(env_id=ENV_ID, seed=0):
+    """The oracle's episode as the actions a player would type (its references resolved)."""
+    traj = sttgym.rollout(gym.make(env_id), OracleAgent(), seed=seed)
+    return [s["action"] for s in traj.steps], traj
+
+
+@pytest.fixture
+def play(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+
+    def run(*args, input=None):
+        result = runner.invoke(app, ["play", *args], input=input)
+        return result.exit_code, result.output
+    return run
+
+
+def test_a_shell_session_plays_the_episode_the_env_plays_and_records_it_like_eval(play, tmp_path):
+    actions, oracle = oracle_actions()
+    code, briefing = play("start", ENV_ID, "--seed", "0")
+    assert code == 0 and "exactly one tool call" in briefing and oracle.messages[0]["content"] in briefing
+    assert "create_new_shipment(goods_id: string" in briefing  # the tools in a readable form
+    outputs = [play("step", json.dumps(a))[1] for a in actions]
+    assert [o.splitlines()[0] for o in outputs] == [s["observation"] for s in oracle.steps]
+    assert "Score: 1.000" in outputs[-1] and "[x]" in outputs[-1]
+    from sttgym.evaluation.runner import load_records
+    from sttgym.viewer import load_run
+
+    (record,) = load_records(tmp_path / "runs/play/trajectories.jsonl").values()
+    assert record["reward"] == 1.0 and record["agent"] == "player" and record["key"] == f"dynamic|{ENV_ID}|0|0"
+    assert record["steps"] == json.loads(json.dumps(oracle.steps))
+    assert load_run(tmp_path / "runs/play")["episodes"][0]["reward"] == 1.0
+    result = CliRunner().invoke(app, ["report", str(tmp_path / "runs/play")])
+    assert result.exit_code == 0, result.output
+    assert play("step", "Task Completed")[1].startswith("The episode has ended")  # nothing more to play
+
+
+def test_a_blind_session_never_shows_the_score_and_a_typing_slip_costs_no_turn(play):
+    play("start", ENV_ID, "--seed", "1", "--blind", "--player", "tester")
+    code, said = play("step", "list_lots product=nothing")
+    assert code == 0 and json.loads(said)["success"] is True
+    code, said = play("step", "lst_lots product=x")  # not a tool: refused before the env sees it
+    assert code == 2 and "not a tool" in said
+    code, said = play("step", "{not json")
+    assert code == 2 and "not valid JSON" in said
+    code, said = play("step", "Task Completed")
+    assert code == 0 and "ended" in said and "Score" not in said and "milestone" not in said
+    session = json.loads(open("play-session.json").read())
+    assert len(session["actions"]) == 2 and session["recorded"]
+
+
+def test_the_short_form_reads_values_by_the_tool_s_schema():
+    tools = replay(ENV_ID, 0, []).tools
+    assert parse_action('create_new_shipment goods_id=LOT-1 origin_site_id=HUB-A destination_site_id="CLINIC X" '
+                        'quantity=450', tools) == {"name": "create_new_shipment", "arguments": {
+                            "goods_id": "LOT-1", "origin_site_id": "HUB-A", "destination_site_id": "CLINIC X",
+                            "quantity": 450}}
+    assert parse_action("chat_with_user message='I can\u2019t: it is \"closed\"'", tools)["arguments"] == {
+        "message": 'I can\u2019t: it is "closed"'}
+    assert parse_action('add_or_update_route_plan vehicle_id=007 route_plan=["A","B"]', tools)["arguments"] == {
+        "vehicle_id": "007", "route_plan": ["A", "B"]}  # text stays text where the tool wants text
+    assert parse_action("  task completed. ", tools) == {"content": "task completed."}
+    for bad in ("", "hello there", "list_lots product", "chat_with_user message='unclosed", 'list_lots product=["x"'):
+        with pytest.raises(ActionError):
+            parse_action(bad, tools)
+
+
+def test_at_the_prompt_the_same_episode_plays_and_ends(play):
+    actions, _ = oracle_actions()
+    lines = [":tools", "get_vehicle_status vehicle_id=nope", *(json.dumps(a) for a in actions), ":quit"]
+    code, out = play("start", ENV_ID, "--seed", "0", "-i", input="\n".join(lines) + "\n")
+    assert code == 0 and "Score: 1.000" in out and '"success": false' in out  # results shown indented
+
+
+def test_a_review_shows_the_episode_and_what_changed_but_never_the_score(play, tmp_path):
+    actions, _ = oracle_actions()
+    play("start", ENV_ID, "--seed", "0", "--blind")
+    for a in actions:
+        play("step", json.dumps(a))
+    code, text = play("review", str(tmp_path / "runs/play"))
+    assert code == 0 and "Ground truth: a valid completion exists" in text and "What the world did by itself" in text
+    assert "goods_inventory." in text and "Score" not in text and "milestone" not in text.lower()
+
+
+def test_unknown_ids_and_missing_sessions_are_clear_errors(play):
+    assert play("start", "STTArena/Nope-T1-easy")[0] == 2
+    code, said = play("step", "Task Completed", "--session", "missing.json")
+    assert code == 2 and "no session" in said
