@@ -25,6 +25,15 @@ def test_every_row_is_a_review_by_someone_other_than_the_player():
 
 @pytest.mark.parametrize("row", ROWS, ids=[f"{r['env_id'].split('/')[1]}-seed{r['seed']}-{r['player']}" for r in ROWS])
 def test_a_reviewed_episode_scores_as_its_review_says(row):
+    """A disagreement not fixed yet is listed in the row (``defect``: why); once the benchmark is fixed the row
+    agrees again, and this test asks for the note to go."""
     assert digest(task_of(row["env_id"], row["seed"])) == row["digest"], "the instance changed: play it again"
     agree, reward = agrees(row)
-    assert agree, f"scored {reward:.3f}, reviewed {row['verdict']}: {row['reason']}"
+    if "defect" in row:
+        assert not agree and row["defect"].strip(), "the listed defect is fixed: drop the row's `defect` note"
+    else:
+        assert agree, f"scored {reward:.3f}, reviewed {row['verdict']}: {row['reason']}"
+
+
+def test_the_score_agrees_with_at_least_97_percent_of_the_reviews():
+    assert sum("defect" not in r for r in ROWS) >= 0.97 * len(ROWS)
