@@ -286,7 +286,7 @@ def write_record(out: Path, session: Session, env: gym.Env, trajectory: Trajecto
 
 def review(env_id: str, seed: int, actions: list[dict]) -> str:
     """An episode as its reviewer reads it: the request, whether a valid completion existed (and the reference
-    solution's writes or refusal), the transcript with the simulated clock, what the world did by itself, and
+    solution's writes or refusal), the tools the agent had, the transcript with the simulated clock, what the world did by itself, and
     how the final state differs from the start. No checklist and no score."""
     from sttgym.agents import OracleAgent
     from sttgym.triggers import diff
@@ -305,6 +305,7 @@ def review(env_id: str, seed: int, actions: list[dict]) -> str:
         lines += ["## Ground truth: no valid completion exists. The reference solution told the user:",
                   next((s["action"]["arguments"].get("message", "") for s in reversed(reference.steps)
                         if s["action"].get("name") == "chat_with_user"), "")]
+    lines += ["", "## The tools the agent had (what it could and could not do)", tool_cards(played.tools)]
     lines += ["", "## The episode"]
     for number, s in enumerate(played.trajectory.steps, 1):
         action = s["action"]

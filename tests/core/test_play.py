@@ -96,6 +96,7 @@ def test_a_review_shows_the_episode_and_what_changed_but_never_the_score(play, t
     code, text = play("review", str(tmp_path / "runs/play"))
     assert code == 0 and "Ground truth: a valid completion exists" in text and "What the world did by itself" in text
     assert "goods_inventory." in text and "Score" not in text and "milestone" not in text.lower()
+    assert "## The tools the agent had" in text and "create_new_shipment(" in text  # what it could not do, too
 
 
 def test_unknown_ids_and_missing_sessions_are_clear_errors(play):
