@@ -32,3 +32,26 @@ class WorldHarness:
     def holds(self, name: str, **args) -> bool:
         return self.world.holds({"name": name, "args": args}, log=EpisodeLog())
 
+
+
+def assert_alternatives_score_one(env_id: str, seeds=range(2), key: Callable | None = None,
+                                  noticed: bool = False) -> int:
+    """Each of the task's listed alternative solutions, played in the env, scores 1.0; with ``key`` (a plan's
+    choice: its courier, its trucks), each chooses differently from the oracle; with ``noticed``, each meets the
+    first trigger's change. Returns how many were played."""
+    import gymnasium as gym
+
+    from sttgym.agents import PlanAgent
+    from sttgym.manifests import task_of
+    from sttgym.rollout import rollout
+
+    played = 0
+    for seed in seeds:
+        task = task_of(env_id, seed)
+        for plan in task.alternatives:
+            assert key is None or key(plan) != key(task.oracle), (env_id, seed)
+            env = gym.make(env_id)
+            assert rollout(env, PlanAgent(plan), seed=seed).reward == 1.0, (env_id, seed, plan)
+            assert not noticed or env.unwrapped.log.noticed(task.triggers[0].name), (env_id, seed)
+            played += 1
+    return played

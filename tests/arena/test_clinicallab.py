@@ -8,7 +8,7 @@ import json
 import gymnasium as gym
 import pytest
 
-from tests.arena.harness import WorldHarness
+from tests.arena.harness import WorldHarness, assert_alternatives_score_one
 from tests.arena.withheld import assert_withheld_story, play, unasked
 from sttgym.agents import NominalAgent, OracleAgent, PlanAgent
 from sttgym.agents.probes import BlindWriter
@@ -309,17 +309,8 @@ def booked(plan: list[Call]) -> tuple[str, str]:
 def test_every_other_route_that_fits_is_an_alternative_solution_scoring_one(conflict):
     # Another courier, or another lab that takes the specimen in time, is as good a recovery as the oracle's: the
     # task lists each, so the collateral gate counts its courier as the recovery's own.
-    found = 0
-    for level in ("easy", "medium", "hard"):
-        env_id = f"STTArena/ClinicalLab-{conflict}-{level}"
-        for seed in range(2):
-            _, arena = start(env_id, seed)
-            task = arena.task
-            for plan in task.alternatives:
-                assert booked(plan) != booked(task.oracle)
-                assert rollout(gym.make(env_id), PlanAgent(plan), seed=seed).reward == 1.0, (env_id, seed)
-                found += 1
-    assert found
+    assert sum(assert_alternatives_score_one(f"STTArena/ClinicalLab-{conflict}-{level}", key=booked)
+               for level in ("easy", "medium", "hard"))
 
 
 def test_an_unrelated_write_after_the_recovery_fails_the_collateral_gate():

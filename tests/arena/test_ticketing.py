@@ -8,7 +8,7 @@ from itertools import product
 import gymnasium as gym
 import pytest
 
-from tests.arena.harness import WorldHarness
+from tests.arena.harness import WorldHarness, assert_alternatives_score_one
 from tests.arena.withheld import assert_answers_alike, assert_withheld_story, play, unasked
 from sttgym.agents import NominalAgent, OracleAgent, PlanAgent
 from sttgym.agents.probes import AlwaysRefuse, BlindWriter
@@ -391,14 +391,7 @@ def test_every_other_solution_meets_the_change_and_scores_full(scenario):
     # Another section the request allows taken first, another section to recover in, or another entry slot that the
     # customer makes: each is in Task.alternatives, meets the change, and scores 1.0 (none is collateral).
     env_id = f"STTArena/Ticketing-{scenario}"
-    for seed in range(2):
-        _, arena = start(env_id, seed)
-        task = arena.task
-        assert task.alternatives
-        for plan in task.alternatives:
-            env = gym.make(env_id)
-            assert rollout(env, PlanAgent(plan), seed=seed).reward == 1.0, (seed, plan)
-            assert env.unwrapped.log.noticed(task.triggers[0].name)
+    assert all(assert_alternatives_score_one(env_id, seeds=[seed], noticed=True) for seed in range(2))
 
 
 @pytest.mark.parametrize("scenario", ["S1-easy", "S1-medium", "ST2-medium", "ST3-hard"])

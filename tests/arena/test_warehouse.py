@@ -8,7 +8,7 @@ import json
 import gymnasium as gym
 import pytest
 
-from tests.arena.harness import WorldHarness
+from tests.arena.harness import WorldHarness, assert_alternatives_score_one
 from tests.arena.withheld import assert_unpredictable, assert_withheld_story, unasked
 from sttgym.agents import NominalAgent, OracleAgent, PlanAgent
 from sttgym.agents.probes import BlindWriter
@@ -316,17 +316,8 @@ def trucks_sent(plan: list[Call]) -> list[str]:
 def test_another_truck_in_service_for_one_of_the_oracles_is_an_alternative_scoring_one(conflict):
     # The truck the user named driving over, or a spare at another warehouse, carries the load as well: the task
     # lists each such recovery, so the collateral gate counts its truck as the recovery's own.
-    found = 0
-    for level in ("easy", "medium", "hard"):
-        env_id = f"STTArena/Warehouse-{conflict}-{level}"
-        for seed in range(2):
-            _, arena = start(env_id, seed)
-            task = arena.task
-            for plan in task.alternatives:
-                assert trucks_sent(plan) != trucks_sent(task.oracle)
-                assert rollout(gym.make(env_id), PlanAgent(plan), seed=seed).reward == 1.0, (env_id, seed)
-                found += 1
-    assert found
+    assert sum(assert_alternatives_score_one(f"STTArena/Warehouse-{conflict}-{level}", key=trucks_sent)
+               for level in ("easy", "medium", "hard"))
 
 
 def test_which_dock_slot_a_plan_takes_is_its_own_booking_not_a_change_to_the_timetable():
