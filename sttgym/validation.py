@@ -422,8 +422,9 @@ def level_call_medians(reports: Iterable[TaskReport]) -> dict[str, float]:
 
 
 def domain_table(reports: Iterable[TaskReport]) -> dict[str, dict[str, float]]:
-    """Per domain: ids valid, mean score of the oracle, nominal plan, no-op and each probe, and the
-    median oracle calls per level."""
+    """Per domain: ids valid, mean score of the oracle, nominal plan, no-op and each probe, the solvability
+    panel's balanced accuracy, the share of feasible instances still at 1.0 after an unrelated extra write, and
+    the median oracle calls per level."""
     by_domain: dict[str, list[TaskReport]] = {}
     for r in reports:
         by_domain.setdefault(parse_arena_id(r.env_id)[0], []).append(r)
@@ -431,7 +432,10 @@ def domain_table(reports: Iterable[TaskReport]) -> dict[str, dict[str, float]]:
     for domain, rows in sorted(by_domain.items()):
         means = {name: statistics.fmean(v) for name in (*rows[0].scores, *rows[0].probes)
                  if (v := [x for r in rows for x in {**r.scores, **r.probes}.get(name, [])])}
+        kept = [x for r in rows for x in r.collateral]
         table[domain] = {"valid": sum(r.ok for r in rows), "ids": len(rows), **means,
+                         "solvability": solvability_accuracy([a for r in rows for a in r.answers if a[1]]),
+                         "collateral": sum(x >= 1.0 for x in kept) / len(kept) if kept else 0.0,
                          **{f"calls {lvl}": v for lvl, v in level_call_medians(rows).items()}}
     return table
 

@@ -71,7 +71,7 @@ def make_console() -> Console:
     """Rich's console: on a terminal, its width; piped to a file or a log, wide enough that tables stay whole
     instead of being cut to 80 columns."""
     console = Console()
-    return console if console.is_terminal else Console(width=200)
+    return console if console.is_terminal else Console(width=240)  # a pipe has no width: tables stay whole
 
 
 def progress(console: Console) -> Any:

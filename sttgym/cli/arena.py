@@ -58,7 +58,8 @@ def validate(domain: list[str] = typer.Option(None, help="Only this domain (repe
              seed: int = typer.Option(0, help="First seed."),
              out: Path = typer.Option(None, help="Write the report as JSON here.")) -> None:
     """Check every task against the benchmark's rules, and print the adversarial probe panel's scores."""
-    from sttgym.validation import domain_table, level_call_medians, probe_table, validate as run_validation
+    from sttgym.validation import (domain_table, level_call_medians, probe_table, validate as run_validation,
+                                   weighted_probe_scores)
 
     for name in domain or ():
         _known(name)
@@ -81,12 +82,13 @@ def validate(domain: list[str] = typer.Option(None, help="Only this domain (repe
     medians = level_call_medians(reports)
     probes = probe_table(reports)
     bad = [r for r in reports if not r.ok]
+    weighted = weighted_probe_scores(reports)
     table = Table(title="probe panel: mean score (exploits must stay at most 0.1 overall)")
     columns = [lvl for lvl in (*LEVELS, "overall") if any(lvl in row for row in probes.values())]
-    for column in ["probe", *columns]:
+    for column in ["probe", *columns, "paper weights"]:
         table.add_column(column)
     for name, row in probes.items():
-        table.add_row(name, *(f"{row[c]:.3f}" if c in row else "–" for c in columns))
+        table.add_row(name, *(f"{row[c]:.3f}" if c in row else "–" for c in columns), f"{weighted[name]:.3f}")
     console.print(table)
     domains = domain_table(reports)
     if len(domains) > 1:
@@ -97,11 +99,12 @@ def validate(domain: list[str] = typer.Option(None, help="Only this domain (repe
         short = {"always-refuse": "refuse", "keyword-stuffer": "stuffer", "blind-writer": "blind",
                  "mutation-spammer": "spammer", "reread-nominal": "reread", "asking-reread": "asking",
                  "writes-then-reads": "wr-rd", "reread-after-failure": "rr-fail", "ask-then-act-or-refuse": "ask-act",
-                 "explore-then-refuse": "exp-ref", "refuse-feasible": "ref-feas", **{f"calls {lvl}": f"calls:{lvl[0].upper()}"
+                 "explore-then-refuse": "exp-ref", "refuse-feasible": "ref-feas", "solvability": "solv",
+                 "collateral": "coll", **{f"calls {lvl}": f"calls:{lvl[0].upper()}"
                                                                                for lvl in LEVELS}}
         for column in ["domain", *columns]:
             by_domain.add_column(short.get(column, column))
-        by_domain.caption = "probes as in the panel above: " + ", ".join(
+        by_domain.caption = "columns: " + ", ".join(
             f"{short[c]} = {c}" for c in columns if c in short and not c.startswith("calls"))
         for name, row in domains.items():
             by_domain.add_row(name, *("–" if c not in row else f"{row[c]:g}" if c.startswith(("valid", "ids", "calls"))

@@ -232,14 +232,14 @@ def test_an_env_pickles_mid_episode_and_the_copy_goes_on_identically(env_id):
 def test_validate_summarises_each_domain():
     from sttgym.validation import TaskReport, domain_table
 
-    def report(env_id, nominal, calls, problems=()):
-        return TaskReport(env_id, [0, 1], problems=list(problems), oracle_calls=calls,
+    def report(env_id, nominal, calls, problems=(), collateral=()):
+        return TaskReport(env_id, [0, 1], problems=list(problems), oracle_calls=calls, collateral=list(collateral),
                           probes={"blind-writer": [0.0, 0.5]}, scores={"oracle": [1.0, 1.0], "nominal": nominal})
-    table = domain_table([report("STTArena/Aa-T1-easy", [0.0, 0.5], [4, 6]),
-                          report("STTArena/Aa-T1-hard", [0.5, 0.5], [10, 12], ["broken"]),
+    table = domain_table([report("STTArena/Aa-T1-easy", [0.0, 0.5], [4, 6], collateral=[1.0, 0.0]),
+                          report("STTArena/Aa-T1-hard", [0.5, 0.5], [10, 12], ["broken"], collateral=[0.0, 0.5]),
                           report("STTArena/Bb-T1-easy", [0.0, 0.0], [3, 3])])
     assert table["Aa"] == {"valid": 1, "ids": 2, "oracle": 1.0, "nominal": 0.375, "blind-writer": 0.25,
-                           "calls easy": 5, "calls hard": 11}
+                           "solvability": 0.5, "collateral": 0.25, "calls easy": 5, "calls hard": 11}
     assert table["Bb"]["nominal"] == 0.0 and "calls hard" not in table["Bb"]
 
 
