@@ -17,7 +17,7 @@ from sttgym.manifests import is_training_seed
 from sttgym.judge import REFUSAL, RuleJudge, truthful_check
 from sttgym.registry import DOMAINS
 from sttgym.task import Task
-from sttgym.tools import collect_tools
+from sttgym.tools import TIMING, collect_tools
 from sttgym.triggers import Firing
 from sttgym.user import RuleUser, UserChannel, UserProfile
 from sttgym.world import json_copy, named_problems
@@ -38,7 +38,8 @@ class ArenaEnv(ToolEnv):
 
     ``reset(seed=s)`` builds the scenario's instance for ``s`` (seeds from the training range
     draw names from the training half of every name pool); ``reset(options={"task": t})``
-    replays a stored task instead (a :class:`~sttgym.task.Task` or its JSON dict).
+    replays a stored task instead (a :class:`~sttgym.task.Task`, its JSON dict, or its JSON text, the ``task`` of a
+    row ``sttgym export`` writes).
 
     Args:
         domain: the domain's name (set by the registered id, as are the next two).
@@ -86,7 +87,8 @@ class ArenaEnv(ToolEnv):
         super().reset(seed=seed)
         stored = (options or {}).get("task")
         if stored is not None:
-            task = stored if isinstance(stored, Task) else Task.model_validate(stored)
+            task = (stored if isinstance(stored, Task) else Task.model_validate_json(stored) if isinstance(stored, str)
+                    else Task.model_validate(stored))
             made_for = (task.domain, task.conflict, task.difficulty)
             if task.domain and made_for != (self.domain.name, self.conflict, self.difficulty):
                 raise ValueError(f"this task is an instance of {'-'.join(made_for)}; replay it in "
@@ -121,8 +123,10 @@ class ArenaEnv(ToolEnv):
         return self.task.query, info
 
     def briefing(self) -> str:
-        """The world description an episode starts with: the domain's, then the rules every task is scored by."""
-        return f"{self.world.description} {RULE} {REFUSAL}"
+        """The world description an episode starts with: the domain's, how time runs and how long the episode may
+        last (playtesters missed both), then the rules every task is scored by."""
+        return (f"{self.world.description} {TIMING} The episode ends after {self.max_turns} actions. {RULE} "
+                f"{REFUSAL}")
 
     def step(self, action: Any) -> tuple[str, float, bool, bool, dict]:
         if self.task is None:

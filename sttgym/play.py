@@ -284,10 +284,11 @@ def write_record(out: Path, session: Session, env: gym.Env, trajectory: Trajecto
 # ------------------------------------------------------------------------------ what a reviewer reads
 
 
-def review(env_id: str, seed: int, actions: list[dict]) -> str:
+def review(env_id: str, seed: int, actions: list[dict], key: str | None = None) -> str:
     """An episode as its reviewer reads it: the request, whether a valid completion existed (and the reference
     solution's writes or refusal), the tools the agent had, the transcript with the simulated clock, what the world did by itself, and
-    how the final state differs from the start. No checklist and no score."""
+    how the final state differs from the start. No checklist and no score. ``key``: the episode's key in its run,
+    which ``sttgym play label`` takes."""
     from sttgym.agents import OracleAgent
     from sttgym.triggers import diff
 
@@ -296,7 +297,8 @@ def review(env_id: str, seed: int, actions: list[dict]) -> str:
     reference = rollout(gym.make(env_id), OracleAgent(), seed=seed)
     writes = [s for s in reference.steps if "name" in s["action"]
               and played.env.unwrapped.tools[s["action"]["name"]].mutates]
-    lines = [f"# {env_id} seed {seed}", "", "## The request", played.request, "",
+    lines = [f"# {env_id} seed {seed}", *([f"Episode key (for sttgym play label): {key}"] if key else []), "",
+             "## The request", played.request, "",
              f"Environment: {played.reset_info.get('world', '')}", f"The episode starts at {task.start_time}.", ""]
     if task.solvable:
         lines += ["## Ground truth: a valid completion exists. The reference solution's writes were:"]

@@ -1,4 +1,13 @@
-"""Running one episode of an agent in an env, and the trajectory it leaves."""
+"""Running one episode of an agent in an env, and the trajectory it leaves; scoring an episode a time limit cuts.
+
+An sttgym env scores its episode when it ends it (a final reply, its own ``max_turns``). An episode cut
+from outside, by gymnasium's :class:`~gymnasium.wrappers.TimeLimit` (``gym.make(id, max_episode_steps=N)``,
+or one wrapped by hand), is scored the same way: importing sttgym makes ``TimeLimit.step`` hand a cut
+sttgym episode to :func:`score_cut`, so the cut step's reward is the score of the final state and its
+info carries the end (checklist, trigger log) in any loop, not only in :func:`rollout`. Gymnasium gives
+the env no way to learn the limit (``gym.make`` keeps it out of the env's spec and arguments), hence the
+hook on the wrapper; steps of other environments under a ``TimeLimit`` are untouched.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import gymnasium as gym
+from gymnasium.wrappers import TimeLimit
 
 from sttgym.core import ToolEnv
 
@@ -14,7 +24,7 @@ if TYPE_CHECKING:  # agents load only when used
     from sttgym.agents.base import Agent
 
 
-__all__ = ["Trajectory", "rollout"]
+__all__ = ["Trajectory", "rollout", "score_cut"]
 
 
 @dataclass
@@ -72,11 +82,31 @@ def rollout(env: gym.Env, agent: Agent, seed: int | None = None, max_steps: int 
         observation, reward, terminated, truncated, info = env.step(action)
         traj.add(action, observation, reward, info)
         if terminated or truncated:
-            base = env.unwrapped
-            if truncated and isinstance(base, ToolEnv) and not base.done:  # a wrapper (a time limit) cut it short
-                reward, end = base.conclude()
-                info = {**info, **end}
+            reward, info = score_cut(env, reward, truncated, info)
             traj.reward, traj.terminated, traj.truncated = float(reward), terminated, truncated
             break
     traj.info = info
     return traj
+
+
+def score_cut(env: gym.Env, reward: Any, truncated: bool, info: dict) -> tuple[Any, dict]:
+    """The reward and info of a step that ends an episode, where a wrapper (a time limit) cut an sttgym episode
+    short: the env concludes it, so it is scored like an episode the env ended itself. Any other step, and any
+    other env's, comes back as it was."""
+    base = env.unwrapped
+    if truncated and isinstance(base, ToolEnv) and not base.done:
+        reward, end = base.conclude()
+        info = {**info, **end}
+    return reward, info
+
+
+_limit_step = TimeLimit.step
+
+
+def _step_scoring_the_cut(self: TimeLimit, action: Any) -> tuple[Any, Any, bool, bool, dict]:
+    observation, reward, terminated, truncated, info = _limit_step(self, action)
+    reward, info = score_cut(self, reward, truncated, info)
+    return observation, reward, terminated, truncated, info
+
+
+TimeLimit.step = _step_scoring_the_cut

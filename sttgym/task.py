@@ -16,6 +16,7 @@ created), which is how the oracle reads what it needs from the env.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import Field, field_validator
@@ -98,6 +99,17 @@ class Task(Schema):
     domain: str = ""
     conflict: str = ""
     difficulty: str = ""
+
+    @field_validator("start_time", mode="before")
+    @classmethod
+    def _iso_text(cls, value: Any) -> Any:
+        # A loader that parsed this time parsed the task's other times too, not always reversibly ("2024-08-15" and
+        # "2024-08-15T00:00" read back alike): say so rather than replay a task that differs from the stored one.
+        if isinstance(value, datetime):
+            raise ValueError("is a datetime, not the ISO text sttgym wrote: the task was read by a loader that parses "
+                             "times (datasets.load_dataset('json') does, from a row that holds the task as an object); "
+                             "read the file with json, or export it again (sttgym export writes each task as JSON text)")
+        return value
 
     @property
     def scenario_id(self) -> str:

@@ -22,7 +22,7 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal, Optional, Union
 
-__all__ = ["tool", "ToolSpec", "ok", "fail", "collect_tools", "tool_names", "per_class", "validate_arguments",
+__all__ = ["tool", "ToolSpec", "TIMING", "ok", "fail", "collect_tools", "tool_names", "per_class", "validate_arguments",
            "type_hints", "read_annotation"]
 
 
@@ -41,6 +41,10 @@ def fail(error: str, **extra: Any) -> dict:
     return {"success": False, "error": error, **extra}
 
 
+TIMING = ("Time runs on the world's clock: each call a tool runs, one that fails included, moves it on by the "
+          "minutes in brackets at the end of the tool's description.")
+
+
 @dataclass(frozen=True)
 class ToolSpec:
     """What the engine knows about one tool."""
@@ -54,10 +58,11 @@ class ToolSpec:
 
     @property
     def schema(self) -> dict:
-        """The OpenAI function-calling schema of this tool."""
+        """The OpenAI function-calling schema of this tool; its description ends with the minutes a call takes, since
+        the world's clock runs on them (:data:`TIMING` tells the agent so)."""
         return {
             "type": "function",
-            "function": {"name": self.name, "description": self.description,
+            "function": {"name": self.name, "description": f"{self.description} [{self.cost} min]",
                          "parameters": copy.deepcopy(self.parameters)},  # specs share one schema per class
         }
 

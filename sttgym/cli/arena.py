@@ -131,7 +131,8 @@ def export(out: Path = typer.Option(Path("runs/export"), help="Directory for the
            train: int = typer.Option(0, help="Also export this many training instances (training seeds and names)."),
            hf: bool = typer.Option(True, "--hf/--no-hf", help="Also save a Hugging Face dataset (needs `datasets`).")
            ) -> None:
-    """Write benchmark (and training) instances as task JSON, one row per instance, replayable by sttgym eval --tasks."""
+    """Write benchmark (and training) instances, one row per instance with its task as JSON text, replayable by
+    sttgym eval --tasks or env.reset(options={"task": row["task"]})."""
     from sttgym.manifests import arena_manifest, export_rows
 
     try:
@@ -149,6 +150,9 @@ def export(out: Path = typer.Option(Path("runs/export"), help="Directory for the
             rows = []
             with (out / f"{name}.jsonl").open("w", encoding="utf-8") as handle:
                 for row in export_rows(instances):
+                    # Text reads back exactly through any JSON loader: datasets.load_dataset("json") would parse a task's
+                    # time strings into datetimes and give its free-form parts (world state, arguments) one schema.
+                    row = {**row, "task": json.dumps(row["task"], ensure_ascii=False)}
                     handle.write(json.dumps(row, ensure_ascii=False) + "\n")
                     rows.append(row)
                     display.update(bar, advance=1)
@@ -163,10 +167,7 @@ def _save_dataset(rows: list[dict], path: Path) -> None:
     except ImportError:
         console.print("[yellow]`datasets` is not installed: skipped the Hugging Face copy (pip install datasets)[/yellow]")
         return
-    # Task JSON varies in shape between domains, so the dataset stores it as a string column.
-    flat = [{**{k: v for k, v in r.items() if k != "task"}, "task": json.dumps(r["task"], ensure_ascii=False)}
-            for r in rows]
-    datasets.Dataset.from_list(flat).save_to_disk(str(path))
+    datasets.Dataset.from_list(rows).save_to_disk(str(path))
     console.print(f"  dataset -> {path}")
 
 

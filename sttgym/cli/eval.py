@@ -64,11 +64,13 @@ def evaluate(
     base_url: Optional[str] = typer.Option(None, help="OpenAI-compatible server, e.g. http://localhost:8000/v1 "
                                            "(key from OPENAI_API_KEY)."),
     memory: bool = typer.Option(False, "--memory", help="Use the memory-augmented LLM agent (ScrambleToolBench Appendix A)."),
-    runs: Optional[int] = typer.Option(None, help="Repetitions of every episode; tables give mean ± std over runs "
+    runs: Optional[int] = typer.Option(None, min=1, help="Repetitions of every episode; tables give mean ± std over runs "
                                        "[default: 3 for a model, 1 for a reference agent, which plays the same "
                                        "episode every time]."),
-    k: int = typer.Option(1, help="Report pass@1..k (runs is raised to k if lower)."),
-    limit: Optional[int] = typer.Option(None, help="Only the first N instances of the manifest."),
+    k: int = typer.Option(1, min=1, help="Report pass@1..k (runs is raised to k if lower)."),
+    limit: Optional[int] = typer.Option(None, min=1, help="Only the first N instances (of the protocol's)."),
+    full: bool = typer.Option(False, "--full", help="Arena: every instance of the manifest (3,600, 10 per id) "
+                              "instead of each id's first (360, the default: near the paper's 227 tasks)."),
     seed: int = typer.Option(0, help="Base seed of the LLM's sampling."),
     out: Path = typer.Option(Path("runs/eval"), help="Run directory; an existing one is resumed."),
     domain: Optional[list[str]] = typer.Option(None, help="Arena: only this domain (repeatable: a held-out set)."),
@@ -80,8 +82,8 @@ def evaluate(
     hint: bool = typer.Option(False, "--hint", help="Ablation: tell the model that the world can change while it "
                               "works (the benchmark's prompt, as the paper's, does not)."),
     temperature: float = typer.Option(0.7, help="LLM sampling temperature."),
-    max_new_tokens: int = typer.Option(2048, help="Tokens per LLM turn."),
-    workers: int = typer.Option(8, help="Episodes in flight: threads for a server, the batch for a local model."),
+    max_new_tokens: int = typer.Option(2048, min=1, help="Tokens per LLM turn."),
+    workers: int = typer.Option(8, min=1, help="Episodes in flight: threads for a server, the batch for a local model."),
     user: str = typer.Option("rule", help="User simulator: rule or llm."),
     judge: str = typer.Option("rule", help="Impossible-task judge: rule (evidence-based), llm (the paper's two "
                               "criteria) or llm-strict (llm plus the blocking facts and the forbidden-change checks)."),
@@ -105,13 +107,14 @@ def evaluate(
     conditions = ("dynamic",) + (("static",) if static else ()) + (("no-user",) if no_user else ())
     try:
         config = EvalConfig(suite=suite, agent=("memory" if memory else "llm") if model else agent or "nominal",
-                            model=model, base_url=base_url, runs=runs or (3 if model else 1), k=k, limit=limit, seed=seed, domains=domain or (),
+                            model=model, base_url=base_url, runs=runs if runs is not None else (3 if model else 1), k=k, limit=limit, seed=seed, domains=domain or (),
                             conditions=conditions, thinking=thinking, temperature=temperature,
                             max_new_tokens=max_new_tokens, workers=workers, user=user, judge=judge,
                             sim_model=sim_model, sim_base_url=sim_base_url, manifest=manifest,
                             request_timeout=request_timeout, max_retries=max_retries,
                             tasks=str(tasks) if tasks else None, weights=weights, hint=hint,
-                            reasoning_effort=reasoning_effort, ray=ray, server=server)
+                            reasoning_effort=reasoning_effort, ray=ray, server=server,
+                            protocol="full" if full else "per-id")
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from exc
     with progress(console) as display:
@@ -125,7 +128,12 @@ def evaluate(
 
         runner = Runner(config, out, retry_errors=retry_errors, progress=advance)
         try:
-            display.update(bar, total=len(runner.episodes()))
+            planned = len(runner.episodes())
+            display.update(bar, total=planned)
+            if model:  # a model's episodes cost tokens: say how many before the first one
+                display.console.print(f"{planned} episodes ({len(runner.instances())} instances x {config.runs} "
+                                      f"run(s) x {len(conditions)} condition(s)); a run directory resumes where it "
+                                      "stopped")
             runner.run()
         except ValueError as exc:
             raise typer.BadParameter(str(exc)) from exc

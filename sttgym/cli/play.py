@@ -80,16 +80,24 @@ def review(source: Path = typer.Argument(..., help="A run directory sttgym play 
 
     try:
         if source.is_dir():
-            records = [r for r in load_records(source / TRAJECTORIES).values() if episode in (None, r["key"])]
+            saved_records = load_records(source / TRAJECTORIES)
+            records = [r for r in saved_records.values() if episode in (None, r["key"])]
             if not records:
-                raise ActionError(f"no episode{f' {episode}' if episode else ''} in {source / TRAJECTORIES}")
-            episodes = [(r["env_id"], r["seed"], [s["action"] for s in r["steps"]]) for r in records]
+                raise ActionError(f"no episode{f' {episode}' if episode else ''} in {source / TRAJECTORIES}"
+                                  + _known(saved_records))
+            episodes = [(r["env_id"], r["seed"], [s["action"] for s in r["steps"]], r["key"]) for r in records]
         else:
             saved = Session.load(source)
             episodes = [(saved.env_id, saved.seed, saved.actions)]
         typer.echo("\n\n".join(text(*e) for e in episodes))
     except ActionError as exc:
         _fail(exc)
+
+
+def _known(records: dict) -> str:
+    """The keys a run holds, for an error naming one it does not."""
+    keys = list(records)
+    return f"; its episodes: {', '.join(keys[:20])}{' ...' if len(keys) > 20 else ''}" if keys else "; it holds none"
 
 
 @play_app.command("label")
@@ -106,7 +114,8 @@ def label(run_dir: Path = typer.Argument(..., help="The run directory the episod
     record = load_records(run_dir / TRAJECTORIES).get(episode)
     try:
         if record is None:
-            raise ActionError(f"no episode {episode} in {run_dir / TRAJECTORIES}")
+            raise ActionError(f"no episode {episode} in {run_dir / TRAJECTORIES}"
+                              + _known(load_records(run_dir / TRAJECTORIES)))
         if record.get("agent") == reviewer:
             raise ActionError("the reviewer must not be the player")
         row = reviewed(record, verdict, reason, reviewer)

@@ -9,7 +9,7 @@ from sttgym.cli.app import app
 
 @app.command("serve")
 def serve(host: str = typer.Option("127.0.0.1", help="Address to listen on (0.0.0.0: every interface)."),
-          port: int = typer.Option(8000, help="Port to listen on."),
+          port: int = typer.Option(8000, min=1, max=65535, help="Port to listen on."),
           max_sessions: int = typer.Option(256, min=1, help="Sessions held at once (beyond: the least recently used ended episode's slot is reused; "
                                      "when all are mid-episode, 503)."),
           ttl: float = typer.Option(600.0, min=0.001, help="Seconds a session may sit idle before it is closed."),

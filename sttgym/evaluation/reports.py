@@ -14,6 +14,7 @@ with the Agg backend, so no display is needed.
 from __future__ import annotations
 
 import json
+import math
 import statistics
 from pathlib import Path
 
@@ -379,11 +380,23 @@ def write_report(out: str | Path, summary: dict) -> list[Path]:
     tables = arena_tables([summary]) if summary["suite"] == "arena" else scramble_tables([summary])
     head = (f"# {summary['agent']} on the {summary['suite']} suite\n\n{summary['episodes']} episodes over "
             f"{summary['runs']} run(s); {summary['errors']} ended by a backend error.\n\n")
+    if summary["suite"] == "arena" and summary.get("resolution"):
+        head += _resolution(summary["resolution"]) + "\n\n"
     written = [out / "report.md"]
     figures = _figures(out, summary)
     links = "".join(f"\n![{p.stem}]({p.name})\n" for p in figures)
     written[0].write_text(head + tables + ("\n## Figures\n" + links if figures else ""), encoding="utf-8")
     return written + figures
+
+
+def _resolution(half: dict[str, float]) -> str:
+    """What the set's size can resolve, from the half-widths of Pass@1's 95% intervals."""
+    levels = ", ".join(f"{LEVEL_TITLES[lvl].lower()} ±{100 * half[lvl]:.1f}" for lvl in LEVELS if lvl in half)
+    overall = half.get("overall", 0.0)
+    return (f"Resolution: Pass@1's 95% intervals are about ±{100 * overall:.1f} points overall ({levels}). Two "
+            f"agents whose overall Pass@1 differs by less than about {100 * overall * math.sqrt(2):.0f} points are "
+            "not told apart by this set; `sttgym eval --full` measures every instance of the manifest (10 per id) "
+            "for finer comparisons.")
 
 
 def compare(run_dirs: list[str | Path], figures: str | Path | None = None) -> str:
@@ -525,7 +538,9 @@ def _effort_figure(plt, path: Path, summaries: list[dict]) -> Path | None:
                                 fontsize=7, color="tab:gray", xycoords=("axes fraction", "data"))
                 continue
             low, high = v.get(f"{field}_ci") or (v[field], v[field])
-            ax.errorbar(v[field], y, xerr=[[v[field] - low], [high - v[field]]], fmt="o", capsize=3, color="tab:blue")
+            # A percentile bootstrap interval need not hold the point estimate: a bar never reaches past it.
+            ax.errorbar(v[field], y, xerr=[[max(0.0, v[field] - low)], [max(0.0, high - v[field])]], fmt="o", capsize=3,
+                        color="tab:blue")
         ax.set_title(title, fontsize=9)
     axes[0].set_xlim(0, 5.2)
     axes[1].set_xlim(0, 1.05)

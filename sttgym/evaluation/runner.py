@@ -59,6 +59,11 @@ log = logging.getLogger("sttgym.runner")
 MAX_ERRORS_IN_A_ROW = 8  # episodes; a dead server or a model that cannot load fails every episode
 
 
+PROTOCOLS = ("per-id", "full")
+# What a config.json written before a setting existed did, where that differs from today's default.
+_FORMER = {"protocol": "full"}
+
+
 class BackendFailing(RuntimeError):
     """Episode after episode ends on an error: the model or its server is not working."""
 
@@ -93,6 +98,9 @@ class EvalConfig:
     hint: bool = False  # ablation: tell the model that the world can change (the paper's prompt does not)
     reasoning_effort: str | None = None  # a served reasoning model's effort: low, medium or high
     weights: str = "paper"  # how overall Pass@1 weights the levels: the paper's task counts, or the suite's
+    # Arena manifests: "per-id" plays each id's first instance (360 episodes a run, near the paper's 227 tasks),
+    # "full" every instance (3,600). A config.json without the field was written when every run was full.
+    protocol: str = "per-id"
     # The sttgym release that played the episodes: with the frozen manifest it names the exact environments
     # (gymnasium cannot register versioned ids beside the unversioned ones; see docs/architecture.md).
     version: str = field(default_factory=lambda: __version__)
@@ -101,7 +109,7 @@ class EvalConfig:
 
     IDENTITY = ("suite", "agent", "model", "base_url", "seed", "domains", "thinking", "temperature",
                 "max_new_tokens", "user", "judge", "sim_model", "sim_base_url", "env_kwargs", "manifest", "tasks",
-                "hint", "reasoning_effort", "version")
+                "hint", "reasoning_effort", "version", "protocol")
 
     def __post_init__(self) -> None:
         self.conditions, self.domains = tuple(self.conditions), tuple(self.domains)
@@ -130,6 +138,11 @@ class EvalConfig:
             raise ValueError("reasoning effort is low, medium or high, for a model served at --base-url")
         if self.weights not in ("paper", "suite"):
             raise ValueError(f"weights must be paper or suite, not {self.weights!r}")
+        if self.protocol not in PROTOCOLS:
+            raise ValueError(f"protocol must be {' or '.join(PROTOCOLS)}, not {self.protocol!r}")
+        if self.workers < 1 or self.max_new_tokens < 1:
+            raise ValueError(f"workers and max_new_tokens must be at least 1; got workers={self.workers}, "
+                             f"max_new_tokens={self.max_new_tokens}")
         if self.limit is not None and self.limit < 1:
             raise ValueError(f"limit must be at least 1 (or left out for every instance), not {self.limit}")
         if self.server and (self.user == "llm" or self.judge != "rule"):
@@ -155,7 +168,7 @@ class EvalConfig:
         unknown = sorted(set(saved) - {f.name for f in dataclasses.fields(cls)})
         if unknown:
             raise ValueError(f"this run was written by another sttgym version (unknown settings: {', '.join(unknown)})")
-        return cls(**{**saved, "conditions": tuple(saved.get("conditions", ("dynamic",)))})
+        return cls(**{**_FORMER, **saved, "conditions": tuple(saved.get("conditions", ("dynamic",)))})
 
     def to_dict(self) -> dict:
         return {**dataclasses.asdict(self), "conditions": list(self.conditions), "domains": list(self.domains)}
@@ -365,6 +378,11 @@ class Runner:
             manifest = list(self._stored)
         else:
             manifest = arena_manifest(self.config.domains, self.config.manifest)
+            if self.config.protocol == "per-id":
+                first: dict[str, tuple[str, int]] = {}
+                for env_id, seed in manifest:
+                    first.setdefault(env_id, (env_id, seed))
+                manifest = list(first.values())
         return manifest[: self.config.limit] if self.config.limit is not None else manifest
 
     def episodes(self) -> list[Episode]:
@@ -385,6 +403,7 @@ class Runner:
         except (json.JSONDecodeError, UnicodeDecodeError):
             previous = None  # torn by a crash mid-write (before writes were atomic): the records still say what ran
         if isinstance(previous, dict):
+            previous = {**_FORMER, **previous}
             differ = [f for f in EvalConfig.IDENTITY if previous.get(f) != current.get(f)]
             if differ:
                 raise ValueError(f"{self.out} holds another evaluation (differs in {', '.join(differ)}); "

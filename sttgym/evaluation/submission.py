@@ -3,7 +3,8 @@
 A submission is a run directory as ``sttgym eval`` writes it: ``config.json`` (the agent, the
 model, the suite and the frozen manifest it measured), ``trajectories.jsonl`` (one record per
 episode) and ``summary.json`` (the tables). It is valid when it measured a whole frozen
-manifest (no ``--limit``, no task file), holds exactly one record per planned episode with no
+manifest under its protocol (each id's first instance, or every instance with ``--full``; no ``--limit``, no
+task file), holds exactly one record per planned episode with no
 backend errors left, every line a whole record consistent with itself (the runner's ``Record``: no
 line set aside), and the summary is what the records give.
 """

@@ -108,12 +108,34 @@ def arena_summary(records: list[dict], k: int = 1, weights: str = "paper") -> di
         pass_at_k=_pass_curve(dynamic, k),
         pass_hat_k=_pass_curve(dynamic, k, mean_pass_hat_k),
         failure_modes=count_modes(dynamic),
+        resolution=resolution(dynamic, basis),
     )
     summary["conditions"] = {
         condition: {lvl: v["mean"] for lvl, v in _by_run(rows, passed, weights).items()}
         for condition in sorted({r["condition"] for r in records})
         if (rows := [r for r in records if r["condition"] == condition])}
     return summary
+
+
+def resolution(records: list[dict], basis: dict[str, int]) -> dict[str, float]:
+    """Half the width of Pass@1's 95% interval, per level and ``overall``: what an evaluation of this many instances
+    can tell apart. The instance is the unit (its runs' mean pass), each level's interval is Wilson's, and the
+    overall one combines the levels' with ``basis``'s weights as independent estimates."""
+    per: dict[str, float] = {}
+    weights = {}
+    for lvl in LEVELS:
+        by_instance: dict = {}
+        for r in records:
+            if r.get("difficulty") == lvl:
+                by_instance.setdefault((r["env_id"], r["seed"]), []).append(passed(r))
+        if by_instance:
+            n, successes = len(by_instance), sum(statistics.fmean(v) for v in by_instance.values())
+            low, high = wilson(successes, n)
+            per[lvl], weights[lvl] = (high - low) / 2, basis[lvl]
+    if per:
+        total = sum(weights.values())
+        per["overall"] = math.sqrt(sum((weights[lvl] / total * per[lvl]) ** 2 for lvl in weights))
+    return per
 
 
 def usage(records: list[dict]) -> dict | None:
@@ -183,7 +205,9 @@ def wilson(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
         return 0.0, 1.0
     p = successes / n
     centre, half = p + z * z / (2 * n), z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
-    return max(0.0, (centre - half) / (1 + z * z / n)), min(1.0, (centre + half) / (1 + z * z / n))
+    # The interval always holds p; rounding could put a bound a hair past it (1 - 1e-16 at p = 1), which plots
+    # as a negative error bar.
+    return max(0.0, min(p, (centre - half) / (1 + z * z / n))), min(1.0, max(p, (centre + half) / (1 + z * z / n)))
 
 
 def bootstrap(rows: list, statistic: Callable[[list], float | None], seed: int = 0) -> tuple[float, float] | None:

@@ -114,7 +114,9 @@ he lo se le les des du et est je il elle nous vous car ne pas qui der die das de
 weil zu mit für o os um uma é da do em com il lo di che e per non sono het een van ik niet dat is""".split())
 MAX_FACTS = 8  # distinct ids and times a short refusal names; a dump of everything seen names more
 WORDS_PER_FACT = 4  # ... with few words around each: a report that explains each id and time has many
-MAX_MARKERS = 4  # distinct refusal phrases in one message; more is a keyword list
+MAX_MARKERS = 4  # distinct refusal phrases in a short message; more is a keyword list
+WORDS_PER_MARKER = 20  # ... a long one may use one more for every so many words (a playtest's refusal explained
+# five sold-out or late options in 150 words)
 
 
 class Impossibility(Schema):
@@ -205,7 +207,8 @@ def looks_like_a_list(message: str) -> bool:
     words = [w.lower() for w in _WORD.findall(_FACT.sub(" ", message)) if not _REFUSAL.fullmatch(w)]
     # A long report may cite many ids and times (what it shipped, when, why that failed); a dump has few words
     # around each of them.
-    if len(markers) > MAX_MARKERS or (len(facts) > MAX_FACTS and len(words) < WORDS_PER_FACT * len(facts)):
+    if len(markers) > max(MAX_MARKERS, len(words) // WORDS_PER_MARKER) or (
+            len(facts) > MAX_FACTS and len(words) < WORDS_PER_FACT * len(facts)):
         return True
     if _CJK.search(message):  # no spaces to count words by; characters stand in for them, and CJK prose has
         # no spaces between its words: many short spaced tokens are a list

@@ -169,6 +169,19 @@ def test_operations_halt_or_retime_what_they_break(w):
     assert not w("accession_specimen", specimen_id="SP-1", lab_id="LAB-2")["success"]
 
 
+def test_a_detoured_run_keeps_its_courier_busy_until_the_new_arrival_and_cancelling_frees_it(w):
+    """Found by a playtest (ClinicalLab-S3-hard): after a detour, cancelling the run left its courier busy."""
+    assert w("accession_specimen", specimen_id="SP-1", lab_id="LAB-1")["success"]
+    assert w("book_pickup", specimen_id="SP-1", courier_id="CR-1", accession_id="ACC-11")["success"]
+    w.world.roads["RD-1"]["open"] = False  # WRD-1 to HUB-1 closed: the detour goes by LAB-2
+    w.world.retime_runs(note="works")
+    run = w.world.runs["RUN-21"]
+    assert run["status"] == "booked" and run["arrives"] > "2024-05-06T09:43"
+    assert w.world.couriers["CR-1"]["available_from"] == run["legs"][-1]["arrives"]
+    assert w("cancel_run", run_id="RUN-21")["success"]
+    assert w.world.couriers["CR-1"]["status"] == "available"
+
+
 def test_a_pulled_courier_halts_its_run_and_cancelling_frees_the_accession(w):
     assert w("accession_specimen", specimen_id="SP-1", lab_id="LAB-2")["success"]
     assert w("book_pickup", specimen_id="SP-1", courier_id="CR-1", accession_id="ACC-11")["success"]

@@ -214,7 +214,9 @@ def test_cold_dispatch_slots_are_counted_in_the_shift_the_van_loads_in(region):
     loaded(world, base)
     hub = world.distribution_hubs[base.hub]
     hub["cold_dispatch"] = {"shift_ends": shift(base.start, 30), "remaining": 1, "next_shift_remaining": 0}
+    assert "note" not in world.list_operational_hours(base.hub)["data"]["cold_dispatch"]
     world.clock.advance(30)  # the van now loads after the shift change
+    assert "next_shift_remaining" in world.list_operational_hours(base.hub)["data"]["cold_dispatch"]["note"]  # says so
     before = copy.deepcopy(world.state)
     assert "no cold-dispatch slot" in world.update_vehicle_status(base.vehicle, "in_transit")["error"]
     assert world.state == before

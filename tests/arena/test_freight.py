@@ -219,6 +219,30 @@ def test_transload_moves_the_goods_and_only_a_truck_there_collects_them(w):
     assert w("assign_truck", consignment_id="CN-1", truck_id="TRK-3")["success"]
 
 
+def test_an_outage_cancels_the_bookings_it_voids_and_a_truck_can_be_released(w):
+    """Found by a playtest (Freight-ST2-impossible): an outage that cancelled the booked slot left its booking
+    "booked", which cancel_slot then refused, and no tool freed the truck standing on demurrage."""
+    ready(w)
+    w.world.take_slots(crossing_id="BCP-X", until=f"{DAY}T12:00", by="", note="outage OUT-1", status="cancelled")
+    assert [(x["status"], x["note"]) for x in w.world.reservations.values()] == [("cancelled", "outage OUT-1")]
+    assert w("get_consignment", consignment_id="CN-1")["data"]["slot_bookings"][0]["status"] == "cancelled"
+    assert not w("cancel_slot", slot_id="SL-1")["success"]
+    assert w("release_truck", consignment_id="CN-1")["success"]
+    assert w.world.trucks["TRK-1"]["status"] == "available" and w.world.consignments["CN-1"]["truck"] is None
+    assert "no truck assigned" in w("release_truck", consignment_id="CN-1")["error"]
+    assert w("assign_truck", consignment_id="CN-1", truck_id="TRK-1")["success"]
+    assert w("book_slot", slot_id="SL-3", consignment_id="CN-1")["success"]
+
+
+def test_a_dispatched_consignment_keeps_its_truck(w):
+    ready(w)
+    w.world.consignments["CN-1"]["documents"]["certificate_of_origin"] = "valid"
+    assert w("dispatch", consignment_id="CN-1")["success"]
+    before = copy.deepcopy(w.world.state)
+    assert "already dispatched" in w("release_truck", consignment_id="CN-1")["error"]
+    assert w.world.state == before
+
+
 # ----------------------------------------------------------------------------- tasks and exploits
 
 CONFLICTS = ["T1", "T2", "T3", "S1", "S2", "S3", "ST1", "ST2", "ST3"]

@@ -129,6 +129,14 @@ def test_a_promo_that_does_not_apply_is_refused_and_changes_nothing(w, code, sec
     assert w.world.state == before
 
 
+def test_a_quote_lists_the_delivery_fees_the_budget_must_cover(w):
+    hid = w("hold_seats", customer_id="CUS-1", section_id="SEC-A", count=1)["data"]["hold_id"]
+    quote = w("get_quote", hold_id=hid)["data"]
+    assert quote["delivery_fees"] == {"mobile": 0, "will_call": 3, "courier": 10}
+    bought = w("purchase", hold_id=hid, delivery="courier")
+    assert bought["success"] and w.world.orders[bought["data"]["order_id"]]["total"] == quote["total"] + 10
+
+
 def test_a_promo_quota_counts_seats(w):
     hid = w("hold_seats", customer_id="CUS-1", section_id="SEC-A", count=2)["data"]["hold_id"]
     w.world.promotions["HALF"]["used"] = 2

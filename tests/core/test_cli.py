@@ -26,7 +26,10 @@ def test_version_and_short_help():
 @pytest.mark.parametrize("args, says", [
     (["list", "--domain", "Nope"], "no domain 'Nope'"),
     (["validate", "--domain", "Nope"], "no domain 'Nope'"),
-    (["eval", "--agent", "noop", "--limit", "-1"], "limit must be at least 1"),
+    (["eval", "--agent", "noop", "--limit", "-1"], "--limit"),
+    (["eval", "--agent", "noop", "--runs", "0"], "--runs"),  # once ran the whole benchmark
+    (["eval", "--agent", "noop", "--workers", "0"], "--workers"),
+    (["serve", "--port", "99999"], "--port"),  # once a 170-line traceback
     (["eval", "--agent", "noop", "--domain", "Nope"], "unknown domain"),
 ])
 def test_bad_input_is_a_clear_error_not_a_traceback(args, says, tmp_path):

@@ -97,6 +97,10 @@ def test_a_review_shows_the_episode_and_what_changed_but_never_the_score(play, t
     assert code == 0 and "Ground truth: a valid completion exists" in text and "What the world did by itself" in text
     assert "goods_inventory." in text and "Score" not in text and "milestone" not in text.lower()
     assert "## The tools the agent had" in text and "create_new_shipment(" in text  # what it could not do, too
+    key = f"dynamic|{ENV_ID}|0|0"
+    assert f"Episode key (for sttgym play label): {key}" in text  # what label takes
+    code, said = play("review", str(tmp_path / "runs/play"), "--episode", "nope")
+    assert code == 2 and key in said  # a wrong key is answered with the run's keys
 
 
 def test_unknown_ids_and_missing_sessions_are_clear_errors(play):

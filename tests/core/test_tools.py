@@ -47,7 +47,7 @@ def test_only_marked_methods_become_tools(specs):
 def test_schema_comes_from_hints_and_docstring(specs):
     fn = specs["put"].schema["function"]
     assert fn["name"] == "put"
-    assert fn["description"] == "Put items in the box."
+    assert fn["description"] == "Put items in the box. [7 min]"  # the clock's minutes, which TIMING explains
     props = fn["parameters"]["properties"]
     assert props["item"] == {"type": "string", "description": "What to put."}
     assert props["count"] == {"type": "integer", "description": "How many, at least one."}

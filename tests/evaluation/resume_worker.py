@@ -14,5 +14,5 @@ RUNS = 4
 
 if __name__ == "__main__":
     register()
-    config = EvalConfig(agent="llm", model="scripted-nominal", domains=["EvalToy"], runs=RUNS, workers=3)
+    config = EvalConfig(agent="llm", model="scripted-nominal", domains=["EvalToy"], runs=RUNS, workers=3, protocol="full")
     Runner(config, sys.argv[1], model=ScriptedModel(nominal_policy, delay=0.02)).run()

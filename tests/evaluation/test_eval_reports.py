@@ -112,6 +112,21 @@ def test_arena_report_has_a_table_per_domain():
     assert "| Bb | 0.00 | 0.00 |" in both and "## By domain" not in both
 
 
+def test_a_scramble_report_at_full_completion_is_written(tmp_path):
+    """Every task solved in 12 episodes put the Wilson bound a hair under 1.0, and the figure's error bar went
+    negative: `sttgym eval --suite scramble --agent cycle-tracing` exited 1 with no report."""
+    def record(seed):
+        tasks = [{"template": "t", "solved": True, "actions": 3, "outcome": "solved"} for _ in range(5)]
+        return {"env_id": "ScrambleTool/Base", "seed": seed, "run": 0, "reward": 1.0, "turns": 15, "steps": [],
+                "usage": {"prompt_tokens": 1, "completion_tokens": 10}, "info": {"tasks": tasks}}
+    summary = {"suite": "scramble", "agent": "probe", "episodes": 12, "runs": 1, "errors": 0,
+               **scramble_summary([record(s) for s in range(12)])}
+    low, high = summary["conditions"]["Base"]["completion_rate_ci"]
+    assert low < 1.0 == high
+    written = write_report(tmp_path, summary)
+    assert (tmp_path / "report.md").is_file() and len(written) > 1
+
+
 def test_figure_2_intervals_count_failed_episodes_tokens_and_failure_causes():
     from sttgym.evaluation.summary import wilson
 

@@ -24,8 +24,23 @@ def domain():
 
 
 def evaluate(tmp_path, scripted=None, **options):
-    config = EvalConfig(domains=["EvalToy"], **options)
+    config = EvalConfig(domains=["EvalToy"], **{"protocol": "full", **options})  # every seed, unless a test says
     return Runner(config, tmp_path / "run", model=scripted).run(), config
+
+
+def test_the_default_protocol_plays_each_id_once_and_full_every_instance(tmp_path):
+    per_id = Runner(EvalConfig(agent="oracle", runs=1), tmp_path / "a").instances()
+    full = Runner(EvalConfig(agent="oracle", runs=1, protocol="full"), tmp_path / "b").instances()
+    assert len(per_id) == len({env_id for env_id, _ in full}) == 360 and len(full) == 3600
+    first = {}
+    for env_id, seed in full:
+        first.setdefault(env_id, seed)
+    assert per_id == list(first.items())  # each id at its first instance, in the manifest's order
+    assert Runner(EvalConfig(agent="oracle", runs=1, limit=7), tmp_path / "c").instances() == per_id[:7]
+    with pytest.raises(ValueError, match="protocol"):
+        EvalConfig(protocol="some")
+    # A run directory written before the protocol existed measured every instance, and resumes as such.
+    assert EvalConfig.from_dict({"agent": "oracle", "runs": 1}).protocol == "full"
 
 
 @pytest.mark.parametrize("agent, expected", [("oracle", 1.0), ("noop", 0.0)])

@@ -18,7 +18,7 @@ def run(tmp_path):
     register()
     out = tmp_path / "run"
     result = CliRunner().invoke(app, ["eval", "--domain", "EvalToy", "--agent", "oracle", "--runs", "1",
-                                      "--out", str(out)])
+                                      "--full", "--out", str(out)])
     assert result.exit_code == 0, result.output
     return out
 

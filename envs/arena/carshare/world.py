@@ -405,7 +405,9 @@ class CarShareWorld(World):
             return fail(f"reservation {reservation_id} is not held by {member_id}")
         status = live_status(res, self.now)
         if status not in ("active", "handoff"):
-            return fail(f"reservation {reservation_id} is {status} and cannot be cancelled")
+            ended = status in self.inert["reservations"]["status"]  # say so: players wondered whether to clean it up
+            return fail(f"reservation {reservation_id} is {status} and cannot be cancelled"
+                        + ("; it holds no car, so nothing is left to release" if ended else ""))
         res["status"] = "cancelled"
         return ok(message=f"{reservation_id} cancelled; {res['car']} released")
 

@@ -194,6 +194,12 @@ class ClinicalLabWorld(World):
         legs, handoff, problem = self._legs(run["specimen"], couriers, hub, run["lab"])
         if problem is None:
             opens = self._window(run["lab"], self.accessions[run["accession"]]["date"])[0]
+            # A courier busy until its old leg's arrival is now busy until the new one, so cancelling the run
+            # still frees it (a playtest found one left busy after a detour).
+            for old, new in zip(run["legs"], legs):
+                c = self.couriers[old["courier"]]
+                if c["status"] == "busy" and c["available_from"] == old["arrives"]:
+                    c["available_from"] = new["arrives"]
             run.update(legs=legs, handoff_at=handoff, arrives=legs[-1]["arrives"], note=note,
                        accession_at=max(legs[-1]["arrives"], opens))
         else:

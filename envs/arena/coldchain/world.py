@@ -296,8 +296,12 @@ class ColdChainWorld(World):
         container, site = found
         data = {"site_id": site_id, "kind": container[:-1].replace("distribution_", ""), "name": site["name"],
                 "hours": site["hours"], "status": site["status"], "notice": site.get("notice")}
-        if site.get("cold_dispatch") is not None:
-            data["cold_dispatch"] = site["cold_dispatch"]
+        quota = site.get("cold_dispatch")
+        if quota is not None:
+            data["cold_dispatch"] = dict(quota)
+            if self.now >= quota["shift_ends"]:  # a playtester read the ended shift's count as still open
+                data["cold_dispatch"]["note"] = (f"the shift that ended at {quota['shift_ends'][11:]} is over: "
+                                                 "loading from now on uses next_shift_remaining")
         return ok(data)
 
     @tool(cost=2)

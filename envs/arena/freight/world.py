@@ -305,7 +305,16 @@ class FreightWorld(World):
             leg1 = leg_minutes(self.state, self.consignments[consignment_id]["location"], crossing_id)
             leg2 = leg_minutes(self.state, crossing_id, self.consignments[consignment_id]["destination"])
             out.update(pickup_minutes=leg1, onward_minutes=leg2)
-        out["rule_problems"] = self._rule_problems(consignment_id, crossing_id, moment)
+        # Beside the rules of the moment, the standing ones a declaration or a dispatch would meet: the tool promises
+        # everything in the crossing's rules that stands against the trip (a playtester relied on that).
+        c, x = self.consignments[consignment_id], self.crossings[crossing_id]
+        lacking = [f"{d} is {c['documents'].get(d, 'missing')}" for d in x["required_docs"]
+                   if c["documents"].get(d) != "valid"]
+        standing = [f"{crossing_id} requires {', '.join(x['required_docs'])}: {'; '.join(lacking)}"] if lacking else []
+        if c["commodity"] in x["bonded_for"] and not (truck_id and self.trucks[truck_id]["bonded"]):
+            standing.append(f"{crossing_id} takes {c['commodity']} only on a bonded truck"
+                            + (f"; {truck_id} is not bonded" if truck_id else ""))
+        out["rule_problems"] = self._rule_problems(consignment_id, crossing_id, moment) + standing
         return ok(out)
 
     # --------------------------------------------------------------- changes
@@ -463,6 +472,25 @@ class FreightWorld(World):
         truck.update(status="assigned", consignment=consignment_id)
         c["truck"] = truck_id
         return ok(message=f"{truck_id} assigned to {consignment_id}")
+
+    @tool(mutates=True, cost=3)
+    def release_truck(self, consignment_id: str) -> dict:
+        """Release the truck assigned to a consignment that has not been dispatched; the truck is available again.
+
+        Args:
+            consignment_id: The consignment.
+        """
+        c = self.consignments.get(consignment_id)
+        if c is None:
+            return fail(f"no consignment {consignment_id!r}")
+        if self._live(consignment_id):
+            return fail(f"{consignment_id} is already dispatched")
+        tid = c.get("truck")
+        if not tid or tid not in self.trucks or self.trucks[tid].get("consignment") != consignment_id:
+            return fail(f"{consignment_id} has no truck assigned")
+        self.trucks[tid].update(status="available", consignment=None)
+        c["truck"] = None
+        return ok(message=f"{tid} released from {consignment_id}")
 
     @tool(mutates=True, cost=20)
     def transload(self, consignment_id: str, terminal_id: str) -> dict:
@@ -682,11 +710,14 @@ class FreightWorld(World):
     @operation
     def take_slots(self, crossing_id: str, until: str, by: str, note: str, status: str = "taken") -> None:
         """Every free or booked slot at ``crossing_id`` starting before ``until`` goes to ``by`` (a booking on it is
-        lost)."""
+        lost: its record says so, so the agent is not left holding a booking it cannot cancel)."""
         for sid, s in self.slots.items():
             view = self._slot_view(sid)
             if s["crossing"] == crossing_id and view["status"] in ("free", "booked") and s["start"] < until:
                 s.update(status=status, consignment=by or view["consignment"], note=note)
+                for x in self.reservations.values():
+                    if x["slot"] == sid and x["status"] == "booked":
+                        x.update(status="cancelled", note=note)
 
     @operation
     def release_booking(self, consignment_id: str, note: str) -> None:

@@ -77,7 +77,7 @@ def build(author: Author, level: str) -> Task:
     ride.asked = (f"need {ride.wants()} with at least {ride.min_level}% charge or fuel for a drive to "
                   f"{ride.destination}; I'll walk up to {ride.max_walk} minutes")
     query = (f"Hi, {ride.who}. I'm in {home} and {ride.asked}. Check my account and the price, then reserve the "
-             "nearest one and unlock it for me when I'm there.")
+             "nearest one and unlock it for me now; I'm heading straight to it.")
     return make_task(city, ride, query, triggers, plan, oracle, "a member out on foot", ride.goal(),
                      alternatives=alternatives,
                      insist=f"{ride.constraints()}; any such car will do.")

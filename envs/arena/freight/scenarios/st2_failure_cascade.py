@@ -86,4 +86,5 @@ def build(author: Author, level: str) -> Task:
     query = job.request(f"Good day, {job.record['shipper']} shipping desk.")
     return job.task(query, triggers, plan, oracle, "paying demurrage by the hour", "We pay demurrage by the hour.",
                     impossible,
-                    {("outage", "system", "down", "demurrage"): "Get it across as soon as any crossing allows."})
+                    {("outage", "system", "down", "demurrage"): "Get it across as soon as any crossing allows, as long as it still "
+                                                                 "arrives by the deliver-by time."})

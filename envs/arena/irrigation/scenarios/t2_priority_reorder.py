@@ -39,6 +39,10 @@ def build(author: Author, level: str) -> Task:
     st["valves"][farm.field_valve(nursery)]["max_flow"] = max(pflow, st["valves"][farm.field_valve(nursery)]
                                                               ["max_flow"])
     st["valves"][farm.mains[0]]["max_flow"] = 2 * cap
+    if level == "hard":  # the seedlings hold the pump past both blocks' runs, so waiting for it is no plan (a
+        # playtester waited, and the window still held both)
+        st["segments"][nursery]["need_m3"] = max(st["segments"][nursery]["need_m3"],
+                                                 -(-pflow * (2 * job.minutes() + 10) // 600) * 10)
     prio = f"RUN-{a.serial(10, 99)}"
     pstart = job.start
     pend = iso(datetime.fromisoformat(pstart) + timedelta(minutes=job.minutes(pflow, st["segments"][nursery]
