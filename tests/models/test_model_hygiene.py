@@ -46,7 +46,7 @@ def test_a_key_echoed_in_successful_replies_is_written_nowhere(tmp_path, monkeyp
         result = eval_against(served, tmp_path / "run")
     assert result.exit_code == 0, result.output
     records = load_records(tmp_path / "run" / TRAJECTORIES)
-    assert len(records) == 15 and [r["error"] for r in records.values()] == [None] * 15
+    assert len(records) == 5 and [r["error"] for r in records.values()] == [None] * 5
     assert "[redacted]" in (tmp_path / "run" / TRAJECTORIES).read_text(encoding="utf-8")  # the echo was there
     assert secrets_found(tmp_path / "run") == []
 
@@ -76,7 +76,7 @@ def test_a_lone_surrogate_from_the_model_loses_no_episode(tmp_path):
             result = eval_against(served, tmp_path / name)
         assert result.exit_code == 0, result.output
         records = load_records(tmp_path / name / TRAJECTORIES)
-        assert len(records) == 15 and [r["error"] for r in records.values()] == [None] * 15
+        assert len(records) == 5 and [r["error"] for r in records.values()] == [None] * 5
         rewards[name] = {k: r["reward"] for k, r in records.items()}
     assert rewards["surrogate"] == rewards["plain"]  # every episode played and scored as without it
     said = [m.get("content") or "" for r in records.values() for m in r["messages"] if m["role"] == "assistant"]

@@ -122,9 +122,10 @@ def test_sttgym_eval_against_the_server_end_to_end(tmp_path):
         assert result.exit_code == 0, result.output
         requests = len(served.requests)
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["episodes"] == 30 and summary["errors"] == 0 and summary["overall"] == 0.0
-    assert summary["failure_modes"]["stale_state"] == 30  # the blind plan never re-reads the taken locker
-    assert requests == 30 * 3 + 2  # three turns per episode, plus the two retried faults
+    # The per-id protocol (the default): each of the 5 ids' first instance, twice over.
+    assert summary["episodes"] == 10 and summary["errors"] == 0 and summary["overall"] == 0.0
+    assert summary["failure_modes"]["stale_state"] == 10  # the blind plan never re-reads the taken locker
+    assert requests == 10 * 3 + 2  # three turns per episode, plus the two retried faults
     record = json.loads((out / "trajectories.jsonl").read_text().splitlines()[0])
     assert record["usage"] == {"prompt_tokens": 63, "completion_tokens": 21} and record["calls"] == 2
     assert summary["usage"] == {"prompt_tokens": 63, "completion_tokens": 21, "violations": 0}
@@ -218,7 +219,7 @@ def test_a_run_against_a_faulty_server_records_every_episode_once_and_no_secret(
             ("status", 401, {}, echo)])
         out = tmp_path / "run"
         result = CliRunner().invoke(app, ["eval", "--model", "served", "--base-url", served.url, "--domain", "EvalToy",
-                                          "--runs", "1", "--workers", "3", "--request-timeout", "0.3",
+                                          "--runs", "1", "--full", "--workers", "3", "--request-timeout", "0.3",
                                           "--max-retries", "1", "--out", str(out)])
     assert result.exit_code == 0, result.output
     lines = (out / TRAJECTORIES).read_text(encoding="utf-8").splitlines()
