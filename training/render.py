@@ -20,9 +20,9 @@ import json
 from typing import Any
 
 from sttgym.models.slots import slots_of
-from sttgym.models.template import end_of_turn_id
+from sttgym.models.template import compact_tools, end_of_turn_id
 
-__all__ = ["prepare_tokenizer", "decode_tools", "spelled", "render", "render_prompt", "followup_ids"]
+__all__ = ["prepare_tokenizer", "compact_tools", "decode_tools", "spelled", "render", "render_prompt", "followup_ids"]
 
 
 def prepare_tokenizer(tokenizer: Any) -> Any:
@@ -43,10 +43,11 @@ def prepare_tokenizer(tokenizer: Any) -> Any:
 
 
 def decode_tools(tools: str | list | None) -> list | None:
-    """Tool schemas as the template wants them: datasets store them as a JSON string."""
+    """Tool schemas as the template is given them: datasets store them as a JSON string, and the
+    listing is compacted (:func:`compact_tools`) alike for SFT, RL and the engine's evaluation."""
     if isinstance(tools, str):
-        return json.loads(tools) if tools else None
-    return tools
+        tools = json.loads(tools) if tools else None
+    return compact_tools(tools) if tools else tools
 
 
 def spelled(tokenizer: Any, messages: list[dict], history: list[dict] = ()) -> list[dict]:

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from transformers import AutoTokenizer
+from transformers import AutoConfig, AutoTokenizer
 from transformers.trainer_utils import get_last_checkpoint
 from trl import GRPOConfig, GRPOTrainer
 from trl.models.utils import disable_gradient_checkpointing
@@ -42,6 +42,7 @@ from sttgym.models.template import stop_token_ids
 from sttgym.training.config import RLSettings, resolve_model, use_threads, world_size
 from sttgym.training.data import build_rl_dataset, run_dataset
 from sttgym.training.engine import Episode, RolloutEngine, Sample
+from sttgym.training.lengths import check_rl
 from sttgym.training.reinforce import (importance_ratio, place_rewards, reinforce_pp_advantages, spread_over_turns,
                                        turn_baseline, zero_spread_groups)
 from sttgym.training.render import prepare_tokenizer
@@ -229,8 +230,11 @@ def train_rl(settings: RLSettings, out: str | Path, model: str | None = None) ->
     tokenizer = prepare_tokenizer(AutoTokenizer.from_pretrained(start))
     tokenizer.padding_side = "left"
     (out / "settings.json").write_text(json.dumps(settings.model_dump(), indent=1))
-    trainer = ReinforcePPTrainer(start, settings, grpo_config(settings, out), rl_data(settings, out / "data"),
-                                 tokenizer, callbacks=[JsonlMetrics(out / "metrics.jsonl")])
+    data = rl_data(settings, out / "data")
+    # Before any weights load: the engine would end a prompt that fills the budget, or cut a turn, without a word.
+    check_rl(tokenizer, data, settings, getattr(AutoConfig.from_pretrained(start), "max_position_embeddings", None))
+    trainer = ReinforcePPTrainer(start, settings, grpo_config(settings, out), data, tokenizer,
+                                 callbacks=[JsonlMetrics(out / "metrics.jsonl")])
     trainer.train(resume_from_checkpoint=get_last_checkpoint(str(out)))
     final = out / "final"
     # Whatever serves the checkpoint (transformers, vLLM) then stops at the end of a turn, not only at end-of-sequence.

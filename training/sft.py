@@ -3,9 +3,11 @@
 The conversations are rendered here, with :func:`~sttgym.training.render.render` (the
 rendering RL uses too), into ``input_ids`` and ``assistant_masks``; ``SFTTrainer`` then does
 what it does with a tokenized dataset: it turns the mask into labels (the loss is on the
-assistant's tokens only), truncates or packs to ``max_length``, and trains. A run
-directory holds the dataset it trained on (``data/``, reused when the run resumes), TRL's
-checkpoints, ``metrics.jsonl`` and the final model in ``final/``.
+assistant's tokens only), packs to ``max_length`` if asked, and trains. Rows longer than
+``max_length``, which TRL would cut or drop, are refused first
+(:func:`~sttgym.training.lengths.check_sft`). A run directory holds the dataset it trained on
+(``data/``, reused when the run resumes), TRL's checkpoints, ``metrics.jsonl`` and the final
+model in ``final/``.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from transformers.trainer_utils import get_last_checkpoint
 from sttgym.models.template import stop_token_ids
 from sttgym.training.config import Instances, SFTSettings, resolve_model, use_threads, world_size
 from sttgym.training.data import build_sft_dataset, run_dataset
+from sttgym.training.lengths import check_sft
 from sttgym.training.render import prepare_tokenizer, render
 
 __all__ = ["JsonlMetrics", "tokenize", "sft_data", "train_sft"]
@@ -74,6 +77,7 @@ def train_sft(settings: SFTSettings, out: str | Path, model: str | None = None) 
     # The mask is already in the data; TRL's own flag would ask for untokenized conversations.
     args = SFTConfig(output_dir=str(out), assistant_only_loss=False, **options)
     dataset = tokenize(sft_data(settings.data, out / "data"), tokenizer, assistant_only)
+    check_sft(dataset, args.max_length)  # SFTConfig's default max_length too, before TRL cuts or drops a row
     trainer = SFTTrainer(model=start, args=args, train_dataset=dataset, processing_class=tokenizer,
                          callbacks=[JsonlMetrics(out / "metrics.jsonl")])
     trainer.train(resume_from_checkpoint=get_last_checkpoint(str(out)))

@@ -13,7 +13,7 @@ from __future__ import annotations
 import weakref
 from typing import Any
 
-__all__ = ["end_of_turn_id", "stop_token_ids"]
+__all__ = ["compact_tools", "end_of_turn_id", "stop_token_ids"]
 
 _SENTINEL = "sttgym-turn-sentinel"
 _CACHE: "weakref.WeakKeyDictionary[Any, tuple[str, int]]" = weakref.WeakKeyDictionary()
@@ -53,3 +53,24 @@ def stop_token_ids(tokenizer: Any, model: Any = None) -> list[int]:
     configured = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
     ids += configured if isinstance(configured, list) else [configured]
     return list(dict.fromkeys(i for i in ids if i is not None))
+
+
+def compact_tools(tools: list[dict]) -> list[dict]:
+    """Tool schemas without the two keys every tool has alike: ``"type": "function"`` and the
+    parameters' ``"type": "object"``.
+
+    The tool listing is most of every prompt, and a template that prints schemas as JSON prints
+    these on every tool for no meaning (about 12 Qwen tokens a tool: docs/training.md, "Lengths").
+    The ``function`` wrapper stays, since templates read ``tool.function``; names, descriptions,
+    property types, ``required`` and ``additionalProperties`` stay as the environment wrote them.
+    """
+    def compact(tool: dict) -> dict:
+        function = tool.get("function", tool)
+        parameters = function.get("parameters")
+        if isinstance(parameters, dict) and parameters.get("type") == "object":
+            function = {**function, "parameters": {k: v for k, v in parameters.items() if k != "type"}}
+        if "function" not in tool:
+            return function
+        return {**{k: v for k, v in tool.items() if k != "type"}, "function": function}
+
+    return [compact(tool) for tool in tools]

@@ -17,7 +17,7 @@ from typing import Any
 from sttgym.models.base import ChatResponse
 from sttgym.models.parsing import parse_assistant_text
 from sttgym.models.slots import slots_of
-from sttgym.models.template import stop_token_ids
+from sttgym.models.template import compact_tools, stop_token_ids
 
 __all__ = ["TransformersModel"]
 
@@ -116,7 +116,7 @@ class TransformersModel:
         for conversation in conversations:
             try:
                 prompts.append(tokenizer.apply_chat_template(
-                    template_messages(slots.encode(conversation) if slots else conversation), tools=tools or None,
+                    template_messages(slots.encode(conversation) if slots else conversation), tools=compact_tools(tools) if tools else None,
                     add_generation_prompt=True, tokenize=False, **template_kwargs))
                 responses.append(None)
             except Exception as exc:  # templates raise on shapes they do not know

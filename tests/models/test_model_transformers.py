@@ -55,6 +55,21 @@ def test_prompt_holds_the_tools_and_the_earlier_call_as_an_object(backend):
     assert '"name": "get_locker"' in prompt and '"arguments": {"locker_id": "L1"}' in prompt
 
 
+def test_the_template_gets_the_compact_tool_listing_training_renders(backend, monkeypatch):
+    """A checkpoint is evaluated on the listing it was trained on (training/render.py compacts it too)."""
+    from sttgym.models.template import compact_tools
+
+    tokenizer = backend._load()[1]
+    given = []
+    render = tokenizer.apply_chat_template
+    monkeypatch.setattr(tokenizer, "apply_chat_template", lambda *a, tools=None, **k: given.append(tools) or render(
+        *a, tools=tools, **k))
+    backend.chat([ASK], TOOLS, max_new_tokens=1)
+    given = [tools for tools in given if tools is not None]  # the end-of-turn probe renders without tools
+    assert given == [compact_tools(TOOLS)] and "type" not in given[0][0]
+    assert given[0][0]["function"]["name"] == "get_locker" and "type" not in given[0][0]["function"]["parameters"]
+
+
 def test_generated_text_is_cut_at_the_end_of_turn_and_parsed(backend, monkeypatch):
     import torch
 

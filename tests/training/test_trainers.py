@@ -207,7 +207,8 @@ def test_a_config_cannot_make_training_run_code(trainer, toy_ids):
 def test_cli_trains_sft_from_a_config_file(tiny_path, toy_ids, tmp_path):
     config = tmp_path / "run.yaml"
     config.write_text(json.dumps({"kind": "sft", "model": "unused", "data": {"count": 40, "env_ids": list(toy_ids)},
-                                  "trainer": {**CPU, "max_steps": 50, "per_device_train_batch_size": 2}}))
+                                  "trainer": {**CPU, "max_steps": 50, "per_device_train_batch_size": 2,
+                                              "max_length": 4096}}))  # TRL's default 1,024 cuts toy rows: refused
     result = CliRunner().invoke(app, ["train", "sft", "--config", str(config), "--model", str(tiny_path),
                                       "--out", str(tmp_path / "run"), "--max_steps", "1", "--data.count=4"])
     assert result.exit_code == 0, result.output
