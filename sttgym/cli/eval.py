@@ -128,6 +128,8 @@ def evaluate(
 
         runner = Runner(config, out, retry_errors=retry_errors, progress=advance)
         try:
+            if server and runner.episodes():
+                _check_server(server, runner.episodes()[0], config.request_timeout)
             planned = len(runner.episodes())
             display.update(bar, total=planned)
             if model:  # a model's episodes cost tokens: say how many before the first one
@@ -152,6 +154,23 @@ def evaluate(
     if not summary["episodes"]:
         console.print("[red]nothing could be evaluated: every episode ended on an error[/red]")
         raise typer.Exit(1)
+
+
+def _check_server(url: str, episode, timeout: float) -> None:
+    """Fail in one line, before the run, on a server that cannot play it: unreachable, or not --privileged
+    (an evaluation records each episode's task facts, which only a privileged server shares)."""
+    from sttgym.server import RemoteEnv
+
+    env = None
+    try:
+        env = RemoteEnv(url, episode.env_id, timeout=timeout)
+        env.reset(seed=episode.seed)
+        env.unwrapped.task
+    except (RuntimeError, ValueError, OSError) as exc:  # RemoteError is a RuntimeError
+        raise typer.BadParameter(str(exc), param_hint="--server") from None
+    finally:
+        if env is not None:
+            env.close()
 
 
 @app.command("report")

@@ -1,16 +1,18 @@
-"""The HTTP server (FastAPI + uvicorn): reset, step, state and close of sttgym envs, one session per client.
+"""``sttgym serve``: sttgym envs as an OpenEnv environment server, with each session's tools over MCP.
 
-Request and reply shapes follow OpenEnv's HTTP server (``POST /reset`` with ``seed``, ``POST /step``
-with ``action``, replies with ``observation``, ``reward`` and ``done``, ``GET /state``, ``/health``,
-``/metadata``), with the session id in the body: OpenEnv keeps HTTP calls stateless and sessions on
-its WebSocket, while an sttgym episode lives across many HTTP calls. Every error is a JSON body
-``{"error": {"code", "message"}}``; a traceback stays in the server's log. See docs/server.md.
+The app is OpenEnv's (:func:`openenv.core.env_server.create_fastapi_app`): sessions on the WebSocket
+``/ws`` (reset, step, state, close, one env per connection), stateless ``POST /reset``, ``POST /step``
+and ``GET /state``, ``/schema``, ``/health``, ``/metadata`` and its JSON-RPC ``/mcp``. sttgym adds
+``GET /envs`` (what may be played), ``/episodes/{token}/mcp`` (a session's tools to MCP clients,
+:mod:`sttgym.server.mcp_tools`), bounds on requests, and errors as ``{"error": {"code", "message"}}``
+with tracebacks kept in the server's log. See docs/server.md.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import logging
 import socket
@@ -20,47 +22,17 @@ from typing import Any, Iterator
 import gymnasium as gym
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException
 from starlette.responses import Response
+from starlette.routing import Route
 
-from sttgym.server.sessions import NAMESPACES, WRAPPERS, ServeError, Sessions
+from sttgym.server.sessions import NAMESPACES, WRAPPERS, ServeError
 
 __all__ = ["create_app", "serve", "running", "MAX_REQUEST_BYTES", "REQUEST_TIMEOUT_S"]
 
 MAX_REQUEST_BYTES = 1 << 20  # an action is a few KB; a stored task to replay, tens of KB
-MAX_WRAPPERS = 8
 REQUEST_TIMEOUT_S = 10.0  # a request arrives whole (headers and body) within this, or its connection is closed
 log = logging.getLogger("sttgym.server")
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")  # a misspelt field is an error, not silently ignored
-
-
-class WrapperSpec(_Strict):
-    name: str = Field(description="one of the sttgym.wrappers (GET /metadata lists them)")
-    kwargs: dict[str, Any] = Field(default_factory=dict)
-
-
-class ResetRequest(_Strict):
-    """Without ``session_id``: open a session on ``env_id`` (``gym.make(env_id, **kwargs)`` under ``wrappers``)."""
-
-    session_id: str | None = None
-    env_id: str | None = None
-    kwargs: dict[str, Any] = Field(default_factory=dict)
-    wrappers: list[WrapperSpec] = Field(default_factory=list, max_length=MAX_WRAPPERS)
-    seed: int | None = Field(default=None, ge=0)
-    options: dict[str, Any] | None = None
-
-
-class StepRequest(_Strict):
-    session_id: str
-    action: Any = Field(description="what env.step takes: a tool call, a reply, or (under TextActions) text")
-
-
-class CloseRequest(_Strict):
-    session_id: str
 
 
 def _reply(payload: dict, status: int = 200) -> Response:
@@ -111,37 +83,36 @@ class _BoundedBody:
         await self.app(scope, replay, send)
 
 
-def create_app(max_sessions: int = 256, ttl: float = 600.0, max_request_bytes: int = MAX_REQUEST_BYTES,
-               privileged: bool = False) -> FastAPI:
-    """The server's ASGI app.
+def create_app(env_id: str | None = None, max_sessions: int = 256, ttl: float = 600.0,
+               max_request_bytes: int = MAX_REQUEST_BYTES, privileged: bool = False) -> FastAPI:
+    """The server's ASGI app, on OpenEnv's app factory.
 
     Args:
-        max_sessions: sessions held at once (beyond, an ended episode's session gives up its slot, else 503).
-        ttl: seconds a session may sit idle before it is closed (a vanished client's env is freed).
-        max_request_bytes: the largest request body accepted (413 beyond).
-        privileged: let ``GET /state`` return the task being played (its solution included), for
-            harnesses that run the privileged reference agents or record harness facts; never for a
-            server whose clients are the agents under test.
+        env_id: what a reset that names no env plays (a reset may name any sttgym id).
+        max_sessions: WebSocket sessions held at once (beyond, a new one is refused: CAPACITY_REACHED).
+        ttl: seconds a session may sit idle before OpenEnv's reaper closes it.
+        max_request_bytes: the largest request body or WebSocket message accepted.
+        privileged: let the state return the task being played (its solution included), for harnesses
+            that run the privileged reference agents or record harness facts; never for a server whose
+            clients are the agents under test.
     """
-    sessions = Sessions(max_sessions, ttl)
+    from openenv.core.env_server import ConcurrencyConfig, create_fastapi_app
 
-    @contextlib.asynccontextmanager
-    async def lifespan(app: FastAPI):
-        async def reap() -> None:
-            while True:
-                await asyncio.sleep(min(max(ttl / 4, 0.05), 30.0))
-                closed = await asyncio.to_thread(sessions.reap)
-                if closed:
-                    log.info("closed %d idle session(s)", closed)
+    from sttgym import __version__
+    from sttgym.server.environment import (MAX_WRAPPERS, Settings, SttgymAction, SttgymEnvironment,
+                                           SttgymObservation, SttgymState)
+    from sttgym.server.mcp_tools import EpisodeMCP
+    from sttgym.server.sessions import build_env
 
-        reaper = asyncio.create_task(reap())
-        try:
-            yield
-        finally:
-            reaper.cancel()
-            await asyncio.to_thread(sessions.close_all)
-
-    app = FastAPI(title="sttgym", description="sttgym environments over HTTP (see docs/server.md)", lifespan=lifespan)
+    if env_id is not None:
+        build_env(env_id, {}, []).close()  # a bad default is the operator's error now, not each client's later
+    settings = Settings(env_id=env_id, privileged=privileged)
+    app = create_fastapi_app(functools.partial(SttgymEnvironment, settings), SttgymAction, SttgymObservation,
+                             concurrency_config=ConcurrencyConfig(max_concurrent_envs=max_sessions, session_timeout=ttl),
+                             env_name="sttgym", state_cls=SttgymState, mode="simulation")
+    app.title, app.version = "sttgym", __version__
+    app.contact = app.license_info = None  # the factory names OpenEnv's own
+    app.description = "sttgym environments as an OpenEnv environment (see docs/server.md)"
 
     @app.exception_handler(ServeError)
     async def refused(request: Request, exc: ServeError) -> Response:
@@ -152,13 +123,14 @@ def create_app(max_sessions: int = 256, ttl: float = 600.0, max_request_bytes: i
         problems = exc.errors()
         if any(p.get("type") == "json_invalid" for p in problems):
             return _error(400, "INVALID_JSON", "the request body is not valid JSON")
-        where = "; ".join(f"{'.'.join(str(part) for part in p['loc'][1:]) or 'body'}: {p['msg']}" for p in problems[:5])
-        return _error(422, "VALIDATION_ERROR", where)
+        return _error(422, "VALIDATION_ERROR", _where(problems, skip=1))
 
     @app.exception_handler(HTTPException)
     async def http_error(request: Request, exc: HTTPException) -> Response:
         if exc.status_code == 400:  # FastAPI's own: a body its JSON reader gave up on (nested too deep)
             return _error(400, "INVALID_JSON", "the request body is not JSON the server can read (nested too deep?)")
+        if exc.status_code == 422 and isinstance(exc.detail, list):  # OpenEnv's: an action its model refused
+            return _error(422, "VALIDATION_ERROR", "action: " + _where(exc.detail, skip=0))
         return _error(exc.status_code, "NOT_FOUND" if exc.status_code == 404 else "HTTP_ERROR", str(exc.detail))
 
     @app.exception_handler(Exception)
@@ -166,73 +138,31 @@ def create_app(max_sessions: int = 256, ttl: float = 600.0, max_request_bytes: i
         log.exception("unexpected error on %s", request.url.path)
         return _error(500, "INTERNAL_ERROR", f"{type(exc).__name__} (details in the server's log)")
 
-    def run(session_lock: threading.Lock, call: Any, *args: Any) -> Any:
-        """``call(*args)`` on a session's env; the env's own exception becomes an EXECUTION_ERROR."""
-        with session_lock:
-            try:
-                return call(*args)
-            except ServeError:
-                raise
-            except Exception as exc:
-                log.exception("the env raised")
-                raise ServeError(500, "EXECUTION_ERROR", f"the environment raised {type(exc).__name__}: {exc}") from None
-
-    @app.post("/reset")
-    def reset(request: ResetRequest) -> Response:
-        """Start an episode: in a new session on ``env_id``, or again in ``session_id``'s env."""
-        if request.session_id is None:
-            if request.env_id is None:
-                raise ServeError(422, "VALIDATION_ERROR", "give env_id to open a session, or the session_id to reset")
-            session = sessions.open(request.env_id, request.kwargs,
-                                    [w.model_dump() for w in request.wrappers])
-        else:
-            if request.env_id is not None or request.kwargs or request.wrappers:
-                raise ServeError(422, "VALIDATION_ERROR", "a session keeps the env it was opened on; reset it with "
-                                                          "only seed and options, or open a new session")
-            session = sessions.get(request.session_id)
-        try:
-            observation, info = run(session.lock, session.reset, request.seed, request.options)
-        except ServeError:
-            if request.session_id is None:  # nobody holds the id of a session whose first reset failed
-                sessions.close(session.id)
-            raise
-        return _reply({"session_id": session.id, "observation": observation, "info": info, "reward": None,
-                       "done": False})
-
-    @app.post("/step")
-    def step(request: StepRequest) -> Response:
-        session = sessions.get(request.session_id)
-        observation, reward, terminated, truncated, info = run(session.lock, session.step, request.action)
-        return _reply({"session_id": session.id, "observation": observation, "reward": reward,
-                       "done": terminated or truncated, "terminated": terminated, "truncated": truncated,
-                       "info": info})
-
-    @app.get("/state")
-    def state(session_id: str) -> Response:
-        session = sessions.get(session_id)
-        return _reply(run(session.lock, session.state, privileged))
-
-    @app.post("/close")
-    def close(request: CloseRequest) -> Response:
-        return _reply({"session_id": request.session_id, "closed": sessions.close(request.session_id)})
-
-    @app.get("/health")
-    def health() -> Response:
-        return _reply({"status": "healthy", "sessions": len(sessions), "max_sessions": max_sessions})
-
-    @app.get("/metadata")
-    def metadata() -> Response:
-        from sttgym import __version__
-
-        return _reply({"name": "sttgym", "version": __version__,
-                       "description": "Gymnasium tool-use environments for LLM agents under spatio-temporal dynamics",
-                       "env_ids": sorted(i for i in gym.registry if i.partition("/")[0] in NAMESPACES),
-                       "wrappers": sorted(WRAPPERS), "privileged": privileged,
+    @app.get("/envs", tags=["Environment Info"], summary="What a reset may name")
+    def envs() -> Response:
+        return _reply({"env_ids": sorted(i for i in gym.registry if i.partition("/")[0] in NAMESPACES),
+                       "default_env_id": env_id, "wrappers": sorted(WRAPPERS), "privileged": privileged,
                        "limits": {"max_sessions": max_sessions, "session_ttl_s": ttl,
                                   "max_request_bytes": max_request_bytes, "max_wrappers": MAX_WRAPPERS}})
 
+    mcp = EpisodeMCP(settings.episodes)
+    app.router.routes.append(Route("/episodes/{token}/mcp", mcp, methods=["GET", "POST", "DELETE"]))
+    openenv_lifespan = app.router.lifespan_context  # runs OpenEnv's startup (its idle-session reaper)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI):
+        async with openenv_lifespan(app), mcp.run():
+            yield
+
+    app.router.lifespan_context = lifespan
     app.add_middleware(_BoundedBody, limit=max_request_bytes)
     return app
+
+
+def _where(problems: list, skip: int) -> str:
+    """Pydantic's errors as one line naming each field (``skip``: leading parts of the location, e.g. "body")."""
+    return "; ".join(f"{'.'.join(str(part) for part in p['loc'][skip:]) or 'body'}: {p['msg']}"
+                     for p in problems[:5])
 
 
 def _timed_protocol(timeout: float) -> type:
@@ -262,6 +192,12 @@ def _timed_protocol(timeout: float) -> type:
             self._disarm()
             super().connection_lost(exc)
 
+        def handle_websocket_upgrade(self, event: h11.Request) -> None:
+            # The opening request has come whole; the WebSocket's messages are bounded in size by uvicorn
+            # (ws_max_size), and its idle session by OpenEnv's reaper.
+            self._disarm()
+            super().handle_websocket_upgrade(event)
+
         def _arm(self) -> None:
             self.deadline = self.loop.call_later(timeout, self._too_slow)
 
@@ -284,8 +220,13 @@ def serve(host: str = "127.0.0.1", port: int = 8000, log_level: str = "info",
     """Run the server until interrupted (``sttgym serve``); ``settings`` go to :func:`create_app`."""
     import uvicorn
 
-    uvicorn.run(create_app(**settings), host=host, port=port, log_level=log_level, timeout_keep_alive=30,
-                http=_timed_protocol(request_timeout))
+    uvicorn.run(create_app(**settings), host=host, port=port, log_level=log_level,
+                **_uvicorn_settings(request_timeout, settings))
+
+
+def _uvicorn_settings(request_timeout: float, settings: dict[str, Any]) -> dict[str, Any]:
+    return {"timeout_keep_alive": 30, "http": _timed_protocol(request_timeout),
+            "ws_max_size": settings.get("max_request_bytes", MAX_REQUEST_BYTES)}
 
 
 @contextlib.contextmanager
@@ -301,8 +242,8 @@ def running(host: str = "127.0.0.1", request_timeout: float = REQUEST_TIMEOUT_S,
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, 0))
-    server = uvicorn.Server(uvicorn.Config(create_app(**settings), log_level="warning", timeout_keep_alive=30,
-                                           http=_timed_protocol(request_timeout)))
+    server = uvicorn.Server(uvicorn.Config(create_app(**settings), log_level="warning",
+                                           **_uvicorn_settings(request_timeout, settings)))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     try:

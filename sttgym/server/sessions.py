@@ -1,9 +1,7 @@
-"""Sessions of a served environment: one env (and its wrapper stack) per client, built, stepped and reaped.
+"""What a served session may build: a registered sttgym id, its typed ``gym.make`` keywords, the suite's wrappers.
 
-Nothing here knows HTTP; :mod:`sttgym.server.app` turns these calls and their :class:`ServeError`
-into requests and JSON replies. A session holds one env for one client: the client resets it for
-each episode (seeded, so an episode is the same as a local one) and closes it, or it expires
-after ``ttl`` seconds without a request (a client that died leaves nothing behind for long).
+Nothing here knows HTTP or OpenEnv; :mod:`sttgym.server.environment` builds each session's env with
+:func:`build_env`, and :mod:`sttgym.server.app` turns a :class:`ServeError` into a JSON reply.
 """
 
 from __future__ import annotations
@@ -11,22 +9,17 @@ from __future__ import annotations
 import functools
 import inspect
 import json
-import secrets
-import threading
-import time
 import typing
-from dataclasses import dataclass, field
-from typing import Annotated, Any, Callable, Literal
+from typing import Annotated, Any, Literal
 
 import gymnasium as gym
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
-from sttgym.core import tool_env
 from sttgym.envs.scramble.templates import TEMPLATES
 from sttgym.registry import SUITE_NAMESPACES, registered_id
 from sttgym.wrappers import MappingDrift, Obfuscate, StochasticFailure, TemporalWindow, TextActions
 
-__all__ = ["ServeError", "Session", "Sessions", "WRAPPERS", "NAMESPACES", "KEYWORDS", "build_env", "wrapper_keywords"]
+__all__ = ["ServeError", "WRAPPERS", "NAMESPACES", "KEYWORDS", "build_env", "wrapper_keywords"]
 
 NAMESPACES = SUITE_NAMESPACES  # what a server builds: sttgym's own ids, never any other registered env
 WRAPPERS: dict[str, type[gym.Wrapper]] = {cls.__name__: cls for cls in (
@@ -98,7 +91,8 @@ class ServeError(Exception):
     """A request the server refuses: ``code`` names the kind (OpenEnv's error codes where one fits)."""
 
     def __init__(self, status: int, code: str, message: str):
-        super().__init__(message)
+        # Code and status lead the text: OpenEnv's WebSocket reports an environment's exception by its text alone.
+        super().__init__(f"{code} ({status}): {message}")
         self.status, self.code, self.message = status, code, message
 
 
@@ -110,7 +104,7 @@ def build_env(env_id: str, kwargs: dict[str, Any], wrappers: list[dict[str, Any]
     try:
         env_id = registered_id(env_id, NAMESPACES)  # never "module:..." (gymnasium would import the module)
     except ValueError as exc:
-        raise ServeError(404, "FACTORY_ERROR", f"{exc}; served: {', '.join(NAMESPACES)}/... (see GET /metadata)") \
+        raise ServeError(404, "FACTORY_ERROR", f"{exc}; served: {', '.join(NAMESPACES)}/... (see GET /envs)") \
             from None
     unknown = [w["name"] for w in wrappers if w["name"] not in WRAPPERS]
     if unknown:
@@ -121,7 +115,7 @@ def build_env(env_id: str, kwargs: dict[str, Any], wrappers: list[dict[str, Any]
     try:
         env = gym.make(env_id, **kwargs)
     except gym.error.Error:  # gymnasium's "no such id" family
-        raise ServeError(404, "FACTORY_ERROR", f"unknown env id {env_id!r} (see GET /metadata)") from None
+        raise ServeError(404, "FACTORY_ERROR", f"unknown env id {env_id!r} (see GET /envs)") from None
     except (TypeError, ValueError) as exc:
         raise ServeError(422, "FACTORY_ERROR", f"cannot make {env_id}: {exc}") from None
     try:
@@ -131,136 +125,3 @@ def build_env(env_id: str, kwargs: dict[str, Any], wrappers: list[dict[str, Any]
         env.close()
         raise ServeError(422, "FACTORY_ERROR", f"cannot wrap {env_id}: {exc}") from None
     return env
-
-
-@dataclass(eq=False)
-class Session:
-    """One client's env. ``lock`` serialises its requests; ``used`` is when the last one arrived."""
-
-    id: str
-    env_id: str
-    env: gym.Env
-    used: float
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    episodes: int = 0
-    steps: int = 0  # in the current episode
-    done: bool = False
-
-    def reset(self, seed: int | None, options: dict | None) -> tuple[Any, dict]:
-        try:
-            observation, info = self.env.reset(seed=seed, options=options)
-        except ValueError as exc:  # options the env refuses (a stored task of another id, a malformed one)
-            raise ServeError(422, "VALIDATION_ERROR", f"the env refused the reset: {exc}") from None
-        self.episodes, self.steps, self.done = self.episodes + 1, 0, False
-        return observation, info
-
-    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict]:
-        observation, reward, terminated, truncated, info = self.env.step(action)
-        base = tool_env(self.env)
-        if truncated and not base.done:  # a time limit cut the episode: score it as sttgym.rollout does
-            reward, end = base.conclude()
-            info = {**info, **end}
-        self.steps += 1
-        self.done = terminated or truncated
-        return observation, float(reward), terminated, truncated, info
-
-    def state(self, privileged: bool) -> dict:
-        """What a harness may read about the session; an arena task only from a privileged server (else no ``task``)."""
-        base = tool_env(self.env)
-        state = {"session_id": self.id, "env_id": self.env_id, "spec": json.loads(self.env.spec.to_json()),
-                 "episodes": self.episodes, "step_count": self.steps, "done": self.done, "privileged": privileged,
-                 "tools": [{**spec.schema["function"], "mutates": spec.mutates, "cost": spec.cost}
-                           for spec in base.tools.values()]}
-        task = getattr(base, "task", None)
-        if not hasattr(task, "model_dump"):  # no arena task (ScrambleTool): nothing to withhold
-            state["task"] = None
-        elif privileged:
-            state["task"] = task.model_dump(mode="json")
-        return state
-
-
-class Sessions:
-    """The live sessions of a server: at most ``max_sessions``, each closed after ``ttl`` idle seconds.
-
-    When all slots are taken, a new session takes the slot of the least recently used one whose
-    episode has ended (a client keeps its session between episodes, and its next reset simply
-    opens a new one); only when every session is mid-episode is a new one refused.
-    """
-
-    def __init__(self, max_sessions: int = 256, ttl: float = 600.0, clock: Callable[[], float] = time.monotonic):
-        if max_sessions < 1 or ttl <= 0:
-            raise ValueError("max_sessions must be at least 1 and ttl positive")
-        self.max_sessions, self.ttl, self.clock = max_sessions, ttl, clock
-        self._sessions: dict[str, Session | None] = {}  # None: a slot held while its env is being built
-        self._lock = threading.Lock()
-
-    def __len__(self) -> int:
-        return len(self._sessions)
-
-    def open(self, env_id: str, kwargs: dict, wrappers: list[dict]) -> Session:
-        self.reap()
-        sid = secrets.token_urlsafe(16)  # unguessable: a session is its holder's alone
-        with self._lock:
-            if len(self._sessions) >= self.max_sessions:
-                ended = [s for s in self._sessions.values() if s is not None and s.done]
-                if not ended:
-                    raise ServeError(503, "CAPACITY_REACHED", f"all {self.max_sessions} sessions of the server are "
-                                                              "mid-episode; close one or try again later")
-                evicted = min(ended, key=lambda s: s.used)
-                del self._sessions[evicted.id]
-            else:
-                evicted = None
-            self._sessions[sid] = None
-        if evicted is not None:
-            self._shut(evicted)
-        try:
-            env = build_env(env_id, kwargs, wrappers)
-        except BaseException:
-            with self._lock:
-                del self._sessions[sid]
-            raise
-        session = Session(sid, env_id, env, self.clock())
-        with self._lock:
-            self._sessions[sid] = session
-        return session
-
-    def get(self, sid: str) -> Session:
-        """The live session ``sid``, marked as used now."""
-        with self._lock:
-            session = self._sessions.get(sid)
-        if session is None or self._expired(session):
-            if session is not None:
-                self.close(sid)
-            raise ServeError(404, "SESSION_ERROR", f"unknown session {sid!r}: never opened, closed, or idle for more "
-                                                   f"than {self.ttl:g} s")
-        session.used = self.clock()
-        return session
-
-    def close(self, sid: str) -> bool:
-        with self._lock:
-            session = self._sessions.get(sid)
-            if session is None:  # unknown, or still being built (its opener will hand it out)
-                return False
-            del self._sessions[sid]
-        self._shut(session)
-        return True
-
-    @staticmethod
-    def _shut(session: Session) -> None:
-        with session.lock:  # a request in flight on it finishes first
-            session.env.close()
-
-    def reap(self) -> int:
-        """Close every session idle for longer than ``ttl``; how many were closed."""
-        with self._lock:
-            stale = [s.id for s in self._sessions.values() if s is not None and self._expired(s)]
-        return sum(self.close(sid) for sid in stale)
-
-    def close_all(self) -> None:
-        with self._lock:
-            ids = [sid for sid, s in self._sessions.items() if s is not None]
-        for sid in ids:
-            self.close(sid)
-
-    def _expired(self, session: Session) -> bool:
-        return self.clock() - session.used > self.ttl

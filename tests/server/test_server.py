@@ -1,4 +1,6 @@
-"""`sttgym serve` and RemoteEnv on loopback: the same episodes as locally, many clients, clean refusals."""
+"""`sttgym serve` and RemoteEnv on loopback: the same episodes as locally, many clients, clean refusals.
+
+OpenEnv's own client, validator and an MCP client are in tests/server/test_openenv.py."""
 
 from __future__ import annotations
 
@@ -17,8 +19,7 @@ from pathlib import Path
 import gymnasium as gym
 import pytest
 
-pytest.importorskip("fastapi")
-pytest.importorskip("uvicorn")
+pytest.importorskip("openenv")  # the server is OpenEnv's (the serve extra)
 
 import sttgym  # noqa: E402
 from sttgym.agents import CycleTracingAgent, NominalAgent, OracleAgent, RandomAgent  # noqa: E402
@@ -93,14 +94,21 @@ def test_a_time_limit_on_the_server_still_scores_the_episode(url):
     same_episode(remote, local)
 
 
-def test_malformed_actions_are_answered_as_the_local_env_answers_them(url):
-    actions = ["just text", None, 42, [1, 2], {}, {"name": "no_such_tool", "arguments": {}},
-               {"name": "list_sites", "arguments": "{not json"}, {"name": "list_sites", "arguments": {"bogus": 1}},
-               {"name": "list_sites"}, {"content": 7}, {"content": "Task Completed"}, {"name": "list_sites", "arguments": {}}]
+def test_malformed_calls_are_answered_as_locally_and_other_shapes_are_refused(url):
+    calls = [{"name": "no_such_tool", "arguments": {}}, {"name": "list_sites", "arguments": "{not json"},
+             {"name": "list_sites", "arguments": {"bogus": 1}}, {"name": "list_sites"}, {"content": "Task Completed"},
+             {"name": "list_sites", "arguments": {}}]
     remote, local = RemoteEnv(url, ARENA[0]), gym.make(ARENA[0])
     assert remote.reset(seed=5) == local.reset(seed=5)
-    for action in actions:
+    for action in calls:
         assert remote.step(action) == local.step(action), action
+    remote.reset(seed=5)
+    for action in [None, 42, [1, 2], {}, {"content": 7}, {"name": "list_sites", "arguments": {},
+                                                                       "extra": 1}]:
+        with pytest.raises(RemoteError) as refused:  # the server's actions are typed: these never reach the env
+            remote.step(action)
+        assert refused.value.code == "VALIDATION_ERROR", action
+    assert remote.step({"name": "list_sites", "arguments": {}})[4]["turn"] == 1
     remote.close()
 
 
@@ -116,7 +124,6 @@ def test_text_actions_through_the_server(url):
 
 def test_thirty_two_clients_at_once_each_get_their_own_episodes(url):
     plays = [(ARENA[i % len(ARENA)], i) for i in range(32)]
-    open_before = raw(url, "GET", "/health")[1]["sessions"]
     remote: dict[int, sttgym.Trajectory] = {}
     failures: list[BaseException] = []
 
@@ -138,53 +145,51 @@ def test_thirty_two_clients_at_once_each_get_their_own_episodes(url):
     for env_id, seed in plays:
         for s in (seed, seed + 100):
             same_episode(remote[s], sttgym.rollout(gym.make(env_id), RandomAgent(max_calls=8), seed=s))
-    assert raw(url, "GET", "/health")[1]["sessions"] == open_before  # every client closed its session
 
 
-def test_a_client_killed_mid_episode_leaves_a_healthy_server_and_its_session_expires():
+def test_a_client_killed_mid_episode_frees_its_session_and_leaves_a_healthy_server():
     client = ("import sys; from sttgym.server import RemoteEnv\n"
               "env = RemoteEnv(sys.argv[1], 'STTArena/ColdChain-T2-medium'); env.reset(seed=0)\n"
-              "env.step({'name': 'list_sites', 'arguments': {}}); print(env.session_id, flush=True)\n"
+              "env.step({'name': 'list_sites', 'arguments': {}}); print(env.episode_id, flush=True)\n"
               "import time; time.sleep(60)\n")
-    with running(ttl=0.5) as url:
+    with running(max_sessions=1) as url:
         process = subprocess.Popen([sys.executable, "-c", client, url], stdout=subprocess.PIPE, text=True, cwd=ROOT,
                                    env={**os.environ, "PYTHONPATH": str(ROOT)})
-        session = process.stdout.readline().strip()
+        assert process.stdout.readline().strip()
+        with pytest.raises(RemoteError) as full:  # the one slot is the live client's
+            RemoteEnv(url, ARENA[0]).reset(seed=0)
+        assert full.value.code == "CAPACITY_REACHED"
         process.kill()
         process.wait()
         # A second client dies halfway through sending a request.
         parts = urllib.parse.urlsplit(url)
         with socket.create_connection((parts.hostname, parts.port)) as sock:
-            sock.sendall(b"POST /step HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                         b"Content-Length: 500\r\n\r\n{\"session_id\": ")
-        assert session and raw(url, "GET", "/health")[0] == 200
-        deadline = time.monotonic() + 10
-        while raw(url, "GET", "/health")[1]["sessions"] and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert raw(url, "GET", "/health")[1] == {"status": "healthy", "sessions": 0, "max_sessions": 256}
-        status, reply = raw(url, "POST", "/step", json.dumps({"session_id": session, "action": {}}).encode())
-        assert status == 404 and reply["error"]["code"] == "SESSION_ERROR"
-        # A client idle past the ttl gets a new session at its next reset; a step in the lost episode is an error.
-        env = RemoteEnv(url, ARENA[0])
-        first = env.reset(seed=1)
-        time.sleep(0.8)
-        with pytest.raises(RemoteError, match="idle for more than"):
-            env.step({"content": "done"})
-        assert env.reset(seed=1) == first and env.step({"content": "done"})[2]
+            sock.sendall(b"POST /reset HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                         b"Content-Length: 500\r\n\r\n{\"seed\": ")
+        assert raw(url, "GET", "/health") == (200, {"status": "healthy"})
+        env, deadline = RemoteEnv(url, ARENA[0]), time.monotonic() + 10
+        while True:  # the dead client's session is freed as soon as the server sees its socket close
+            try:
+                first = env.reset(seed=1)
+                break
+            except RemoteError as exc:
+                assert exc.code == "CAPACITY_REACHED" and time.monotonic() < deadline
+                time.sleep(0.05)
+        assert env.step({"content": "done"})[2] and env.reset(seed=1) == first
         env.close()
 
 
-def test_oversized_requests_are_refused_and_the_session_lives_on():
+def test_oversized_requests_are_refused():
     with running(max_request_bytes=4096) as url:
+        body = json.dumps({"env_id": ARENA[0], "options": {"task": "x" * 5000}}).encode()
+        for chunked in (False, True):  # with no length declared, the body is counted as it arrives
+            status, reply = raw(url, "POST", "/reset", body, chunked=chunked)
+            assert status == 413 and reply["error"]["code"] == "TOO_LARGE"
         env = RemoteEnv(url, ARENA[0])
         env.reset(seed=0)
-        with pytest.raises(RemoteError) as refused:
+        with pytest.raises(RemoteError):  # a WebSocket message over the bound closes the session
             env.step({"content": "x" * 5000})
-        assert refused.value.status == 413 and refused.value.code == "TOO_LARGE"
-        body = json.dumps({"session_id": env.session_id, "action": {"content": "y" * 5000}}).encode()
-        status, reply = raw(url, "POST", "/step", body, chunked=True)  # no length declared: counted as it arrives
-        assert status == 413 and reply["error"]["code"] == "TOO_LARGE"
-        assert env.step({"name": "list_sites", "arguments": {}})[4]["turn"] == 1  # nothing reached the env
+        assert env.reset(seed=0)[0] and env.step({"name": "list_sites", "arguments": {}})[4]["turn"] == 1
         env.close()
 
 
@@ -197,8 +202,8 @@ def test_oversized_requests_are_refused_and_the_session_lives_on():
     ({"env_id": ARENA[0], "kwargs": {"no_such_option": 1}}, 422, "VALIDATION_ERROR"),
     ({"env_id": ARENA[0], "seed": -1}, 422, "VALIDATION_ERROR"),
     ({"env_id": ARENA[0], "wrapper": []}, 422, "VALIDATION_ERROR"),
-    ({"seed": 0}, 422, "VALIDATION_ERROR"),
-    ({"session_id": "nope"}, 404, "SESSION_ERROR"),
+    ({"env_id": ARENA[0], "episode_id": "x" * 300}, 422, "VALIDATION_ERROR"),
+    ({"seed": 0}, 422, "VALIDATION_ERROR"),  # this server has no default env
 ])
 def test_refused_resets_are_clean_json_errors(url, request_, status, code):
     got, reply = raw(url, "POST", "/reset", json.dumps(request_).encode())
@@ -208,39 +213,19 @@ def test_refused_resets_are_clean_json_errors(url, request_, status, code):
 
 def test_other_refusals_are_clean_json_errors(url):
     assert raw(url, "POST", "/step", b"{not json")[1]["error"]["code"] == "INVALID_JSON"
-    nested = b'{"session_id": "x", "action": ' + b"[" * 5000 + b"]" * 5000 + b"}"
+    nested = b'{"action": ' + b"[" * 5000 + b"]" * 5000 + b"}"
     assert raw(url, "POST", "/step", nested)[1]["error"]["code"] == "INVALID_JSON"
-    assert raw(url, "POST", "/step", b'{"session_id": "x"}') == (
+    assert raw(url, "POST", "/step", b'{"request_id": "x"}') == (
         422, {"error": {"code": "VALIDATION_ERROR", "message": "action: Field required"}})
-    assert raw(url, "POST", "/step", b'{"session_id": "x", "action": {}}')[1]["error"]["code"] == "SESSION_ERROR"
-    assert raw(url, "GET", "/state?session_id=x")[0] == 404
+    assert raw(url, "POST", "/step", b'{"action": {"content": 7}}') == (
+        422, {"error": {"code": "VALIDATION_ERROR", "message": "action: content: Input should be a valid string"}})
+    status, reply = raw(url, "POST", "/step", b'{"action": {"content": "done"}}')  # HTTP is stateless, as OpenEnv's
+    assert status == 409 and reply["error"]["code"] == "SESSION_ERROR" and "/ws" in reply["error"]["message"]
     assert raw(url, "GET", "/nowhere") == (404, {"error": {"code": "NOT_FOUND", "message": "Not Found"}})
-    session = raw(url, "POST", "/reset", json.dumps({"env_id": ARENA[0]}).encode())[1]["session_id"]
-    status, reply = raw(url, "POST", "/reset", json.dumps({"session_id": session, "env_id": ARENA[1]}).encode())
-    assert status == 422 and "keeps the env" in reply["error"]["message"]
-    assert raw(url, "POST", "/close", json.dumps({"session_id": session}).encode())[1]["closed"] is True
-    assert raw(url, "POST", "/close", json.dumps({"session_id": session}).encode())[1]["closed"] is False
+    assert raw(url, "POST", "/episodes/nope/mcp", b"{}")[1]["error"]["code"] == "SESSION_ERROR"
     with pytest.raises(RemoteError, match="cannot reach") as unreachable:
         RemoteEnv("http://127.0.0.1:9", ARENA[0], timeout=2).reset()
     assert unreachable.value.code == "UNREACHABLE"
-
-
-def test_a_full_server_reuses_the_slots_of_ended_episodes_and_refuses_only_when_all_are_running():
-    with running(max_sessions=2) as url:
-        envs = [RemoteEnv(url, ARENA[0]) for _ in range(4)]
-        envs[0].reset(seed=0), envs[0].step({"content": "done"})  # an ended episode
-        envs[1].reset(seed=0)  # a running one
-        assert envs[2].reset(seed=0) == envs[1].reset(seed=0)  # took the ended episode's slot
-        with pytest.raises(RemoteError) as full:
-            envs[3].reset(seed=0)
-        assert full.value.status == 503 and full.value.code == "CAPACITY_REACHED"
-        with pytest.raises(RemoteError, match="SESSION_ERROR"):
-            envs[0].step({"content": "again"})  # its session went to envs[2]
-        envs[1].close()
-        assert envs[3].reset(seed=0) == envs[2].reset(seed=0)
-        for env in envs:
-            env.close()
-        assert raw(url, "GET", "/health")[1]["sessions"] == 0
 
 
 def test_state_and_metadata_name_what_is_served(url):
@@ -255,9 +240,10 @@ def test_state_and_metadata_name_what_is_served(url):
     assert env.task.model_dump(mode="json") == local.unwrapped.task.model_dump(mode="json")
     assert {n for n, s in env.tools.items() if s.mutates} == {n for n, s in local.unwrapped.tools.items() if s.mutates}
     env.close()
-    metadata = raw(url, "GET", "/metadata")[1]
-    assert gym.make(ARENA[0]).spec.id in metadata["env_ids"] and "ScrambleTool/All" in " ".join(metadata["env_ids"])
-    assert "TemporalWindow" in metadata["wrappers"] and metadata["privileged"] is True
+    envs = raw(url, "GET", "/envs")[1]
+    assert gym.make(ARENA[0]).spec.id in envs["env_ids"] and "ScrambleTool/All" in " ".join(envs["env_ids"])
+    assert "TemporalWindow" in envs["wrappers"] and envs["privileged"] is True and envs["default_env_id"] is None
+    assert raw(url, "GET", "/metadata")[1]["version"] == sttgym.__version__
 
 
 def test_an_unprivileged_server_withholds_the_task():
@@ -265,7 +251,7 @@ def test_an_unprivileged_server_withholds_the_task():
         env = RemoteEnv(url, ARENA[0])
         with pytest.raises(RuntimeError, match="--privileged"):
             sttgym.rollout(env, OracleAgent(), seed=0)
-        assert "task" not in env.state() and env.tools  # the tools are no secret
+        assert env.state()["task"] is None and env.tools  # the tools are no secret
         env.close()
 
 
@@ -291,25 +277,42 @@ def test_sttgym_serve_runs_the_server_until_interrupted():
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    process = subprocess.Popen([sys.executable, "-m", "sttgym", "serve", "--port", str(port), "--ttl", "30"],
+    process = subprocess.Popen([sys.executable, "-m", "sttgym", "serve", "--port", str(port), "--ttl", "30",
+                                "--env-id", ARENA[0]],
                                cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 60  # importing OpenEnv's server takes seconds on a busy machine
         while True:
             try:
                 assert raw(f"http://127.0.0.1:{port}", "GET", "/health")[1]["status"] == "healthy"
                 break
             except ConnectionRefusedError:
-                assert process.poll() is None and time.monotonic() < deadline, process.stderr.read()
+                assert process.poll() is None, process.stderr.read()
+                assert time.monotonic() < deadline, "the server did not start within 60 s"
                 time.sleep(0.1)
+        status, reply = raw(f"http://127.0.0.1:{port}", "POST", "/reset", b'{"seed": 4}')  # the default env
+        assert status == 200 and reply["observation"]["text"] == gym.make(ARENA[0]).reset(seed=4)[0]
         process.send_signal(signal.SIGINT)
         assert process.wait(timeout=20) == 0
     finally:
         process.kill()
 
 
+@pytest.mark.parametrize("args, says", [(["--env-id", "STTArena/NoSuch-T1-easy"], "is not a registered"),
+                                        (["--env-id", "os:STTArena/ColdChain-T2-medium"], "names a module"),
+                                        (["--port", "70000"], "--port")])
+def test_sttgym_serve_refuses_bad_input_in_one_line(args, says):
+    from typer.testing import CliRunner
+
+    from sttgym.cli import app
+
+    result = CliRunner().invoke(app, ["serve", *args])
+    assert result.exit_code == 2 and says in " ".join(result.output.split()) and "Traceback" not in result.output
+
+
 def test_the_client_loads_no_server_stack_and_sttgym_loads_no_client():
-    assert not {"fastapi", "uvicorn", "starlette"} & {m.split(".")[0] for m in loaded_after("import sttgym.server")}
+    assert not {"fastapi", "uvicorn", "starlette", "openenv", "mcp"} & {
+        m.split(".")[0] for m in loaded_after("import sttgym.server")}
     assert not [m for m in loaded_after("import sttgym") if m.startswith("sttgym.server")]
 
 
@@ -343,3 +346,19 @@ def test_sttgym_eval_with_server_writes_the_local_results(url, tmp_path):
     assert summaries[0] == summaries[1] and summaries[0]["episodes"] == 3
     with pytest.raises(ValueError, match="rule user and judge"):
         EvalConfig(server=url, judge="llm")
+
+
+def test_sttgym_eval_refuses_a_server_that_cannot_play_the_run_in_one_line(tmp_path):
+    from typer.testing import CliRunner
+
+    from sttgym.cli import app
+
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        free = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    args = ["eval", "--agent", "cycle-tracing", "--domain", "Hotel", "--limit", "2"]
+    with running() as unprivileged:
+        for server, says in ((unprivileged, "start it with --privileged"), (free, "cannot reach the sttgym server")):
+            result = CliRunner().invoke(app, [*args, "--server", server, "--out", str(tmp_path / "run")])
+            assert result.exit_code == 2 and says in " ".join(result.output.split()), result.output
+            assert "Traceback" not in result.output and not (tmp_path / "run" / "trajectories.jsonl").exists()

@@ -1,6 +1,6 @@
 """Every request a server takes is typed and bounded, and every reply it gives is encodable: wrong types are a 422
 naming the field, never a 500 from inside the env; a lone surrogate an agent sends comes back as U+FFFD; a client
-too slow to send its request is disconnected; and a battery of hostile requests gets no 5xx at all."""
+too slow to send its request is disconnected; and a battery of hostile requests and messages gets no server error."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ import urllib.parse
 import numpy as np
 import pytest
 
-pytest.importorskip("fastapi")
-pytest.importorskip("uvicorn")
+pytest.importorskip("openenv")
 
 from sttgym.fuzz import CATEGORIES, hostile_action  # noqa: E402
-from sttgym.server.app import running  # noqa: E402
+from sttgym.server.app import MAX_REQUEST_BYTES, running  # noqa: E402
+from sttgym.server.client import _Closed, _WebSocket  # noqa: E402
 from tests.server.test_server import ARENA, raw  # noqa: E402
 
 SCRAMBLE = "ScrambleTool/All"
@@ -56,22 +56,33 @@ def test_typed_keywords_still_reach_the_env(url):
     status, reply = raw(url, "POST", "/reset", json.dumps({"env_id": SCRAMBLE, "seed": 0, "kwargs": {
         "tasks": 2, "templates": ["web_service_audit", "scheduled_backup_audit"], "failure_p": 0, "nested_keys": False}
     }).encode())
-    assert status == 200 and "2 tasks" in reply["observation"]
+    assert status == 200 and "2 tasks" in reply["observation"]["text"]
     status, reply = raw(url, "POST", "/reset", json.dumps({"env_id": ARENA[0], "seed": 0, "kwargs": {
         "max_turns": 3, "dynamics": False, "user": "none"}}).encode())
-    assert status == 200 and "chat_with_user" not in json.dumps(reply["info"]["tools"])
+    assert status == 200 and "chat_with_user" not in json.dumps(reply["observation"]["info"]["tools"])
+
+
+def session(url: str, env_id: str) -> _WebSocket:
+    """An OpenEnv session (a WebSocket) reset on ``env_id``, to send it messages of any shape."""
+    parts = urllib.parse.urlsplit(url)
+    ws = _WebSocket("http", parts.hostname, parts.port, "/ws", timeout=10)
+    ws.send(json.dumps({"type": "reset", "data": {"env_id": env_id, "seed": 0}}))
+    assert json.loads(ws.receive())["type"] == "observation"
+    return ws
 
 
 def test_a_lone_surrogate_an_agent_sends_comes_back_encodable(url):
-    session = raw(url, "POST", "/reset", json.dumps({"env_id": "ScrambleTool/Unscrambled", "seed": 0}).encode())[1]
+    ws = session(url, "ScrambleTool/Unscrambled")
     for action in ({"name": "read_file", "arguments": {"file_path": "/etc/\ud800"}},
                    {"name": "read_file", "arguments": {"\udfff": 1}}, {"name": "\ud83d", "arguments": {}}):
-        body = json.dumps({"session_id": session["session_id"], "action": action}).encode()  # \\ud800 on the wire
-        status, reply = raw(url, "POST", "/step", body)
-        assert status == 200 and "\ufffd" in json.dumps(reply, ensure_ascii=False), reply
+        ws.send(json.dumps({"type": "step", "data": action}))  # \\ud800 on the wire
+        reply = json.loads(ws.receive())
+        assert reply["type"] == "observation" and "\ufffd" in json.dumps(reply, ensure_ascii=False), reply
+    ws.close()
 
 
 def test_a_client_too_slow_to_send_its_request_is_disconnected(url):
+    ws = session(url, ARENA[0])
     parts = urllib.parse.urlsplit(url)
     slow = [socket.create_connection((parts.hostname, parts.port), timeout=15) for _ in range(40)]
     for i, sock in enumerate(slow):  # half send nothing, half stop halfway through (slowloris)
@@ -82,6 +93,9 @@ def test_a_client_too_slow_to_send_its_request_is_disconnected(url):
         sock.close()
     assert closed == len(slow)
     assert raw(url, "GET", "/health")[0] == 200  # and everyone else is served
+    ws.send(json.dumps({"type": "step", "data": {"name": "list_sites", "arguments": {}}}))  # a session is no request:
+    assert json.loads(ws.receive())["type"] == "observation"  # it outlives the deadline
+    ws.close()
 
 
 def hostile_requests(rng: np.random.Generator, count: int) -> list[tuple[str, object]]:
@@ -100,18 +114,34 @@ def hostile_requests(rng: np.random.Generator, count: int) -> list[tuple[str, ob
     return out
 
 
-def test_hostile_requests_get_no_5xx(url):
+def test_hostile_requests_get_no_server_error(url):
     rng = np.random.default_rng(5)
-    session = raw(url, "POST", "/reset", json.dumps({"env_id": ARENA[0], "seed": 0}).encode())[1]["session_id"]
-    statuses = []
+    ws, statuses, kinds = session(url, ARENA[0]), [], []
     for path, body in hostile_requests(rng, 300):
-        if path == "/step":
-            body = {"session_id": session, "action": body}
         try:
-            data = json.dumps(body, default=repr).encode()
+            data = json.dumps(body, default=repr)
         except (TypeError, ValueError, RecursionError):  # not JSON at all: what a broken client sends instead
-            data = b'{"session_id": "' + session.encode() + b'", "action": {"name": 1e999999'
-        status, reply = raw(url, "POST", path, data)
-        statuses.append(status)
-        assert "error" in reply or status == 200
-    assert [s for s in statuses if s >= 500] == [] and statuses.count(200) > 100
+            data = '{"name": 1e999999'
+        if path == "/reset":
+            status, reply = raw(url, "POST", path, data.encode())
+            statuses.append(status)
+            assert "error" in reply or status == 200
+        else:
+            message = '{"type": "step", "data": ' + data + "}"
+            if len(message) > MAX_REQUEST_BYTES:  # a message over the bound closes its session, maybe mid-send
+                with pytest.raises((_Closed, OSError)):
+                    ws.send(message)
+                    ws.receive()
+                ws, kind = session(url, ARENA[0]), "closed"
+            else:
+                ws.send(message)
+                reply = json.loads(ws.receive())
+                kind = reply["type"] if reply["type"] == "observation" else reply["data"]["code"]
+                if kind == "SESSION_ERROR":  # OpenEnv ends a session whose message it cannot parse (nested too deep)
+                    ws.close()
+                    ws, kind = session(url, ARENA[0]), "closed"
+            kinds.append(kind)
+    ws.close()
+    assert statuses and [s for s in statuses if s >= 500] == []
+    assert set(kinds) <= {"observation", "VALIDATION_ERROR", "INVALID_JSON", "closed"}
+    assert kinds.count("observation") > 100 and "closed" in kinds
