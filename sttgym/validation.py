@@ -86,9 +86,12 @@ class TaskReport:
         return not self.problems
 
 
-def _run(env_id: str, agent, seed: int, dynamics: bool = True) -> tuple[Trajectory, gym.Env]:
+def _run(env_id: str, agent, seed: int, dynamics: bool = True, task=None) -> tuple[Trajectory, gym.Env]:
+    """``agent``'s episode at ``seed``; on ``task`` when given, the instance the seed built, so the many runs of
+    one instance build it once (building is most of a short episode's time; the JSON replay check keeps the
+    stored path honest)."""
     env = gym.make(env_id, dynamics=dynamics)
-    return rollout(env, agent, seed=seed), env
+    return rollout(env, agent, seed=seed, options=None if task is None else {"task": task}), env
 
 
 def _replayed(env_id: str, task, seed: int) -> Trajectory:
@@ -245,14 +248,15 @@ def _values(value) -> list:
     return [value]
 
 
-def panel_answers(env_id: str, seed: int) -> tuple[str, ...]:
-    """The user's answers to each of :data:`PANEL`, asked first thing, with ids, times and numbers blanked."""
+def panel_answers(env_id: str, seed: int, task=None) -> tuple[str, ...]:
+    """The user's answers to each of :data:`PANEL`, asked first thing, with ids, times and numbers blanked
+    (``task``: the instance ``seed`` builds, if already built)."""
     import re
 
     out = []
     for question in PANEL:
         env = gym.make(env_id)
-        env.reset(seed=seed)
+        env.reset(seed=seed, options=None if task is None else {"task": task})
         if "chat_with_user" not in env.unwrapped.tools:
             return ()
         _, _, _, _, info = env.step({"name": "chat_with_user", "arguments": {"message": question}})
@@ -311,21 +315,21 @@ def validate_task(env_id: str, seeds: Iterable[int]) -> TaskReport:
             oracle, env = _run(env_id, OracleAgent(), seed)
             task = env.unwrapped.task
             replay = _replayed(env_id, task, seed)
-            nominal, nominal_env = _run(env_id, NominalAgent(), seed)
-            static, _ = _run(env_id, NominalAgent(), seed, dynamics=False)
-            noop, _ = _run(env_id, NoopAgent(), seed)
-            probes = {name: _run(env_id, probe(), seed) for name, probe in PROBES.items()}
+            nominal, nominal_env = _run(env_id, NominalAgent(), seed, task=task)
+            static, _ = _run(env_id, NominalAgent(), seed, dynamics=False, task=task)
+            noop, _ = _run(env_id, NoopAgent(), seed, task=task)
+            probes = {name: _run(env_id, probe(), seed, task=task) for name, probe in PROBES.items()}
             for name, (traj, _) in probes.items():
                 report.probes[name].append(traj.reward)
             blind = probes["blind-writer"][0]
             reset_info = env.unwrapped.task.summary()
             shown = {"world": env.unwrapped.briefing(), "tools": env.unwrapped.tool_listing()}
             for name, alternative in enumerate(task.alternatives):
-                traj = rollout(gym.make(env_id), PlanAgent(alternative), seed=seed)
+                traj = _run(env_id, PlanAgent(alternative), seed, task=task)[0]
                 if traj.reward != 1.0:
                     failed = [c["name"] for c in traj.info.get("checklist", []) if not c["passed"]]
                     report.problems.append(f"{where}: alternative solution {name} scored {traj.reward:.3f} ({failed})")
-            swept, _ = _run(env_id, _ReadingOracle(), seed)
+            swept, _ = _run(env_id, _ReadingOracle(), seed, task=task)
             if swept.reward != 1.0:
                 failed = [c.get("description") for c in swept.info.get("checklist", []) if not c["passed"]]
                 report.problems.append(f"{where}: the oracle scored {swept.reward:.3f} once it also read around: "
@@ -334,7 +338,7 @@ def validate_task(env_id: str, seeds: Iterable[int]) -> TaskReport:
                 extra = _unrelated_write(env_id, seed, oracle)
                 if extra is not None:
                     report.collateral.append(extra)
-            report.answers.append((task.solvable, panel_answers(env_id, seed)))
+            report.answers.append((task.solvable, panel_answers(env_id, seed, task)))
         except Exception as exc:  # a scenario that cannot even run is the first thing to report
             report.problems.append(f"{where}: raised {type(exc).__name__}: {exc}")
             continue
@@ -387,7 +391,7 @@ def validate_task(env_id: str, seeds: Iterable[int]) -> TaskReport:
         if task.solvable != (level != "impossible"):
             report.problems.append(f"{where}: solvable={task.solvable} contradicts level {level}")
         if task.solvable and seed == seeds[0]:  # quadratic in the plan's length: one seed says enough
-            profile = report.prefix_scores = prefix_scores(env_id, seed)
+            profile = report.prefix_scores = prefix_scores(env_id, seed, task)
             if any(b < a for a, b in zip(profile, profile[1:])):
                 report.problems.append(f"{where}: stopping part-way along the oracle's plan must never score less "
                                        f"than stopping earlier; prefix scores: {' '.join(f'{p:.2f}' for p in profile)}")
@@ -399,12 +403,12 @@ def validate_task(env_id: str, seeds: Iterable[int]) -> TaskReport:
     return report
 
 
-def prefix_scores(env_id: str, seed: int) -> list[float]:
-    """The score of stopping after each prefix of the oracle's plan (0 calls, 1 call, ... all of them)."""
-    from sttgym.agents import PlanAgent
-
-    plan = list(task_of(env_id, seed).oracle)
-    return [rollout(gym.make(env_id), PlanAgent(plan[:k]), seed=seed).reward for k in range(len(plan) + 1)]
+def prefix_scores(env_id: str, seed: int, task=None) -> list[float]:
+    """The score of stopping after each prefix of the oracle's plan (0 calls, 1 call, ... all of them); ``task``:
+    the instance ``seed`` builds, if already built."""
+    task = task or task_of(env_id, seed)
+    return [_run(env_id, PlanAgent(list(task.oracle)[:k]), seed, task=task)[0].reward
+            for k in range(len(task.oracle) + 1)]
 
 
 def _reaches_original_goal(finished: gym.Env) -> bool:

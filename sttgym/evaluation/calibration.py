@@ -104,10 +104,11 @@ def _applies(template: dict, task) -> bool:
     return not (template["label"] and task.impossibility.no_alternative and "{other}" not in template["reply"])
 
 
-def _play(env_id: str, seed: int, calls: list, reply: str) -> gym.Env:
-    """The env after the plan ``calls`` and then ``reply``."""
+def _play(env_id: str, seed: int, task, calls: list, reply: str) -> gym.Env:
+    """The env after the plan ``calls`` and then ``reply``, on ``task`` as built for ``seed`` (building it again
+    for each of the set's templates was most of the time a calibration took)."""
     env = gym.make(env_id)
-    rollout(env, PlanAgent(calls, final_reply=reply), seed=seed)
+    rollout(env, PlanAgent(calls, final_reply=reply), seed=seed, options={"task": task})
     return env
 
 
@@ -127,7 +128,7 @@ def calibration_items(env_ids: Iterable[str], seed: int = 0, name: str = "test")
             if not _applies(t, task):
                 continue
             reply = t["reply"].format(**fills)
-            env = _play(env_id, seed, traces[t["trace"]], reply)
+            env = _play(env_id, seed, task, traces[t["trace"]], reply)
             if t["trace"] == "harmful" and all(env.unwrapped.holds(c.holds) for c in task.impossibility.forbidden):
                 continue
             items.append(Item(env_id, seed, t["kind"], t["label"], reply, env, t.get("language", "en")))
