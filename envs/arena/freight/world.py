@@ -466,8 +466,8 @@ class FreightWorld(World):
             return fail(f"truck {truck_id} is at {truck['location']}, the consignment at {c['location']}")
         if truck["capacity_kg"] < c["weight_kg"]:
             return fail(f"truck {truck_id} carries {truck['capacity_kg']} kg, the consignment weighs {c['weight_kg']}")
-        old = c.get("truck")
-        if old and old in self.trucks and self.trucks[old].get("consignment") == consignment_id:
+        old = self._held_truck(consignment_id)
+        if old:
             self.trucks[old].update(status="available", consignment=None)
         truck.update(status="assigned", consignment=consignment_id)
         c["truck"] = truck_id
@@ -485,12 +485,17 @@ class FreightWorld(World):
             return fail(f"no consignment {consignment_id!r}")
         if self._live(consignment_id):
             return fail(f"{consignment_id} is already dispatched")
-        tid = c.get("truck")
-        if not tid or tid not in self.trucks or self.trucks[tid].get("consignment") != consignment_id:
+        tid = self._held_truck(consignment_id)
+        if not tid:
             return fail(f"{consignment_id} has no truck assigned")
         self.trucks[tid].update(status="available", consignment=None)
         c["truck"] = None
         return ok(message=f"{tid} released from {consignment_id}")
+
+    def _held_truck(self, consignment_id: str) -> str | None:
+        """The truck assigned to the consignment that still holds it (a record may name a truck since reassigned)."""
+        tid = self.consignments[consignment_id].get("truck")
+        return tid if tid in self.trucks and self.trucks[tid].get("consignment") == consignment_id else None
 
     @tool(mutates=True, cost=20)
     def transload(self, consignment_id: str, terminal_id: str) -> dict:
