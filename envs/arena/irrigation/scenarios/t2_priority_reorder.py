@@ -3,7 +3,8 @@
 The agent schedules the block's run. As it does, the farm office inserts a priority run for a block of fresh
 seedlings on the same pump; priority runs go first, so the block's run is now over the pump's capacity (visible
 in ``get_pump``: the priority run, and the block's run reads blocked). Easy: the block is rescheduled to start
-when the seedlings' run ends, still inside the morning window. Medium: the window ends too soon for that, so
+when the seedlings' run ends, still inside the morning window. Medium: the seedlings fill the pump and the
+window ends too soon to wait for them, so
 the block is fed at the same time from another pump house: the neighbouring one over the bypass main, or
 the far one through both bypass mains, which are opened. Both work; the manager, who asked to be consulted
 first, knows that only one of them has water that suits the crop (drawn, told only when asked). Hard: the
@@ -33,9 +34,10 @@ def build(author: Author, level: str) -> Task:
     st = farm.state
     st["segments"][nursery].update(crop=a.pick(_SEEDLINGS), priority="high")
     cap = st["pumps"][pump]["capacity"] = job.flow * (2 if two else 1) + 10 * a.integer(1, 3)
-    # The seedlings take what the block's run needs; when the request is impossible they take the whole pump, so
-    # that no lower flow fits beside them either (the manager accepts any flow).
-    pflow = cap if level == "impossible" else cap - job.flow + 10
+    # The seedlings take what the block's run needs. When the block must move (medium) or cannot be watered
+    # (impossible) they take the whole pump, so that no lower flow fits beside them either: the manager accepts
+    # any flow, and a playtester kept a medium block on its pump at a lower flow.
+    pflow = cap if level in ("medium", "impossible") else cap - job.flow + 10
     st["valves"][farm.field_valve(nursery)]["max_flow"] = max(pflow, st["valves"][farm.field_valve(nursery)]
                                                               ["max_flow"])
     st["valves"][farm.mains[0]]["max_flow"] = 2 * cap
