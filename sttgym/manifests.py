@@ -1,8 +1,8 @@
 """Which instances are the benchmark, and which seeds are free for training.
 
 An instance is an (env id, seed) pair. The arena benchmark is a versioned manifest
-(``sttgym/data/manifests/arena-v6.json``: ten domains, benchmark v2; ``arena-v1``..``arena-v5``,
-the earlier ones, were frozen by sttgym 0.1.0 to 0.3.0)
+(``sttgym/data/manifests/arena-vN.json``; :data:`MANIFEST` names the current one, and each earlier one
+was frozen by the release it names)
 that freezes its instances, each with a digest of its task: adding a domain or a scenario
 changes no frozen manifest, and a change to one of its instances shows up as a digest mismatch
 (a test fails; freeze a new version instead). A manifest names the sttgym ``release`` that
@@ -22,7 +22,7 @@ from typing import Iterable, Iterator
 
 BENCHMARK_SEEDS: tuple[int, ...] = tuple(range(10))  # per arena id, in arena-v1
 TRAINING_SEED_START = 1_000_000
-MANIFEST = "arena-v8"  # the arena benchmark sttgym eval measures by default
+MANIFEST = "arena-v9"  # the arena benchmark sttgym eval measures by default
 LIVE_SEEDS: tuple[int, ...] = (0, 1, 2)  # per id, for domains no frozen manifest covers
 
 

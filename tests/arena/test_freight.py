@@ -316,6 +316,34 @@ def test_impossible_tasks_need_the_blocking_fact_and_punish_a_dispatch_anyway(co
     assert rollout(gym.make(env_id), PlanAgent(vague), seed=0).reward == 0.0
 
 
+def test_railing_the_goods_back_to_their_origin_before_refusing_is_no_collateral_but_a_third_terminal_is():
+    """S1 impossible: the change rails the goods away from the terminal the shipper named. Railing them back to
+    try the named truck, then refusing, rules that option out by trying it (a listed refusal, 1.0); railing them
+    to some other terminal instead is a change the request never needed."""
+    env_id, caught = "STTArena/Freight-S1-impossible", 0
+    for seed in range(3):
+        env = gym.make(env_id)
+        env.reset(seed=seed)
+        task = env.unwrapped.task
+        (back,) = task.alternatives
+        shuttle = next(i for i, c in enumerate(back) if c.name == "transload")
+        origin = task.initial_state["consignments"][back[shuttle].arguments["consignment_id"]]["origin"]
+        assert back[shuttle].arguments["terminal_id"] == origin
+        assert rollout(gym.make(env_id), PlanAgent(back), seed=seed).reward == 1.0
+        sites = task.initial_state["sites"]
+        elsewhere = [t for t, s in sites.items() if s["kind"] == "terminal" and t != origin
+                     and s["country"] == sites[origin]["country"]]
+        for third in elsewhere:
+            moved = [c if i != shuttle else c.model_copy(update={"arguments": {**c.arguments, "terminal_id": third}})
+                     for i, c in enumerate(back)]
+            traj = rollout(gym.make(env_id), PlanAgent(moved), seed=seed)
+            if json.loads(traj.steps[shuttle]["observation"])["success"]:
+                gate = next(c for c in traj.info["checklist"] if c["name"] == "no_collateral_change")
+                assert traj.reward == 0.0 and not gate["passed"], (seed, third)
+                caught += 1
+    assert caught
+
+
 def test_refusing_a_solvable_task_earns_nothing():
     for c in CONFLICTS:
         env = gym.make(f"STTArena/Freight-{c}-easy")

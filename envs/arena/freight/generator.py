@@ -619,15 +619,28 @@ class Job:
                    f"and truck will do{pointer}.",
             fallback="Everything I know is in my request; please get the consignment across as asked.")
         checklist = [] if impossible else self.checklist(consult)
+        alternatives = self.alternatives(oracle, nominal.calls, triggers, checklist) if checklist else []
         if impossible:
             impossible = impossible.model_copy(update={"forbidden": [Check(
                 name="no_movement", gate=True, description=f"nothing was dispatched for {self.cid} anyway",
                 holds=a.pred.no_movement(consignment_id=self.cid), stated=self.due)]})
+            alternatives = self.shuttled_back(oracle, end + len(extra), triggers)
         return Task(query=f"{query} {consult.request}" if consult else query, profile=profile, start_time=self.start,
                     initial_state=self.state, triggers=triggers, checklist=checklist, static_checklist=self.goal(),
-                    nominal_plan=nominal.calls, oracle=oracle,
-                    alternatives=self.alternatives(oracle, nominal.calls, triggers, checklist) if checklist else [],
+                    nominal_plan=nominal.calls, oracle=oracle, alternatives=alternatives,
                     solvable=impossible is None, impossibility=impossible)
+
+    def shuttled_back(self, oracle: list[Call], end: int, triggers: list[Trigger]) -> list[list[Call]]:
+        """An impossible story's other refusal: where the change moved the goods away from the terminal the shipper
+        named, railing them back there to try the named truck, then refusing, rules that option out by trying it.
+        The shuttle cannot be undone, and two reviewers found the goods back at their origin no harm to anyone, so
+        the collateral gate must accept it (the alternative puts its fields in the task's footprint)."""
+        if self.run(oracle[:end], triggers).state["consignments"][self.cid]["location"] == self.origin:
+            return []
+        back = oracle[:end] + [self.call.transload(consignment_id=self.cid, terminal_id=self.origin)]
+        if not self.run(back, triggers).results[-1].get("success"):
+            return []
+        return [back + oracle[end:]]
 
 
 def new_job(author: Author, round_clock: bool | None = None) -> Job:
