@@ -32,7 +32,7 @@ from sttgym.agents.base import Agent
 from sttgym.rollout import Trajectory, rollout
 
 __all__ = ["Session", "ActionError", "parse_action", "tool_cards", "briefing", "Played", "replay", "start", "step",
-           "review", "VERDICTS", "reviewed", "agrees", "DEFAULT_SESSION"]
+           "review", "VERDICTS", "FAILURES", "reviewed", "agrees", "corpus_stats", "stats_markdown", "DEFAULT_SESSION"]
 
 DEFAULT_SESSION = Path("play-session.json")
 
@@ -333,19 +333,26 @@ def review(env_id: str, seed: int, actions: list[dict], key: str | None = None) 
 VERDICTS = {"met": True, "not_met": False, "correct_refusal": True, "wrong_refusal": False}
 
 
-def reviewed(record: dict, verdict: str, reason: str, reviewer: str) -> dict:
+def reviewed(record: dict, verdict: str, reason: str, reviewer: str, category: str | None = None) -> dict:
     """A played episode's record as a row of a reviewed corpus: the instance (with its task's digest, so a row whose
-    instance has since changed is noticed), the actions, and the review."""
+    instance has since changed is noticed), the actions, and the review; a failure names its ``category`` (one of
+    :data:`FAILURES`), a success none."""
     from sttgym.manifests import digest, task_of
 
     if verdict not in VERDICTS:
         raise ActionError(f"a verdict is one of {', '.join(VERDICTS)}, not {verdict!r}")
     if not reason.strip():
         raise ActionError("give the review's reason in a line")
+    if VERDICTS[verdict] and category is not None:
+        raise ActionError(f"{verdict} is a success: a category names why an episode failed")
+    if not VERDICTS[verdict] and category not in FAILURES:
+        raise ActionError(f"say why it failed with --category: one of {', '.join(FAILURES)} (a failure that is "
+                          "not the agent's mistake is a benchmark defect, not a category)")
     return {"env_id": record["env_id"], "seed": record["seed"], "digest": digest(task_of(record["env_id"],
                                                                                          record["seed"])),
             "player": record.get("agent", ""), "actions": [s["action"] for s in record["steps"]],
-            "verdict": verdict, "reason": reason.strip(), "reviewer": reviewer}
+            "verdict": verdict, "reason": reason.strip(), "reviewer": reviewer,
+            **({"category": category} if category else {})}
 
 
 def agrees(row: dict) -> tuple[bool, float]:
@@ -354,6 +361,99 @@ def agrees(row: dict) -> tuple[bool, float]:
     played = replay(row["env_id"], row["seed"], row["actions"])
     reward = played.trajectory.reward if played.ended else 0.0
     return (reward >= 1.0) == VERDICTS[row["verdict"]], reward
+
+
+# ------------------------------------------------------------------------------ what a corpus measures
+
+# Why a reviewed episode failed, when the failure is the agent's (docs/benchmark.md, Playtests): a reviewer names
+# one with ``sttgym play label --category``. A failure that fits none is a benchmark defect, not a category.
+FAILURES = {
+    "stale_state": "acted on, or reported, a fact the world had changed since it was read",
+    "missed_cascade": "recovered from the first change but not from what it led to",
+    "suboptimal_choice": "met the constraints but not the request's objective",
+    "constraint_overlooked": "broke a constraint the request, the user or a tool stated",
+    "too_slow": "spent so many minutes that a valid plan ran out of time",
+    "gave_up": "refused, or stopped, while a valid completion existed",
+}
+# STT-Arena's Table 3, its strongest model: Pass@1 (%) per level, and overall over the paper's 227 tasks.
+PAPER_BEST = {"model": "Claude-4.6-Opus", "easy": 41.78, "medium": 31.34, "hard": 23.73, "impossible": 52.22,
+              "overall": 35.39}
+
+
+def corpus_stats(rows: list[dict], manifest: str | None = None) -> dict:
+    """A reviewed corpus's Pass@1 (the reviews' successes: ``met`` and ``correct_refusal``) per level, per conflict
+    type and per domain, each with its 95% Wilson interval, overall with the paper's level weights (and a 95%
+    bootstrap interval), and the failures by category. ``manifest``: only the rows whose instance is that
+    manifest's (the same id, seed and task digest), so a figure names the benchmark it measured."""
+    from sttgym.evaluation.summary import PAPER_WEIGHTS, bootstrap, wilson
+    from sttgym.manifests import load_manifest
+    from sttgym.registry import parse_arena_id
+
+    if manifest is not None:
+        pinned = {(env_id, seed): pin for env_id, seed, pin in load_manifest(manifest)["instances"]}
+        rows = [r for r in rows if pinned.get((r["env_id"], r["seed"])) == r["digest"]]
+    for number, r in enumerate(rows, 1):
+        if not isinstance(r, dict) or not isinstance(r.get("env_id"), str) or r.get("verdict") not in VERDICTS:
+            raise ActionError(f"corpus row {number} is not a reviewed episode (an env id and one of the verdicts "
+                              f"{', '.join(VERDICTS)})")
+        parse_arena_id(r["env_id"])  # a ValueError naming the id
+
+    def cell(group: list[dict]) -> dict:
+        won = sum(VERDICTS[r["verdict"]] for r in group)
+        low, high = wilson(won, len(group))
+        return {"episodes": len(group), "passed": won, "pass_at_1": won / len(group) if group else None,
+                "ci": [low, high]}
+
+    def by(key) -> dict:
+        groups: dict[str, list[dict]] = {}
+        for r in rows:
+            groups.setdefault(key(parse_arena_id(r["env_id"])), []).append(r)
+        return {name: cell(group) for name, group in sorted(groups.items())}
+
+    def weighted(group: list[dict]) -> float | None:
+        rates = {lvl: [VERDICTS[r["verdict"]] for r in group if parse_arena_id(r["env_id"])[2] == lvl]
+                 for lvl in PAPER_WEIGHTS}
+        if not all(rates.values()):
+            return None  # a level without episodes: no overall figure
+        return sum(PAPER_WEIGHTS[lvl] * sum(v) / len(v) for lvl, v in rates.items()) / sum(PAPER_WEIGHTS.values())
+
+    levels = by(lambda parsed: parsed[2])
+    failures: dict[str, int] = {}
+    for r in rows:
+        if not VERDICTS[r["verdict"]]:
+            failures[r.get("category", "unnamed")] = failures.get(r.get("category", "unnamed"), 0) + 1
+    return {"manifest": manifest, "episodes": len(rows), "players": len({r.get("player") for r in rows}),
+            "levels": {lvl: levels[lvl] for lvl in PAPER_WEIGHTS if lvl in levels},
+            "overall": {"paper_weights": weighted(rows), "ci": bootstrap(rows, weighted)},
+            "conflicts": by(lambda parsed: parsed[1]), "domains": by(lambda parsed: parsed[0]),
+            "failures": dict(sorted(failures.items(), key=lambda kv: -kv[1])), "paper": PAPER_BEST}
+
+
+def stats_markdown(stats: dict) -> str:
+    """:func:`corpus_stats` as the tables docs/benchmark.md shows: per level beside the paper's strongest model,
+    then per conflict type and per domain, then the failures by category."""
+    def pct(x: float | None) -> str:
+        return "–" if x is None else f"{100 * x:.1f}"
+
+    def rows(cells: dict, paper: dict | None = None) -> list[str]:
+        return [f"| {name} | {c['episodes']} | {c['passed']} | {pct(c['pass_at_1'])} | {pct(c['ci'][0])}–{pct(c['ci'][1])} |"
+                + (f" {paper[name]:.1f} |" if paper else "") for name, c in cells.items()]
+
+    paper = stats["paper"]
+    overall, ci = stats["overall"]["paper_weights"], stats["overall"]["ci"]
+    lines = [f"{stats['episodes']} reviewed episodes by {stats['players']} players"
+             + (f" on `{stats['manifest']}`" if stats["manifest"] else "") + "; Pass@1 in %, 95% intervals.", "",
+             f"| level | episodes | passed | Pass@1 | 95% interval | {paper['model']} (paper) |",
+             "|---|---|---|---|---|---|", *rows(stats["levels"], paper),
+             f"| overall (paper weights) | {stats['episodes']} | | {pct(overall)} | "
+             + (f"{pct(ci[0])}–{pct(ci[1])}" if ci else "–") + f" | {paper['overall']:.1f} |"]
+    for title, key in (("conflict type", "conflicts"), ("domain", "domains")):
+        lines += ["", f"| {title} | episodes | passed | Pass@1 | 95% interval |", "|---|---|---|---|---|",
+                  *rows(stats[key])]
+    if stats["failures"]:
+        lines += ["", "| failure (the agent's) | episodes |", "|---|---|",
+                  *[f"| {name} | {n} |" for name, n in stats["failures"].items()]]
+    return "\n".join(lines)
 
 
 def _call_text(action: dict) -> str:

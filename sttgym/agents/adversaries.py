@@ -38,6 +38,7 @@ from .base import Agent
 __all__ = [
     "WritesThenReads",
     "RereadAfterFailure",
+    "RereadEveryWrite",
     "AskThenActOrRefuse",
     "ExploreThenRefuse",
     "RefuseFeasible",
@@ -494,8 +495,9 @@ class _Scripted(Agent):
             yield a
         yield from self.reads_on_ids(ids={v for w in self.writes for v in w["created"]})
 
-    def reads_on_ids(self, only_request: bool = False, ids=None) -> Iterator[dict]:
-        """Every read tool with one required id argument, on every id that fits it."""
+    def reads_on_ids(self, only_request: bool = False, ids=None, again: bool = False) -> Iterator[dict]:
+        """Every read tool with one required id argument, on every id that fits it (``again``: reads made
+        before too)."""
         for name in sorted(self.tools):
             req = self.required(name) if self.is_read(name) else []
             if len(req) != 1 or not req[0].endswith("_id"):
@@ -504,11 +506,12 @@ class _Scripted(Agent):
                 if (only_request and not rec["in_request"]) or (ids is not None and v not in ids):
                     continue
                 a = self.call(name, {req[0]: v})
-                if self.mem.score(v, req[0]) >= 5 and self._key(a) not in self.calls:
+                if self.mem.score(v, req[0]) >= 5 and (again or self._key(a) not in self.calls):
                     yield a
 
-    def attempt_writes(self, names: list[str], on_failure=None) -> Iterator[dict]:
-        """Try each write in turn; one whose arguments cannot be filled yet waits for the others."""
+    def attempt_writes(self, names: list[str], on_failure=None, after=None) -> Iterator[dict]:
+        """Try each write in turn; one whose arguments cannot be filled yet waits for the others. ``after`` follows
+        a write that worked, ``on_failure`` one that did not."""
         pending, stuck = list(names), 0
         while pending and stuck < len(pending):
             name = pending.pop(0)
@@ -519,7 +522,9 @@ class _Scripted(Agent):
                 continue
             stuck = 0
             yield self.call(name, args)
-            if not self.ok() and on_failure is not None:
+            if self.ok() and after is not None:
+                yield from after(name, args)
+            elif not self.ok() and on_failure is not None:
                 yield from on_failure(name, args)
 
     def retry_once(self, name: str, args: dict) -> Iterator[dict]:
@@ -607,6 +612,45 @@ class RereadAfterFailure(_Scripted):
         yield from self.attempt_writes(self.obvious_writes(), on_failure=self.retry_once)
 
 
+class RereadEveryWrite(_Scripted):
+    """What the playtesters' own reports describe as the winning habit, scripted: explore, then after every obvious
+    write re-read each entity it named or made; after a failed write re-read what the error names and replan
+    locally, the changed entity swapped for another of its kind, up to three tries; before finishing, read
+    everything it wrote to once more. Observation-only like the rest: its score is what checking after every step
+    earns without understanding the task."""
+
+    TRIES = 3
+
+    def plan(self):
+        yield from self.explore()
+        yield from self.attempt_writes(self.obvious_writes(), on_failure=self.replan, after=self.reread)
+        yield from self.reread_all()
+
+    def reread(self, name: str, args: dict) -> Iterator[dict]:
+        touched = {v for v in args.values() if isinstance(v, str)} | set(self.writes[-1]["created"])
+        yield from self.reads_on_ids(ids=touched & set(self.mem.ids), again=True)
+
+    def replan(self, name: str, args: dict) -> Iterator[dict]:
+        ruled_out: set[str] = set()
+        for _ in range(self.TRIES):
+            named = {m.group(0) for m in _ID.finditer(self.writes[-1]["error"])} & set(self.mem.ids)
+            yield from self.reads_on_ids(ids=named, again=True)
+            ruled_out |= named & {v for v in args.values() if isinstance(v, str)}
+            again = self.fill(name, exclude=ruled_out) if ruled_out else None
+            if not again or again == args:
+                return
+            yield self.call(name, again)
+            if self.ok():
+                yield from self.reread(name, again)
+                return
+            args = again
+
+    def reread_all(self) -> Iterator[dict]:
+        ours = {v for w in self.writes if w["ok"] for v in [*w["created"], *(
+            a for a in w["args"].values() if isinstance(a, str))]}
+        yield from self.reads_on_ids(ids=ours & set(self.mem.ids), again=True)
+
+
 class AskThenActOrRefuse(_Scripted):
     """Ask the user one generic question at the start.  If the reply only points back at the
     request (or says an alternative is fine), act: explore, the obvious writes, one retry after a
@@ -665,6 +709,7 @@ class RefuseFeasible(_Scripted):
 ADVERSARIES = {
     "writes-then-reads": WritesThenReads,
     "reread-after-failure": RereadAfterFailure,
+    "reread-every-write": RereadEveryWrite,
     "ask-then-act-or-refuse": AskThenActOrRefuse,
     "explore-then-refuse": ExploreThenRefuse,
     "refuse-feasible": RefuseFeasible,

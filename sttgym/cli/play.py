@@ -106,6 +106,9 @@ def label(run_dir: Path = typer.Argument(..., help="The run directory the episod
           verdict: str = typer.Option(..., help="met, not_met, correct_refusal or wrong_refusal."),
           reason: str = typer.Option(..., help="One line: why."),
           reviewer: str = typer.Option(..., help="Who reviewed it (never the player)."),
+          category: str = typer.Option(None, help="For not_met and wrong_refusal, the agent's mistake: stale_state, "
+                                                  "missed_cascade, suboptimal_choice, constraint_overlooked, "
+                                                  "too_slow or gave_up."),
           corpus: Path = typer.Option(Path("tests/data/playtests.jsonl"), help="The corpus to add the row to.")) -> None:
     """Add a reviewed episode to a playtest corpus (docs/benchmark.md, Playtests)."""
     from sttgym.evaluation.runner import TRAJECTORIES, load_records
@@ -118,7 +121,7 @@ def label(run_dir: Path = typer.Argument(..., help="The run directory the episod
                               + _known(load_records(run_dir / TRAJECTORIES)))
         if record.get("agent") == reviewer:
             raise ActionError("the reviewer must not be the player")
-        row = reviewed(record, verdict, reason, reviewer)
+        row = reviewed(record, verdict, reason, reviewer, category)
     except ActionError as exc:
         _fail(exc)
     with corpus.open("a", encoding="utf-8") as handle:
@@ -126,6 +129,37 @@ def label(run_dir: Path = typer.Argument(..., help="The run directory the episod
     agree, reward = agrees(row)
     typer.echo(f"added to {corpus}: scored {reward:.3f}, " + ("agrees with the review" if agree else
                "DISAGREES with the review: a benchmark defect to fix (never the label)"))
+
+
+@play_app.command("stats")
+def stats(corpus: Path = typer.Argument(Path("tests/data/playtests.jsonl"), help="A reviewed corpus (JSON lines)."),
+          manifest: Optional[str] = typer.Option(None, help="Only the rows whose instance is this manifest's (the same "
+                                                            "id, seed and task digest)."),
+          json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the figures as JSON here.")) -> None:
+    """Reviewed Pass@1 of a corpus per level (beside the paper's strongest model), per conflict type and per
+    domain, with 95% intervals, and its failures by category."""
+    from sttgym.play import ActionError, corpus_stats, stats_markdown
+
+    try:
+        lines = corpus.read_text(encoding="utf-8").splitlines() if corpus.is_file() else None
+        if lines is None:
+            raise ActionError(f"no corpus at {corpus}")
+        rows = []
+        for number, line in enumerate(lines, 1):
+            if line.strip():
+                try:
+                    rows.append(json.loads(line))
+                except json.JSONDecodeError as exc:
+                    raise ActionError(f"{corpus} line {number} is not JSON: {exc.msg}") from None
+        figures = corpus_stats(rows, manifest)
+        if not figures["episodes"]:
+            raise ActionError(f"no rows of {corpus} are instances of {manifest}" if manifest else f"{corpus} is empty")
+    except (ActionError, ValueError) as exc:
+        _fail(exc)
+    typer.echo(stats_markdown(figures))
+    if json_out is not None:
+        json_out.parent.mkdir(parents=True, exist_ok=True)
+        json_out.write_text(json.dumps(figures, indent=1), encoding="utf-8")
 
 
 def _prompt(session: Path) -> None:

@@ -21,6 +21,7 @@ class UserChannel:
     @tool(cost=2)
     def chat_with_user(self, message: str) -> dict:
         """Send a message to the user and read their reply. Use it to ask for missing details or to report a problem.
+        Told that the request is done, a user with nothing to add replies ###TASK_COMPLETE###.
 
         Args:
             message: What to say to the user.

@@ -33,9 +33,11 @@ class RuleUser:
         from sttgym.judge import claims_success  # the judge's reading of "it is done"
 
         said = words(message)
-        if self.profile.insist and said & _ALTERNATIVE:
-            return self.profile.insist
+        # A report that it is done comes first: one that names the route it took ("booked the other room instead")
+        # is still a report, not a proposal to change the plan.
         if claims_success(message) and "?" not in message:
             return COMPLETION_SIGNAL
+        if self.profile.insist and said & _ALTERNATIVE:
+            return self.profile.insist
         answer = _best(self.profile.withheld, said) or _best(self.profile.clarifications, said)
         return answer.text if answer else self.profile.fallback

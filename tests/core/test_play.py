@@ -107,3 +107,69 @@ def test_unknown_ids_and_missing_sessions_are_clear_errors(play):
     assert play("start", "STTArena/Nope-T1-easy")[0] == 2
     code, said = play("step", "Task Completed", "--session", "missing.json")
     assert code == 2 and "no session" in said
+
+
+def test_a_label_adds_a_reviewed_row_and_a_failure_must_name_the_agent_s_mistake(play, tmp_path):
+    actions, _ = oracle_actions()
+    play("start", ENV_ID, "--seed", "0", "--blind", "--player", "p1")
+    for a in actions:
+        play("step", json.dumps(a))
+    run, key, corpus = str(tmp_path / "runs/play"), f"dynamic|{ENV_ID}|0|0", tmp_path / "corpus.jsonl"
+
+    def label(*extra):
+        return play("label", run, "--episode", key, "--reason", "delivered on time", "--corpus", str(corpus), *extra)
+
+    assert label("--verdict", "met", "--reviewer", "p1")[0] == 2  # the player never reviews their own episode
+    code, said = label("--verdict", "not_met", "--reviewer", "r1")
+    assert code == 2 and "--category" in said  # a failure says why
+    assert label("--verdict", "not_met", "--reviewer", "r1", "--category", "bad_luck")[0] == 2
+    assert label("--verdict", "met", "--reviewer", "r1", "--category", "stale_state")[0] == 2
+    assert not corpus.exists()  # nothing refused was written
+    code, said = label("--verdict", "met", "--reviewer", "r1")
+    assert code == 0 and "agrees with the review" in said
+    code, said = label("--verdict", "not_met", "--reviewer", "r2", "--category", "stale_state")
+    assert code == 0 and "DISAGREES" in said
+    first, second = (json.loads(line) for line in corpus.read_text().splitlines())
+    assert "category" not in first and second["category"] == "stale_state" and second["player"] == "p1"
+
+
+def test_corpus_stats_give_each_level_its_wilson_interval_and_the_paper_weighted_overall(play, tmp_path):
+    import math
+
+    from sttgym.manifests import load_manifest
+
+    pinned = {(e, s): d for e, s, d in load_manifest("arena-v9")["instances"]}
+    plan = {"easy": [True, True, True, False], "medium": [True, False], "hard": [False, False],
+            "impossible": [True, True]}
+    rows = []
+    for level, outcomes in plan.items():
+        for seed, won in enumerate(outcomes):
+            env_id = f"STTArena/Hotel-S1-{level}"
+            verdict = ("met" if won else "not_met") if level != "impossible" else "correct_refusal"
+            rows.append({"env_id": env_id, "seed": seed, "digest": pinned[(env_id, seed)], "player": f"p{seed}",
+                         "actions": [], "verdict": verdict, "reason": "r", "reviewer": "r",
+                         **({} if won else {"category": "too_slow"})})
+    rows.append({**rows[0], "seed": 42, "digest": "0" * 16})  # no instance of the manifest
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    code, text = play("stats", str(corpus), "--manifest", "arena-v9", "--json", str(tmp_path / "s.json"))
+    figures = json.loads((tmp_path / "s.json").read_text())
+    assert code == 0 and figures["episodes"] == 10 and figures["levels"]["easy"]["passed"] == 3
+
+    def wilson(k, n, z=1.96):  # written out here, apart from the code under test
+        p = k / n
+        mid, half = (p + z * z / (2 * n)) / (1 + z * z / n), z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+        return max(0.0, mid - half), min(1.0, mid + half)
+
+    for level, outcomes in plan.items():
+        cell = figures["levels"][level]
+        assert cell["pass_at_1"] == sum(outcomes) / len(outcomes)
+        assert cell["ci"] == pytest.approx(wilson(sum(outcomes), len(outcomes)), abs=1e-9)
+    assert figures["overall"]["paper_weights"] == pytest.approx((71 * 0.75 + 67 * 0.5 + 59 * 0 + 30 * 1) / 227)
+    assert figures["failures"] == {"too_slow": 4} and figures["domains"]["Hotel"]["episodes"] == 10
+    assert "| hard | 2 | 0 | 0.0 |" in text and "41.8" in text  # beside the paper's strongest model
+    code, text = play("stats", str(corpus))
+    assert code == 0 and "11 reviewed episodes" in text  # without a manifest, every row
+    corpus.write_text('{"env_id": "os:system", "seed": 0, "verdict": "met"}\n')
+    code, said = play("stats", str(corpus))
+    assert code == 2 and "not an STTArena id" in said

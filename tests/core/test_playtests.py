@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from sttgym.manifests import digest, task_of
-from sttgym.play import VERDICTS, agrees
+from sttgym.play import FAILURES, VERDICTS, agrees
 
 CORPUS = Path(__file__).parent.parent / "data" / "playtests.jsonl"
 ROWS = [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines() if line.strip()]
@@ -20,6 +20,8 @@ def test_every_row_is_a_review_by_someone_other_than_the_player():
     assert ROWS
     for row in ROWS:
         assert row["verdict"] in VERDICTS and row["reason"].strip() and row["reviewer"] != row["player"], row
+        # a failure names the agent's mistake; a success names none
+        assert (row.get("category") in FAILURES) if not VERDICTS[row["verdict"]] else "category" not in row, row
     assert len({(r["env_id"], r["seed"], r["player"]) for r in ROWS}) == len(ROWS)  # one review per episode
 
 

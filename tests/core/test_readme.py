@@ -54,6 +54,7 @@ PLAYED = {
     "sttgym play step 'search_availability hotel_id=HTL-SAF73 check_in=2024-03-19 nights=3 kind=deluxe'": (None, []),
     "sttgym play step 'Task Completed'": (None, []),
     "sttgym play review runs/play": (None, []),
+    "sttgym play stats": (["play", "stats", str(ROOT / "tests/data/playtests.jsonl")], []),  # its default, from the root
 }
 SERVE = "sttgym serve --host 0.0.0.0 --port 8000"
 # Too large for CPU CI as written (a 4B model, thousands of transcripts): run by these tests on tiny sizes.
@@ -115,16 +116,19 @@ def test_the_readme_s_commands_run(tmp_path, monkeypatch, tiny_model):
     register()
     monkeypatch.chdir(tmp_path)  # the commands write under runs/ and play's session file, as for a reader
     runner = CliRunner()
+    said = {}
     with FakeServer(nominal_policy) as served:
         for command, (arguments, shrink) in PLAYED.items():
             arguments = shlex.split(command)[1:] if arguments is None else arguments
             arguments = [{TINY: tiny_model, SERVED: served.url}.get(a, a) for a in arguments]
             result = runner.invoke(app, [*arguments, *shrink], input=":quit\n" if "-i" in arguments else None)
             assert result.exit_code == 0, f"{command}\n{result.output[-3000:]}"
+            said[command] = result.output
             out = next((arguments[i + 1] for i, a in enumerate(arguments) if a == "--out"), None)
             if arguments[0] == "eval":  # the run is whole: its report, figures and every episode scored
                 assert (tmp_path / out / "report.md").exists() and (tmp_path / out / "summary.json").exists(), command
-    assert "Episode key (for sttgym play label)" in result.output  # play review saw the played episode
+    assert "Episode key (for sttgym play label)" in said["sttgym play review runs/play"]  # it saw the played episode
+    assert "| hard |" in said["sttgym play stats"]
 
 
 def test_the_readme_s_serve_command_serves():

@@ -192,8 +192,11 @@ def test_the_profile_carries_the_paper_s_fields_and_both_users_give_the_completi
     profile = UserProfile(persona="a clinic coordinator", task_goal="insulin at the clinic by 10:00",
                           context="the clinic closes early today", tone="Professional, slightly anxious.",
                           frustration_threshold="low", flexibility="high")
-    user = RuleUser(profile)
+    user = RuleUser(profile.model_copy(update={"insist": "It has to be the clinic I named."}))
     assert user.reply("The delivery was completed successfully.") == COMPLETION_SIGNAL
+    # a report that names the other route it took is still a report, not a proposal to change the plan
+    assert user.reply("Done: the insulin was delivered from the other depot instead.") == COMPLETION_SIGNAL
+    assert user.reply("Shall I deliver it from the other depot instead?") == "It has to be the clinic I named."
     assert user.reply("Was the delivery completed successfully?") != COMPLETION_SIGNAL  # a question is not a report
     text = render_profile(profile)
     for field in ("insulin at the clinic by 10:00", "closes early", "slightly anxious", "frustration threshold low",
