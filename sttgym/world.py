@@ -207,6 +207,12 @@ class World:
         return node == value
 
     @predicate
+    def fired_before(self, trigger: str, log) -> bool:
+        """The world's change ``trigger`` happened before the call being made, not during it: a second change can
+        wait for the agent's first move after the first one."""
+        return any(e["trigger"] == trigger and e["call_index"] < len(log.calls) for e in log.events)
+
+    @predicate
     def noticed(self, trigger: str, log) -> bool:
         """After ``trigger`` fired, a result the agent got showed what it changed: a read, a listing, or the error of a
         write the change made fail (whatever the result would have been without the change, it was not)."""

@@ -656,3 +656,35 @@ def test_the_other_crossings_stay_shut_even_to_a_plan_made_first_thing(conflict)
                 assert played.unwrapped.evaluate(task.static_checklist)[0] < 1.0, (seed, x, slot)
                 tried.add(x)
         assert len(tried) == 2, tried
+
+
+@pytest.mark.parametrize("conflict", ["S1", "S2", "ST2", "ST3", "T1", "T2"])
+def test_at_hard_the_first_crossing_booked_after_the_change_backs_up_whichever_it_is(conflict):
+    """The second change meets the agent's own recovery: the oracle and the listed alternative book their first
+    recovery slot at different crossings, and each meets the backlog at its own. Dispatching straight after that
+    first booking goes through and arrives late, which scores nothing; moving on scores 1.0."""
+    env_id = f"STTArena/Freight-{conflict}-hard"
+    for seed in range(2):
+        env = gym.make(env_id)
+        env.reset(seed=seed)
+        task = env.unwrapped.task
+        (alternative,) = task.alternatives
+        backed_up = []
+        for plan in (task.oracle, alternative):
+            traj = rollout(gym.make(env_id), PlanAgent(plan), seed=seed)
+            assert traj.reward == 1.0, (seed, traj.info["checklist"])
+            (event,) = [e for e in traj.info["trigger_log"] if e["trigger"] == "congestion"]
+            booked = plan[event["call_index"] - 1]  # an "after" change is logged against the next call
+            assert booked.name == "book_slot"
+            backed_up.append(task.initial_state["slots"][booked.arguments["slot_id"]]["crossing"])
+            crossing = backed_up[-1]
+            # the recovery as made before the backlog showed (up to the read of that route), then the dispatch
+            first = plan[:next(i for i in range(event["call_index"], len(plan)) if plan[i].name == "check_route"
+                               and plan[i].arguments["crossing_id"] == crossing)]
+            hasty = rollout(gym.make(env_id), PlanAgent(first + [Call(name="dispatch", arguments={
+                "consignment_id": booked.arguments["consignment_id"]})]), seed=seed)
+            sent = json.loads(hasty.steps[len(first)]["observation"])
+            assert sent["success"] and hasty.reward == 0.0, (seed, sent)  # nothing refuses the late plan
+            assert sent["data"]["arrives"] > task.initial_state["consignments"][booked.arguments[
+                "consignment_id"]]["deliver_by"]
+        assert backed_up[0] != backed_up[1]

@@ -226,6 +226,7 @@ class Job:
             for _ in range(a.integer(0, 1)):
                 self.add_truck(t, capacity=self.weight - 500 * a.integer(1, 6))
         self.slot = ""
+        self.congested: tuple | None = None  # the hard level's second change, once :meth:`cascade` drew it
 
     # ------------------------------------------------------------------ building
 
@@ -538,6 +539,79 @@ class Job:
         self.record["deliver_by"] = due
         return due
 
+    # ------------------------------------------------------------------ hard: the recovery meets a second change
+
+    def cascade(self, oracle: list[Call], triggers: list[Trigger], nominal: list[Call]) -> tuple[
+            list[Call], list[Trigger], list[list[Call]]]:
+        """The hard level's second change, met by whatever recovery the agent makes: traffic backs up at the
+        crossing of the first slot booked after the change (the trigger is bound to the booking call, so it meets
+        the agent's choice, not the story's), and a trip through it now arrives after the deliver-by time while
+        every write still goes through; only the times show it (``check_route``, ``get_crossing``, the dispatch's
+        arrival). The oracle books the story's recovery slot, reads that route, and moves to another crossing;
+        the listed alternative makes the story's recovery at another crossing first and then moves. Returns the
+        oracle, the triggers and the alternatives; call before :meth:`settle`, which makes room for both routes,
+        and :meth:`task` sets the delay once the deliver-by time is known."""
+        go = next(i for i, c in enumerate(oracle) if c.name == "dispatch")
+        at = max(i for i, c in enumerate(oracle[:go]) if c.name == "book_slot")
+        here = self.state["slots"][oracle[at].arguments["slot_id"]]["crossing"]
+        pred = self.author.pred
+        after_change = pred.any_of(preds=[pred.fired_before(trigger=t.name) for t in triggers])
+        congestion = self.author.check_trigger(Trigger(
+            name="congestion", description="traffic backs up at the crossing of the first slot booked after the change",
+            when=pred.all_of(preds=[pred.booked_by_call(consignment_id=self.cid), after_change]),
+            effect=[self.author.op.congest(minutes=0, cause="lorry backlog after a customs system slowdown")],
+            activation=["book_slot"], timing="after",
+            observable=Observable(tool="check_route", args={"consignment_id": self.cid, "crossing_id": here})))
+        both, tail = [*triggers, congestion], oracle[go:]
+        moved = self.rebooked(oracle[:go], here, both, tail)
+        stale = next((i for i, (x, y) in enumerate(zip(oracle, nominal)) if x != y), len(oracle))
+        recovery = [c for c in oracle[stale:go] if c.name != "book_slot"]
+        mirrors = []
+        for there in self.crossings:
+            if there == here:
+                continue
+            steps = oracle[:stale] + self.declared_at(recovery, here, there)
+            run = self.run(steps, triggers)
+            first = next((s for s in self.free_slots(there) if run.end < self.state["slots"][s]["end"]
+                          and self.succeeds(steps + [self.book(s)] + tail, triggers)), None)
+            if first is not None:
+                mirror = self.rebooked(steps + [self.book(first)], there, both, tail)
+                if mirror is not None:
+                    mirrors.append((steps + [self.book(first)] + tail, mirror))
+                    break
+        if moved is None or not mirrors:
+            raise Redraw("no crossing is left once the first recovery's crossing backs up")
+        self.congested = (congestion, [oracle, mirrors[0][0]], triggers, [mirrors[0][1]])
+        return moved, both, [mirrors[0][1]]
+
+    def rebooked(self, prefix: list[Call], stuck: str, triggers: list[Trigger], tail: list[Call]) -> list[Call] | None:
+        """``prefix`` (which booked a slot at crossing ``stuck``, now backed up), a read of that route, then a
+        declaration (and a permit, where needed) and the first slot at another crossing that still gets the
+        consignment across, then ``tail`` (the dispatch); None if no crossing does."""
+        for there in self.crossings:
+            if there == stuck:
+                continue
+            permit = [self.apply(there)] if self.commodity in self.rules(there)["permit_for"] else []
+            head = prefix + [self.route(stuck), self.crossings_list(), self.crossing(there), self.slots(there)] + \
+                permit + [self.declare(there)]
+            run = self.run(head, triggers)
+            for slot in self.free_slots(there):
+                if run.end < self.state["slots"][slot]["end"] and self.succeeds(head + [self.book(slot)] + tail,
+                                                                                 triggers):
+                    return head + [self.book(slot)] + tail
+        return None
+
+    def backed_up(self, triggers: list[Trigger]) -> list[Trigger]:
+        """``triggers`` with the congestion's delay set, now that the deliver-by time is: long enough that a trip
+        through the first crossing booked after the change, the story's or the alternative's, arrives late."""
+        congestion, first_plans, before, _ = self.congested
+        due = datetime.fromisoformat(self.record["deliver_by"])
+        worst = max((due - datetime.fromisoformat(self.arrival(p, before))).total_seconds() // 60
+                    for p in first_plans)
+        minutes = int(worst) + 5 * self.author.integer(6, 24)
+        effect = [self.author.op.congest(minutes=minutes, cause=congestion.effect[0].args["cause"])]
+        return [t if t is not congestion else t.model_copy(update={"effect": effect}) for t in triggers]
+
     def alternatives(self, oracle: list[Call], nominal: list[Call], triggers: list[Trigger],
                      checks: list[Check]) -> list[list[Call]]:
         """Other complete solutions: the oracle's recovery through the first other slot that works at each crossing
@@ -619,7 +693,10 @@ class Job:
                    f"and truck will do{pointer}.",
             fallback="Everything I know is in my request; please get the consignment across as asked.")
         checklist = [] if impossible else self.checklist(consult)
-        alternatives = self.alternatives(oracle, nominal.calls, triggers, checklist) if checklist else []
+        if self.congested:  # the hard level's second change: its own alternatives, and its delay set
+            triggers, alternatives = self.backed_up(triggers), self.congested[3]
+        else:
+            alternatives = self.alternatives(oracle, nominal.calls, triggers, checklist) if checklist else []
         if impossible:
             impossible = impossible.model_copy(update={"forbidden": [Check(
                 name="no_movement", gate=True, description=f"nothing was dispatched for {self.cid} anyway",

@@ -662,10 +662,15 @@ class FreightWorld(World):
 
     @predicate
     def ready_to_cross(self, consignment_id: str) -> bool:
-        """The consignment is on its way (a scheduled or delivered movement), or a dispatch now would send it:
-        a booked slot it can make at a crossing that admits it, a cleared declaration there, a permit and an
-        inspection where needed, a truck at its terminal that may carry it, a driver within shift."""
-        return bool(self._live(consignment_id)) or self._dispatch_problem(consignment_id)[0] is None
+        """The consignment is on its way (a scheduled or delivered movement), or a dispatch now would send it in
+        time: a booked slot it can make at a crossing that admits it, a cleared declaration there, a permit and an
+        inspection where needed, a truck at its terminal that may carry it, a driver within shift, and an arrival by
+        the deliver-by time (a plan that would run late is not ready, however complete)."""
+        if self._live(consignment_id):
+            return True
+        problem, line = self._dispatch_problem(consignment_id)
+        return problem is None and local_time(line["arrives"]) <= local_time(
+            self.consignments[consignment_id]["deliver_by"])
 
     def _held_slots(self, cid: str) -> list[dict]:
         """The slots the consignment holds (its booking, while it holds) or used."""
@@ -710,7 +715,23 @@ class FreightWorld(World):
         return bool(tid) and self.trucks[tid].get("consignment") == consignment_id \
             and self.trucks[tid]["status"] in ("assigned", "en_route")
 
+    @predicate
+    def booked_by_call(self, consignment_id: str, ctx) -> bool:
+        """The call being made booked the consignment the slot it names."""
+        booked = ctx.arguments.get("slot_id") if ctx is not None else None
+        return booked is not None and self._slot_of(consignment_id) == booked
+
     # ----------------------------------------------------------- operations
+
+    @operation
+    def congest(self, minutes: int, cause: str, ctx) -> None:
+        """Traffic backs up at the crossing of the slot the call being made booked: it queues ``minutes`` longer
+        from now on, and its notice says why and since when (a booking, a declaration and a dispatch still go
+        through; only the times say the trip now runs late)."""
+        x = self.crossings[self.slots[ctx.arguments["slot_id"]]["crossing"]]
+        x["queue_minutes"] += minutes
+        said = f"{cause}: queues of {x['queue_minutes']} min since {ctx.now}"
+        x["notice"] = f"{x['notice']}; {said}" if x.get("notice") else said
 
     @operation
     def take_slots(self, crossing_id: str, until: str, by: str, note: str, status: str = "taken") -> None:

@@ -12,6 +12,10 @@ the booked slot (that much the change shows), but the truck waiting there cannot
 less than they weigh, or its driver goes off shift before it could set off), which only reading it shows; the
 other trucks there and at the other terminals are too small, and shuttling the goods back to the named truck
 gets them there too late.
+
+At hard the recovery also meets a second change (``Job.cascade``): the crossing of the first slot booked
+after the change backs up, so that trip would arrive late; nothing refuses it, only the times show it, and
+the recovery moves on to another crossing.
 """
 
 from __future__ import annotations
@@ -92,7 +96,10 @@ def build(author: Author, level: str) -> Task:
         if found is None:
             raise Redraw("no terminal makes the story work")
         site, oracle, triggers = found
-        job.settle(oracle, triggers, plan.calls)
+        more = []
+        if level == "hard":  # the recovery meets a second change (Job.cascade)
+            oracle, triggers, more = job.cascade(oracle, triggers, plan.calls)
+        job.settle(oracle, triggers, plan.calls, alternatives=more)
     query = job.request(f"Hi, {job.record['shipper']} here; the goods are at {job.origin}.")
     return job.task(query, triggers, plan, oracle, "trusting the booking's terminal",
                     "The consignee has staff waiting to unload.", impossible,

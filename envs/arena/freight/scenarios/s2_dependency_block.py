@@ -10,6 +10,10 @@ a second truck at the terminal is assigned as well. Impossible: the shipper cann
 certificate, and the planned crossing requires it (that much the change shows); each other crossing is shut to
 the consignment by a standing rule of its own, drawn (the certificate of origin required there too, the goods
 banned, a bonded truck required, a document the consignment lacks), which only reading that crossing shows.
+
+At hard the recovery also meets a second change (``Job.cascade``): the crossing of the first slot booked
+after the change backs up, so that trip would arrive late; nothing refuses it, only the times show it, and
+the recovery moves on to another crossing.
 """
 
 from __future__ import annotations
@@ -67,7 +71,10 @@ def build(author: Author, level: str) -> Task:
         oracle = job.working(lambda s: stale + look + fix + [job.book(s)] + tail + [job.go()], job.main,
                              triggers)[1]
     if not impossible:
-        job.settle(oracle, triggers, plan.calls)
+        more = []
+        if level == "hard":  # the recovery meets a second change (Job.cascade)
+            oracle, triggers, more = job.cascade(oracle, triggers, plan.calls)
+        job.settle(oracle, triggers, plan.calls, alternatives=more)
     query = job.request(f"Hello, {job.record['shipper']} here; all documents are on file.")
     return job.task(query, triggers, plan, oracle, "with the paperwork done last week",
                     "The consignee's line stops without it.", impossible,

@@ -12,6 +12,10 @@ planned crossing is down until after the deliver-by time (that much the change s
 shut to the consignment by a standing rule of its own, drawn (the goods banned, a bonded truck required, a
 document the consignment lacks, every slot before the deliver-by time held by other forwarders), which only
 reading that crossing shows.
+
+At hard the recovery also meets a second change (``Job.cascade``): the crossing of the first slot booked
+after the change backs up, so that trip would arrive late; nothing refuses it, only the times show it, and
+the recovery moves on to another crossing.
 """
 
 from __future__ import annotations
@@ -82,7 +86,10 @@ def build(author: Author, level: str) -> Task:
             ["system_outage"], [until, outage, "customs outage", "system outage"], facts)
         oracle = stale + look + reads + said
     if not impossible:
-        job.settle(oracle, triggers, plan.calls)
+        more = []
+        if level == "hard":  # the recovery meets a second change (Job.cascade)
+            oracle, triggers, more = job.cascade(oracle, triggers, plan.calls)
+        job.settle(oracle, triggers, plan.calls, alternatives=more)
     query = job.request(f"Good day, {job.record['shipper']} shipping desk.")
     return job.task(query, triggers, plan, oracle, "paying demurrage by the hour", "We pay demurrage by the hour.",
                     impossible,

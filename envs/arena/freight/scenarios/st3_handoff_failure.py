@@ -11,6 +11,10 @@ other truck, dispatch. Impossible: as at medium, the delay runs past the waiting
 slot with another carrier's truck at the terminal would still arrive in time (that much the change shows); but
 that truck cannot take the goods (drawn: it carries less than they weigh, or its driver goes off shift before it
 could set off), which only reading it shows, and no other truck can carry them.
+
+At hard the recovery also meets a second change (``Job.cascade``): the crossing of the first slot booked
+after the change backs up, so that trip would arrive late; nothing refuses it, only the times show it, and
+the recovery moves on to another crossing.
 """
 
 from __future__ import annotations
@@ -67,7 +71,10 @@ def build(author: Author, level: str) -> Task:
             [f for f in others if "shift" not in f] + ["other truck", "also off shift", "other driver", why])
         oracle = stale + look + [job.truck_read(spare)] + said
     else:
-        job.settle(oracle, triggers, plan.calls)
+        more = []
+        if level == "hard":  # the recovery meets a second change (Job.cascade)
+            oracle, triggers, more = job.cascade(oracle, triggers, plan.calls)
+        job.settle(oracle, triggers, plan.calls, alternatives=more)
     query = job.request(f"Hello, {job.record['shipper']} here; the goods come in on train {first}.")
     return job.task(query, triggers, plan, oracle, "coordinating a rail-to-road handoff",
                     "The consignee's warehouse closes after that.", impossible,

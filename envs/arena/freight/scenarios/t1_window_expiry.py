@@ -11,6 +11,10 @@ the planned crossing's desk is suspended for two days (that much the change show
 shut to the consignment by a standing rule of its own, drawn (the goods banned, a bonded truck required,
 a document the consignment lacks, every slot before the deliver-by time held by others), which only reading
 that crossing shows.
+
+At hard the recovery also meets a second change (``Job.cascade``): the crossing of the first slot booked
+after the change backs up, so that trip would arrive late; nothing refuses it, only the times show it, and
+the recovery moves on to another crossing.
 """
 
 from __future__ import annotations
@@ -67,7 +71,10 @@ def build(author: Author, level: str) -> Task:
         tail = [job.assign(spare)] if spare else []
         oracle = job.working(lambda s: stale + look + [job.book(s)] + tail + [job.go()], job.main, triggers)[1]
     if not impossible:
-        job.settle(oracle, triggers, plan.calls)
+        more = []
+        if level == "hard":  # the recovery meets a second change (Job.cascade)
+            oracle, triggers, more = job.cascade(oracle, triggers, plan.calls)
+        job.settle(oracle, triggers, plan.calls, alternatives=more)
     query = job.request(f"Good morning, {job.record['shipper']} logistics here; the permit {held} is on file.")
     return job.task(query, triggers, plan, oracle, "moving permit-controlled goods",
                     "The buyer's contract has a penalty for late delivery.", impossible,

@@ -10,6 +10,10 @@ medium, the convoy takes every slot at the planned crossing (that much the chang
 is shut to the consignment by a standing rule of its own, drawn (the goods banned, a bonded truck required, a
 document the consignment lacks, every slot before the deliver-by time held by other forwarders), which only
 reading that crossing shows.
+
+At hard the recovery also meets a second change (``Job.cascade``): the crossing of the first slot booked
+after the change backs up, so that trip would arrive late; nothing refuses it, only the times show it, and
+the recovery moves on to another crossing.
 """
 
 from __future__ import annotations
@@ -71,7 +75,10 @@ def build(author: Author, level: str) -> Task:
         oracle = job.working(lambda s: stale + look + [job.declare(job.second), job.book(s)] + tail + [job.go()],
                              job.second, triggers)[1]
     if not impossible:
-        job.settle(oracle, triggers, plan.calls)
+        more = []
+        if level == "hard":  # the recovery meets a second change (Job.cascade)
+            oracle, triggers, more = job.cascade(oracle, triggers, plan.calls)
+        job.settle(oracle, triggers, plan.calls, alternatives=more)
     query = job.request(f"Hi, {job.record['shipper']} here.")
     return job.task(query, triggers, plan, oracle, "with a customer waiting at the other end",
                     "Our customer is waiting at the other end.", impossible,
