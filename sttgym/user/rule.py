@@ -30,12 +30,12 @@ class RuleUser:
         self.profile = profile
 
     def reply(self, message: str) -> str:
-        from sttgym.judge import claims_success  # the judge's reading of "it is done"
+        from sttgym.judge import reports_done  # a user's reading of "it is done"
 
         said = words(message)
         # A report that it is done comes first: one that names the route it took ("booked the other room instead")
         # is still a report, not a proposal to change the plan.
-        if claims_success(message) and "?" not in message:
+        if reports_done(message) and "?" not in message:
             return COMPLETION_SIGNAL
         if self.profile.insist and said & _ALTERNATIVE:
             return self.profile.insist

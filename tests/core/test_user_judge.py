@@ -197,6 +197,12 @@ def test_the_profile_carries_the_paper_s_fields_and_both_users_give_the_completi
     # a report that names the other route it took is still a report, not a proposal to change the plan
     assert user.reply("Done: the insulin was delivered from the other depot instead.") == COMPLETION_SIGNAL
     assert user.reply("Shall I deliver it from the other depot instead?") == "It has to be the clinic I named."
+    # a report's lead says it is done; its later account of what it released on the way does not unsay that
+    assert user.reply("Done: the insulin is delivered as run R-2, via the other depot. The first van was released "
+                      "and its slot cancelled.") == COMPLETION_SIGNAL
+    assert user.reply("The delivery is delivered? Not yet.") != COMPLETION_SIGNAL
+    assert user.reply("I'm sorry, the insulin cannot be delivered: the only van is out at another clinic.") \
+        != COMPLETION_SIGNAL  # a refusal is no report that it is done
     assert user.reply("Was the delivery completed successfully?") != COMPLETION_SIGNAL  # a question is not a report
     text = render_profile(profile)
     for field in ("insulin at the clinic by 10:00", "closes early", "slightly anxious", "frustration threshold low",

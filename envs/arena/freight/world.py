@@ -162,7 +162,7 @@ class FreightWorld(World):
         moves = [{"movement_id": m, **x} for m, x in sorted(self.movements.items()) if x["consignment"] == cid]
         problems = self._rule_problems(cid, self.slots[slot]["crossing"], local_time(self.slots[slot]["start"])) \
             if slot else []
-        bookings = [{"reservation_id": r, **x, "slot_status": self.slots[x["slot"]]["status"]}
+        bookings = [{"reservation_id": r, **x, "slot_status": self._slot_view(x["slot"])["status"]}
                     for r, x in sorted(self.reservations.items()) if x["consignment"] == cid]
         return {"consignment_id": cid, **c, "slot": slot,
                 "slot_crossing": self.slots[slot]["crossing"] if slot else None, "crossing_problems": problems,
