@@ -389,14 +389,14 @@ def corpus_stats(rows: list[dict], manifest: str | None = None) -> dict:
     from sttgym.manifests import load_manifest
     from sttgym.registry import parse_arena_id
 
-    if manifest is not None:
-        pinned = {(env_id, seed): pin for env_id, seed, pin in load_manifest(manifest)["instances"]}
-        rows = [r for r in rows if pinned.get((r["env_id"], r["seed"])) == r["digest"]]
     for number, r in enumerate(rows, 1):
         if not isinstance(r, dict) or not isinstance(r.get("env_id"), str) or r.get("verdict") not in VERDICTS:
             raise ActionError(f"corpus row {number} is not a reviewed episode (an env id and one of the verdicts "
                               f"{', '.join(VERDICTS)})")
         parse_arena_id(r["env_id"])  # a ValueError naming the id
+    if manifest is not None:
+        pinned = {(env_id, seed): pin for env_id, seed, pin in load_manifest(manifest)["instances"]}
+        rows = [r for r in rows if pinned.get((r["env_id"], r.get("seed"))) == r.get("digest")]
 
     def cell(group: list[dict]) -> dict:
         won = sum(VERDICTS[r["verdict"]] for r in group)
@@ -436,8 +436,9 @@ def stats_markdown(stats: dict) -> str:
         return "–" if x is None else f"{100 * x:.1f}"
 
     def rows(cells: dict, paper: dict | None = None) -> list[str]:
-        return [f"| {name} | {c['episodes']} | {c['passed']} | {pct(c['pass_at_1'])} | {pct(c['ci'][0])}–{pct(c['ci'][1])} |"
-                + (f" {paper[name]:.1f} |" if paper else "") for name, c in cells.items()]
+        return [f"| {name} | {c['episodes']} | {c['passed']} | {pct(c['pass_at_1'])} | "
+                f"{pct(c['ci'][0])}–{pct(c['ci'][1])} |" + (f" {paper[name]:.1f} |" if paper else "")
+                for name, c in cells.items()]
 
     paper = stats["paper"]
     overall, ci = stats["overall"]["paper_weights"], stats["overall"]["ci"]

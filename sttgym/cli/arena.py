@@ -99,7 +99,8 @@ def validate(domain: list[str] = typer.Option(None, help="Only this domain (repe
         short = {"always-refuse": "refuse", "keyword-stuffer": "stuffer", "blind-writer": "blind",
                  "mutation-spammer": "spammer", "reread-nominal": "reread", "asking-reread": "asking",
                  "writes-then-reads": "wr-rd", "reread-after-failure": "rr-fail", "reread-every-write": "rr-every",
-                 "ask-then-act-or-refuse": "ask-act", "explore-then-refuse": "exp-ref", "refuse-feasible": "ref-feas", "solvability": "solv",
+                 "ask-then-act-or-refuse": "ask-act", "explore-then-refuse": "exp-ref", "refuse-feasible": "ref-feas",
+                 "solvability": "solv",
                  "collateral": "coll", **{f"calls {lvl}": f"calls:{lvl[0].upper()}"
                                                                                for lvl in LEVELS}}
         for column in ["domain", *columns]:

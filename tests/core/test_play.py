@@ -131,6 +131,10 @@ def test_a_label_adds_a_reviewed_row_and_a_failure_must_name_the_agent_s_mistake
     assert code == 0 and "DISAGREES" in said
     first, second = (json.loads(line) for line in corpus.read_text().splitlines())
     assert "category" not in first and second["category"] == "stale_state" and second["player"] == "p1"
+    from sttgym.play import FAILURES
+
+    code, helped = play("label", "--help")
+    assert all(name in " ".join(helped.split()) for name in FAILURES)  # the help names every category there is
 
 
 def test_corpus_stats_give_each_level_its_wilson_interval_and_the_paper_weighted_overall(play, tmp_path):
@@ -158,7 +162,8 @@ def test_corpus_stats_give_each_level_its_wilson_interval_and_the_paper_weighted
 
     def wilson(k, n, z=1.96):  # written out here, apart from the code under test
         p = k / n
-        mid, half = (p + z * z / (2 * n)) / (1 + z * z / n), z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+        scale = 1 + z * z / n
+        mid, half = (p + z * z / (2 * n)) / scale, z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / scale
         return max(0.0, mid - half), min(1.0, mid + half)
 
     for level, outcomes in plan.items():
@@ -170,6 +175,9 @@ def test_corpus_stats_give_each_level_its_wilson_interval_and_the_paper_weighted
     assert "| hard | 2 | 0 | 0.0 |" in text and "41.8" in text  # beside the paper's strongest model
     code, text = play("stats", str(corpus))
     assert code == 0 and "11 reviewed episodes" in text  # without a manifest, every row
+    corpus.write_text('{"env_id": "STTArena/Hotel-S1-easy", "seed": 0, "verdict": "met"}\n')  # no digest
+    code, said = play("stats", str(corpus), "--manifest", "arena-v10")
+    assert code == 2 and "no rows" in said  # no digest, no instance of the manifest, and no crash
     corpus.write_text('{"env_id": "os:system", "seed": 0, "verdict": "met"}\n')
     code, said = play("stats", str(corpus))
     assert code == 2 and "not an STTArena id" in said

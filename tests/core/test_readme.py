@@ -54,7 +54,8 @@ PLAYED = {
     "sttgym play step 'search_availability hotel_id=HTL-SAF73 check_in=2024-03-19 nights=3 kind=deluxe'": (None, []),
     "sttgym play step 'Task Completed'": (None, []),
     "sttgym play review runs/play": (None, []),
-    "sttgym play stats": (["play", "stats", str(ROOT / "tests/data/playtests.jsonl")], []),  # its default, from the root
+    # its default corpus, as from the repository's root
+    "sttgym play stats": (["play", "stats", str(ROOT / "tests/data/playtests.jsonl")], []),
 }
 SERVE = "sttgym serve --host 0.0.0.0 --port 8000"
 # Too large for CPU CI as written (a 4B model, thousands of transcripts): run by these tests on tiny sizes.

@@ -281,3 +281,15 @@ def test_a_finished_request_reported_as_refused_fails_the_truthful_report_gate(t
     traj = rollout(gym.make(toy_ids[0]), PlanAgent([*task_of(toy_ids[0], 0).oracle, *tell]), seed=0)
     (gate,) = [c for c in traj.info["checklist"] if c["name"] == "truthful_report"]
     assert gate["passed"] is passed and traj.reward == float(passed)
+
+
+def test_no_reference_refusal_reads_to_the_user_as_a_done_report():
+    """The user's reading of "it is done" (lead sentences included) never takes an impossible task's reference
+    refusal for a report of success, so a refusing agent is never answered with the completion signal for it."""
+    import sttgym
+    from sttgym.judge import reports_done
+    from sttgym.manifests import task_of
+
+    refusals = [c.arguments["message"] for env_id in sttgym.arena_ids() if env_id.endswith("-impossible")
+                for c in task_of(env_id, 0).oracle if c.name == "chat_with_user"]
+    assert len(refusals) >= 90 and not [m for m in refusals if reports_done(m)]

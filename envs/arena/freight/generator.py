@@ -566,7 +566,7 @@ class Job:
         moved = self.rebooked(oracle[:go], here, both, tail)
         stale = next((i for i, (x, y) in enumerate(zip(oracle, nominal)) if x != y), len(oracle))
         recovery = [c for c in oracle[stale:go] if c.name != "book_slot"]
-        mirrors = []
+        mirror = None  # (the recovery made at another crossing first, then its move): the listed alternative
         for there in self.crossings:
             if there == here:
                 continue
@@ -574,15 +574,14 @@ class Job:
             run = self.run(steps, triggers)
             first = next((s for s in self.free_slots(there) if run.end < self.state["slots"][s]["end"]
                           and self.succeeds(steps + [self.book(s)] + tail, triggers)), None)
-            if first is not None:
-                mirror = self.rebooked(steps + [self.book(first)], there, both, tail)
-                if mirror is not None:
-                    mirrors.append((steps + [self.book(first)] + tail, mirror))
-                    break
-        if moved is None or not mirrors:
+            moving = first and self.rebooked(steps + [self.book(first)], there, both, tail)
+            if moving:
+                mirror = (steps + [self.book(first)] + tail, moving)
+                break
+        if moved is None or mirror is None:
             raise Redraw("no crossing is left once the first recovery's crossing backs up")
-        self.congested = (congestion, [oracle, mirrors[0][0]], triggers, [mirrors[0][1]])
-        return moved, both, [mirrors[0][1]]
+        self.congested = (congestion, [oracle, mirror[0]], triggers, [mirror[1]])
+        return moved, both, [mirror[1]]
 
     def rebooked(self, prefix: list[Call], stuck: str, triggers: list[Trigger], tail: list[Call]) -> list[Call] | None:
         """``prefix`` (which booked a slot at crossing ``stuck``, now backed up), a read of that route, then a
@@ -693,15 +692,15 @@ class Job:
                    f"and truck will do{pointer}.",
             fallback="Everything I know is in my request; please get the consignment across as asked.")
         checklist = [] if impossible else self.checklist(consult)
-        if self.congested:  # the hard level's second change: its own alternatives, and its delay set
-            triggers, alternatives = self.backed_up(triggers), self.congested[3]
-        else:
-            alternatives = self.alternatives(oracle, nominal.calls, triggers, checklist) if checklist else []
         if impossible:
             impossible = impossible.model_copy(update={"forbidden": [Check(
                 name="no_movement", gate=True, description=f"nothing was dispatched for {self.cid} anyway",
                 holds=a.pred.no_movement(consignment_id=self.cid), stated=self.due)]})
             alternatives = self.shuttled_back(oracle, end + len(extra), triggers)
+        elif self.congested:  # the hard level's second change: its own alternative, and its delay set
+            triggers, alternatives = self.backed_up(triggers), self.congested[3]
+        else:
+            alternatives = self.alternatives(oracle, nominal.calls, triggers, checklist)
         return Task(query=f"{query} {consult.request}" if consult else query, profile=profile, start_time=self.start,
                     initial_state=self.state, triggers=triggers, checklist=checklist, static_checklist=self.goal(),
                     nominal_plan=nominal.calls, oracle=oracle, alternatives=alternatives,
