@@ -81,7 +81,8 @@ _CLAIMS = [
     rf"\b(?:your|the) (?:new |replacement |alternative |updated )?(?:trip|flight|booking|reservation|order|tickets?|"
     rf"seats?|shipment|delivery|doses|stay|room|car|van|run|pickup|dispatch|consignment|request|task|itinerary|"
     rf"[\w-]+ (?:booking|reservation|order|shipment))s? (?:is|are|has been|have been|was|were) (?:now |all |fully )?"
-    rf"(?:{_DONE}|ready|in place|on (?:its|their) way|sorted|all set)\b",
+    rf"(?:{_DONE}|complete|ready|in place|on (?:its|their) way|sorted|all set)\b",
+    rf"\beverything (?:is|has been) (?:now |all )?{_DONE}\b",
     r"\b(?:completed successfully|successfully|all set|everything is done|it[’']s done|all done|as requested)\b|"
     r"^\W*done\b",
     r"\b(?:he|hemos|ya) (?:reservado|enviado|despachado|confirmado|programado|comprado|reprogramado|organizado)\b|"

@@ -9,12 +9,18 @@ the request is done, it answers with the completion signal.
 
 from __future__ import annotations
 
+import re
+
 from sttgym.user.profile import COMPLETION_SIGNAL, Answer, UserProfile, words
 
 __all__ = ["RuleUser"]
 
 _ALTERNATIVE = {"instead", "alternative", "alternatively", "another", "different", "other", "change", "switch",
                 "substitute", "later", "earlier", "replace", "swap", "move", "reschedule", "cancel", "drop"}
+
+# The sign-off a report often ends with ("... recorded on both. Anything else?") asks nothing about the request.
+_SIGN_OFF = re.compile(r"\s*(?:is there |do you need |would you like |can i (?:help|do) (?:you )?with )?anything else"
+                       r"[^.!?]*\?\s*$", re.IGNORECASE)
 
 
 def _best(answers: list[Answer], said: set[str]) -> Answer | None:
@@ -35,7 +41,8 @@ class RuleUser:
         said = words(message)
         # A report that it is done comes first: one that names the route it took ("booked the other room instead")
         # is still a report, not a proposal to change the plan.
-        if reports_done(message) and "?" not in message:
+        report = _SIGN_OFF.sub("", message)
+        if reports_done(report) and "?" not in report:
             return COMPLETION_SIGNAL
         if self.profile.insist and said & _ALTERNATIVE:
             return self.profile.insist

@@ -55,3 +55,17 @@ def assert_alternatives_score_one(env_id: str, seeds=range(2), key: Callable | N
             assert not noticed or env.unwrapped.log.noticed(task.triggers[0].name), (env_id, seed)
             played += 1
     return played
+
+
+def assert_second_change_follows_the_story(env, seed: int, name: str) -> None:
+    """Each solution of the task ``env`` builds at ``seed`` (the oracle and its alternatives) scores 1.0 and meets
+    the trigger ``name`` last, after the story's own change: a second change that the recovery itself sets off."""
+    from sttgym.agents import PlanAgent
+    from sttgym.rollout import rollout
+
+    task = env.unwrapped.task
+    for plan in [task.oracle, *task.alternatives]:
+        traj = rollout(env, PlanAgent(plan), seed=seed)
+        log = traj.info["trigger_log"]
+        assert traj.reward == 1.0 and log[-1]["trigger"] == name, (seed, traj.reward, log)
+        assert log[-1]["call_index"] > next(e for e in log if e["trigger"] == task.triggers[0].name)["call_index"]

@@ -10,7 +10,7 @@ from datetime import datetime
 import gymnasium as gym
 import pytest
 
-from tests.arena.harness import WorldHarness
+from tests.arena.harness import WorldHarness, assert_second_change_follows_the_story
 from tests.arena.withheld import assert_unpredictable, assert_withheld_story, question, unasked
 import sttgym  # noqa: F401  (registers the ids)
 from sttgym.agents import NominalAgent, OracleAgent, PlanAgent
@@ -606,3 +606,19 @@ def car_cues(task) -> dict[str, bool]:
 @pytest.mark.parametrize("env_id", ["STTArena/CarRental-S2-hard", "STTArena/CarRental-ST3-medium"])
 def test_nothing_the_tools_show_tells_which_car_the_user_needs(env_id):
     assert_unpredictable(env_id, lambda env, seed: car_cues(env.unwrapped.task))
+
+
+@pytest.mark.parametrize("conflict", ["S1", "S2", "S3", "ST1", "ST2", "ST3", "T1", "T3"])
+def test_at_hard_the_flight_is_delayed_once_the_recovery_begins_and_only_its_tracking_shows_it(conflict):
+    # The second change waits for the recovery's first write after the story's change, whichever car it takes, and
+    # leaves every write working: a pickup kept at the time the flight was due leaves the customer a no-show.
+    env = gym.make(f"STTArena/CarRental-{conflict}-hard")
+    for seed in range(3):
+        env.reset(seed=seed)
+        task = env.unwrapped.task
+        delayed = task.triggers[-1]
+        assert delayed.name == "flight_delayed" and delayed.observable.tool == "get_flight_arrival"
+        assert delayed.observable.args["flight_number"] in task.query
+        assert_second_change_follows_the_story(env, seed, "flight_delayed")
+        kept = [c for c in task.oracle if c.name != "reschedule_reservation"]
+        assert rollout(env, PlanAgent(kept), seed=seed).reward == 0.0

@@ -9,7 +9,7 @@ from itertools import product
 import gymnasium as gym
 import pytest
 
-from tests.arena.harness import WorldHarness, assert_alternatives_score_one
+from tests.arena.harness import WorldHarness, assert_alternatives_score_one, assert_second_change_follows_the_story
 from tests.arena.withheld import assert_answers_alike, assert_withheld_story, unasked
 import sttgym
 from sttgym.agents import NominalAgent, OracleAgent, PlanAgent
@@ -284,7 +284,9 @@ def test_t1_holds_are_released_by_a_hold_not_by_reading():
 def test_the_blind_writer_meets_every_trigger_and_is_disrupted(conflict):
     env = gym.make(f"STTArena/Hotel-{conflict}-hard")
     traj = rollout(env, BlindWriter(), seed=5)
-    assert {e["trigger"] for e in traj.info["trigger_log"]} == {t.name for t in env.unwrapped.task.triggers}
+    # The hard level's flight change waits for a recovery's confirmed stay, which a blind writer may never get.
+    fired = {e["trigger"] for e in traj.info["trigger_log"]} - {"flight_moved"}
+    assert fired == {t.name for t in env.unwrapped.task.triggers} - {"flight_moved"}
     assert traj.reward == 0.0
     assert all(env.unwrapped.tools[n].mutates for t in env.unwrapped.task.triggers for n in t.activation)
 
@@ -600,3 +602,27 @@ def test_the_guest_answers_alike_whether_or_not_the_request_can_be_met():
     # an impossible twin withholds a fact too, so that one held back is as common among the impossible instances
     # (1 id in 9) as among the feasible ones (4 in 27)
     assert_answers_alike("Hotel", ("S1-medium", "S1-hard", "S1-impossible", "ST1-medium", "ST1-hard"))
+
+
+@pytest.mark.parametrize("conflict", ["S1", "ST1", "T1", "T3"])
+def test_at_hard_the_flight_moves_once_the_recovery_is_confirmed_and_only_the_profile_shows_it(conflict):
+    # The second change waits for the first confirmation after the story's change, wherever the recovery booked, and
+    # leaves every write working: the arrival read at the start and recorded after the confirmation is stale.
+    env = gym.make(f"STTArena/Hotel-{conflict}-hard")
+    for seed in range(3):
+        env.reset(seed=seed)
+        task = env.unwrapped.task
+        moved = task.triggers[-1]
+        assert moved.name == "flight_moved" and moved.observable.tool == "get_guest"
+        planned = task.initial_state["guests"][moved.observable.args["guest_id"]]["arrival"]
+        stale = [c.model_copy(update={"arguments": {**c.arguments, "arrival": planned}})
+                 if c.name == "set_arrival" else c for c in task.oracle]
+        assert_second_change_follows_the_story(env, seed, "flight_moved")
+        log = rollout(env, PlanAgent(task.oracle), seed=seed).info["trigger_log"]
+        assert log[-1]["during"] == "confirm_reservation"
+        traj = rollout(env, PlanAgent(stale), seed=seed)
+        passed = {c["name"]: c["passed"] for c in traj.info["checklist"]}
+        # the recovered stay still counts; the stale arrival fails what it was for
+        assert passed["booked"] is True and passed["arranged"] is False and 0.0 < traj.reward < 1.0
+        nominal = rollout(env, PlanAgent(task.nominal_plan), seed=seed)
+        assert "flight_moved" not in [e["trigger"] for e in nominal.info["trigger_log"]]

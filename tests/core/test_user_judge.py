@@ -204,6 +204,13 @@ def test_the_profile_carries_the_paper_s_fields_and_both_users_give_the_completi
     assert user.reply("I'm sorry, the insulin cannot be delivered: the only van is out at another clinic.") \
         != COMPLETION_SIGNAL  # a refusal is no report that it is done
     assert user.reply("Was the delivery completed successfully?") != COMPLETION_SIGNAL  # a question is not a report
+    # a report that signs off with "anything else?" asks nothing about the request (as players write them)
+    assert user.reply("Your rooms are booked at Hotel Orchard, arrival recorded on both. Anything else?") \
+        == COMPLETION_SIGNAL
+    assert user.reply("Both suites are booked. Is there anything else I can help you with?") == COMPLETION_SIGNAL
+    assert user.reply("Both suites are booked. Shall I also book the shuttle?") != COMPLETION_SIGNAL
+    assert user.reply("Everything is confirmed, so your request is complete.") == COMPLETION_SIGNAL
+    assert user.reply("Not everything is confirmed yet: the second room is still on hold.") != COMPLETION_SIGNAL
     text = render_profile(profile)
     for field in ("insulin at the clinic by 10:00", "closes early", "slightly anxious", "frustration threshold low",
                   "flexibility about the plan high", "Do not invent"):

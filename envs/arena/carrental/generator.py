@@ -390,6 +390,7 @@ class Request:
     asked: str = ""  # the words of the query that ask for the booking (what the checks quote)
     needs: str = ""  # the words of the query that say how the car must be (fuel, charge), if any
     impossible: Impossibility | None = None  # set by :meth:`refuse`
+    moves: str = ""  # the story's level, for a customer who flies in (:func:`flight_moves`); at hard it is delayed
 
     @property
     def withheld(self) -> Answer | None:
@@ -542,6 +543,9 @@ def make_task(req: Request, query: str, triggers: list[Trigger], nominal: Plan |
     their answer to any proposed change, the same on every level (as all their answers are)."""
     city, impossible, answers = req.city, req.impossible, answers or {}
     nominal = nominal.calls if isinstance(nominal, Plan) else nominal
+    if req.moves:
+        query, triggers, nominal, oracle, alternatives, answers = flight_moves(
+            req, query, triggers, nominal, oracle, alternatives, answers)
     quoted = [q for q in (req.asked, req.needs) if q not in query]
     if not req.asked or quoted:
         raise ValueError(f"the checks quote words the query does not have: {quoted or 'no booking words'}")
@@ -563,3 +567,53 @@ def make_task(req: Request, query: str, triggers: list[Trigger], nominal: Plan |
                 triggers=triggers, checklist=[] if impossible else req.checklist(),
                 static_checklist=req.goal(), nominal_plan=nominal, oracle=oracle, alternatives=list(alternatives),
                 solvable=impossible is None, impossibility=impossible)
+
+
+# The writes a recovery is made of: the first one after the story's change, with a booking live, delays the flight.
+_RECOVERY_WRITES = ["hold_vehicle", "confirm_reservation", "swap_reservation_vehicle", "reschedule_reservation",
+                    "transfer_vehicle", "cancel_reservation"]
+
+
+def flight_moves(req: Request, query: str, triggers: list[Trigger], nominal: list[Call], oracle: list[Call],
+                 alternatives: list[list[Call]], answers: dict) -> tuple:
+    """The hard level's second change, on the customer's side rather than the fleet's. At every level alike the
+    customer flies in on a tracked flight due at the pickup time and asks for the pickup at its tracked arrival; at
+    hard, at the recovery's first write after the story's change (with a booking live: whichever car and depot the
+    recovery took), the airline delays the flight. Only ``get_flight_arrival`` shows it: every write goes through and the booking reads
+    as the agent left it. The later arrival keeps the car free and the desk open, so moving the pickup
+    (``reschedule_reservation``) is the whole fix; the difficulty is knowing that the pickup depends on a record
+    the recovery never touched. Returns the query, triggers, nominal plan, oracle, alternatives and answers,
+    extended."""
+    city, author = req.city, req.city.author
+    flight = city.flight_number()
+    due = datetime.fromisoformat(req.pickup)
+    closes = due.replace(hour=int(city.state["depots"][req.depot]["closes"][:2]), minute=0)
+    delayed = format_time(min(due + timedelta(minutes=15 * author.integer(4, 10)), closes - timedelta(hours=1)))
+    city.state["flights"][flight] = {"depot": req.depot, "origin": author.pick(CITIES), "arrives": req.pickup,
+                                     "status": "on time"}
+    req.flight = flight
+    answers = {("land", "landing", "arrival", "flight", "time"): "Go by the airline's tracked arrival time; I'll "
+               "be at the desk as soon as I land.", **answers}
+    query = (f"{query} I'm flying in on {flight}, due at {req.pickup[11:]}: please set the pickup for the flight's "
+             "tracked arrival, since I go to the desk as soon as I land.")
+    if req.moves != "hard" or req.impossible:  # the flight lands on time: the pickup asked for is its arrival
+        return query, triggers, nominal, oracle, alternatives, answers
+    pred, story = author.pred, triggers[0].name
+    delay = city.trigger(
+        "flight_delayed", f"once the recovery after {story} has begun, {flight} is delayed to {delayed[11:]}",
+        pred.all_of(preds=[pred.fired_before(trigger=story), pred.has_live_booking(customer=req.customer)]),
+        city.sets("flights", flight, arrives=delayed, status="delayed"), ("get_flight_arrival", flight),
+        activation=tuple(_RECOVERY_WRITES), timing="after")
+
+    def moved(calls: list[Call], when: str, read: bool) -> list[Call]:
+        """``calls`` and then, on each of the last ``count`` bookings they confirm, the pickup at ``when``."""
+        booked = list(dict.fromkeys(repr(c.arguments["reservation_id"]) for c in calls
+                                    if c.name == "confirm_reservation"))[-req.count:]
+        ids = {repr(c.arguments["reservation_id"]): c.arguments["reservation_id"] for c in calls
+               if c.name == "confirm_reservation"}
+        return [*calls, *[author.call.get_flight_arrival(flight_number=flight)] * read,
+                *[author.call.reschedule_reservation(reservation_id=ids[r], pickup_time=when, return_time=req.ret)
+                  for r in booked]]
+
+    return (query, [*triggers, delay], nominal, moved(oracle, delayed, True),
+            [moved(a, delayed, True) for a in alternatives], answers)

@@ -28,7 +28,7 @@ from sttgym.task import Call, Ref, Task
 from sttgym.triggers import Observable, Trigger
 from sttgym.user import Answer, UserProfile
 
-__all__ = ["CONSULT", "Author", "Plan", "Task", "City", "Request", "new_city", "rid", "one", "make_task"]
+__all__ = ["CONSULT", "MOVES", "Author", "Plan", "Task", "City", "Request", "new_city", "rid", "one", "make_task"]
 
 _DISTRICTS = ["Old Town", "Riverside", "Harbour", "University", "Castle Hill", "Market", "Docklands", "Parkside",
               "Station Quarter", "Cathedral", "Canal Side", "Uptown"]
@@ -63,6 +63,9 @@ AMENITIES = {"parking": "I am driving in, so the hotel needs parking.",
 # The words that bring out a withheld amenity: how a guest asked about their needs naturally puts it.
 AMENITY_WORDS = ("requirement", "require", "need", "needs", "amenity", "amenities", "facility", "facilities", "prefer",
                  "preference")
+# The hard level's second change, on the guest's side: the query asks for the arrival on the profile to be recorded.
+ARRIVAL = {("arrival", "arrive", "flight", "land", "time"): "My current arrival time is always on my guest profile."}
+MOVES = "record my arrival time from my guest profile on every room booked, so the rooms are ready when I get there"
 CONSULT = " If you have to move me to another hotel, ask me first: I have a requirement about its facilities."
 
 
@@ -331,6 +334,9 @@ class Request:
     impossible: Impossibility | None = None
     wanted: str = ""  # the alternative hotel the guest's withheld need picks
     withheld: Answer | None = None
+    # The level of a story whose request also carries the guest's arrival (at every level alike, so that the query
+    # never tells the levels apart); at hard the guest's flight moves once the stay is rebooked (:func:`arrival_moves`).
+    moves: str = ""
 
     @property
     def guest(self) -> str:
@@ -535,6 +541,10 @@ def make_task(req: Request, query: str, triggers: list[Trigger], nominal: Plan |
     whether the request can be met); ``alternatives``: the other complete solutions (another equivalent hotel,
     room type, shuttle or meeting room taken at the first decision)."""
     city, author = req.city, req.city.author
+    plan = nominal.calls if isinstance(nominal, Plan) else list(nominal)
+    if req.moves:
+        query, triggers, plan, oracle, alternatives, answers = arrival_moves(
+            req, query, triggers, plan, oracle, alternatives, answers, moved=req.moves == "hard")
     # Before it answers, the oracle double-checks a drawn one to three of: the guest's reservations, the profile, the
     # hotel asked for and its availability. Real agents differ in this; every timing the story measured comes first.
     spot = [int(i) for i in author.rng.permutation(4)[:author.integer(1, 3)]]
@@ -555,9 +565,47 @@ def make_task(req: Request, query: str, triggers: list[Trigger], nominal: Plan |
         withheld=[req.withheld] if req.withheld else [],
         insist=insist or None,
         fallback="Everything I know is in my request; please handle the booking as asked.")
-    plan = nominal.calls if isinstance(nominal, Plan) else list(nominal)
     return Task(query=query, profile=profile, start_time=format_time(city.start), initial_state=city.state,
                 triggers=triggers, checklist=req.checklist(triggers[0].name) if req.impossible is None else [],
                 static_checklist=req.goal(), nominal_plan=plan, oracle=work + closing + replies,
                 alternatives=[list(a) for a in alternatives], solvable=req.impossible is None,
                 impossibility=req.impossible)
+
+
+def arrival_moves(req: Request, query: str, triggers: list[Trigger], plan: list[Call], oracle: list[Call],
+                  alternatives: list[list[Call]], answers: dict | None, moved: bool) -> tuple:
+    """The hard level's second change, on the guest's side rather than the hotel's. With ``moved`` (hard) the query
+    also asks for the arrival on the guest's profile to be recorded, and once a stay is
+    confirmed after the story's change (whichever hotel the recovery picked), the guest's flight is rebooked onto a
+    later one. Only ``get_guest`` shows it: no write fails, and the booking the agent just made still reads as it
+    left it. The later arrival is inside every hotel's ready and key hours, so recording it is the whole fix; the
+    difficulty is knowing that the arrival depends on a record the recovery never touched. Returns the query,
+    triggers, nominal plan, oracle, alternatives and the user's answers, extended."""
+    city, author = req.city, req.city.author
+    if not moved:  # the user answers alike on every level; the request is hard's alone (asking it everywhere lets a
+        # refusal after any failed write pass S1-impossible: the probe panel's explore-then-refuse)
+        return query, triggers, plan, oracle, alternatives, {**ARRIVAL, **(answers or {})}
+
+    def recorded(calls: list[Call], when: str, read: bool) -> list[Call]:
+        """``calls`` and then, on each of the last ``count`` stays they confirm, the arrival."""
+        stays = [c.arguments["reservation_id"] for c in calls if c.name == "confirm_reservation"][-req.count:]
+        return [*calls, *[req.profile()] * read,
+                *[req.call.set_arrival(reservation_id=r, arrival=when) for r in stays]]
+
+    # The recovered stay is progress of its own (``booked``): a stale arrival then fails ``arranged`` alone.
+    req.arrival, req.progress, req.extra = True, "booked", MOVES
+    day = (city.start.date().fromisoformat(req.check_in) - city.start.date()).days
+    planned = city.at(day, author.integer(15, 17), 15 * author.integer(0, 3))
+    later = format_time(min(datetime.fromisoformat(planned) + timedelta(minutes=15 * author.integer(6, 14)),
+                            datetime.fromisoformat(city.at(day, 21, 45))))
+    city.state["guests"][req.guest].update(arrival=planned, arrival_note="flight lands in the afternoon")
+    query, answers = f"{query} Please also {MOVES}.", {**ARRIVAL, **(answers or {})}
+    pred, story = author.pred, triggers[0].name
+    rebooked = city.on_write(
+        "confirm_reservation", "flight_moved", f"once a stay is confirmed after {story}, the guest's flight is "
+        f"rebooked: arrival {later[11:]} instead of {planned[11:]}",
+        city.sets("guests", req.guest, arrival=later, arrival_note="flight rebooked onto a later connection"),
+        ("get_guest", req.guest), when=pred.all_of(preds=[pred.has_confirmed(guest=req.guest),
+                                                          pred.fired_before(trigger=story)]))
+    return (query, [*triggers, rebooked], recorded(plan, planned, False), recorded(oracle, later, True),
+            [recorded(a, later, True) for a in alternatives], answers)

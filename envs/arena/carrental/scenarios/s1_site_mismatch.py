@@ -28,7 +28,7 @@ def build(author: Author, level: str) -> Task:
     elsewhere, far = near[0], near[-1]
     pickup, ret = city.trip()
     moved = city.add_vehicle(depot, city.focus)
-    req = city.request(depot, pickup, ret, min_fuel=FUEL)
+    req = city.request(depot, pickup, ret, min_fuel=FUEL, moves=level)
     spare = city.add_vehicle(depot, city.focus, status=SECOND[level]) if level in SECOND else ""
     job = f"RB-{author.serial()}"
     notice = f"Rebalancing job {job}: {city.focus} cars moved out"

@@ -31,7 +31,7 @@ def build(author: Author, level: str) -> Task:
     far = city.depot("airport")
     pickup, ret = city.trip()
     first = city.add_vehicle(hub, city.focus)
-    req = city.request(depot, pickup, ret)
+    req = city.request(depot, pickup, ret, moves=level)
     on_road = level == "medium"  # the lockdown catches the car on the road (and shows once it is booked)
     plan = req.delivery(hub, first, quote=on_road)
     spare = city.add_vehicle(sister, city.focus, status=SISTER[level]) if level in SISTER else ""

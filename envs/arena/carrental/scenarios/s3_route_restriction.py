@@ -47,7 +47,7 @@ def build(author: Author, level: str) -> Task:
     city.add_vehicle(near, city.focus) if level == "hard" else city.add_vehicle(depot, city.focus, status="maintenance")
 
     def task_for(pickup: str):
-        req = Request(city, depot, pickup, ret)
+        req = Request(city, depot, pickup, ret, moves=level)
         plan = req.delivery(hub, first, quote=on_road)
         closed = city.set("roads", expressway, "open", value=False)
         triggers = [city.on_hold(  # medium: it closes with the car on it

@@ -30,7 +30,7 @@ def build(author: Author, level: str) -> Task:
     depot = city.depot("residential")
     sites = {kind: one(author, city.depots_in(kind)) for kind in ("business", "airport")}
     pickup, ret = city.trip()
-    req = city.request(depot, pickup, ret)
+    req = city.request(depot, pickup, ret, moves=level)
     cars = [city.add_vehicle(depot, city.focus) for _ in range(2)]
 
     absorbing = []  # the peak-demand bookings' ids

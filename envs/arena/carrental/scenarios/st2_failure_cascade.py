@@ -34,7 +34,7 @@ def build(author: Author, level: str) -> Task:
     for site, charger in ((hub, True), (sister, True), (far, True), (depot, False)):
         s["depots"][site]["charger"] = charger
     pickup, ret = city.trip()
-    req = city.request(depot, pickup, ret, min_fuel=NEEDED, energy="electric")
+    req = city.request(depot, pickup, ret, min_fuel=NEEDED, energy="electric", moves=level)
     first = city.add_vehicle(hub, city.focus, energy="electric", fuel=(low := author.integer(35, 60)))
     plan = Plan(look=[req.search(hub)], charge=[call.refuel_vehicle(vehicle_id=first)], route=[req.route(hub)],
                 move=[req.move(first)], book=req.book(first))

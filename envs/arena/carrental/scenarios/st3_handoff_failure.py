@@ -37,7 +37,8 @@ def build(author: Author, level: str) -> Task:
     donor_depot = one(author, [d for d in others if d != dropoff])
     pickup = city.start + timedelta(minutes=5 * author.integer(30, 39))
     first = city.add_vehicle(dropoff, city.focus)
-    req = Request(city, depot, format_time(pickup), format_time(city.at(author.integer(2, 3), author.integer(9, 17))))
+    req = Request(city, depot, format_time(pickup), format_time(city.at(author.integer(2, 3), author.integer(9, 17))),
+                  moves=level)
     # How long the drive from the drop-off takes, measured with the real transfer tool.
     sent = author.dry_run(city.state, format_time(city.start), [req.move(first)]).results[0]["data"]
     late = format_time(pickup - (datetime.fromisoformat(sent["arrives"]) - datetime.fromisoformat(sent["departs"]))

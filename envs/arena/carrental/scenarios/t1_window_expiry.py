@@ -36,7 +36,7 @@ def build(author: Author, level: str) -> Task:
     spare = city.add_vehicle(spare_depot, city.focus) if where else ""
 
     def booking(pickup: str) -> tuple[Request, Plan]:
-        req = Request(city, depot, pickup, ret, count=count)
+        req = Request(city, depot, pickup, ret, count=count, moves=level)
         return req, Plan(look=[req.search()], hold=[req.hold(v, f"hold{i}") for i, v in enumerate(cars)],
                          check=[req.profile(), req.quote()], confirm=[req.confirm(f"hold{i}") for i in range(count)])
 

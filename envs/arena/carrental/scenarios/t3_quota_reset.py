@@ -43,7 +43,7 @@ def build(author: Author, level: str) -> Task:
     s["promotions"][daily] = _promo(zone, discount, daily_quota, daily_quota, "daily early-bird fare", energy)
     full = city.price(depot, city.focus, pickup, ret)
     s["customers"][city.user]["payment_limit"] = round(full * (0.84 + 0.02 * author.integer(0, 2)))
-    req = Request(city, depot, pickup, ret, count=count)
+    req = Request(city, depot, pickup, ret, count=count, moves=level)
     promotions = call.list_promotions()
     plan = Plan(look=[req.profile(), promotions], book=[req.search()] + [req.hold(v, f"hold{i}") for i, v in
                 enumerate(cars)], quote=[req.quote(flash)], confirm=[req.confirm(f"hold{i}", flash) for i, _ in

@@ -47,7 +47,8 @@ def build(author: Author, level: str) -> Task:
     if choice:
         alt.update({h: city.add_room(h, free=count, nights=stay, rate=rate) for h in further})
     city.afford_all(nights)
-    req = Request(city, hotel, check_in, nights, cut, count, kept=sister)  # (impossible: the walked stay may stay)
+    # (impossible: the walked stay may stay)
+    req = Request(city, hotel, check_in, nights, cut, count, kept=sister, moves=level)
     consult = level != "easy"  # the impossible twin too: see the docstring
     wanted = req.amenity_choice(further) if consult else ""
     steps = [f"hold{i}" for i in range(count)]

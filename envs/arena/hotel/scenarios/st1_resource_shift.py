@@ -43,7 +43,7 @@ def build(author: Author, level: str) -> Task:
     if level == "hard":
         trap_room = city.add_room(trap, free=2 + author.integer(0, 2), nights=stay)
     city.afford_all(nights)
-    req = Request(city, hotel, check_in, nights, cut, count)
+    req = Request(city, hotel, check_in, nights, cut, count, moves=level)
     spare = req.amenity_choice(spares) if choice else ""
     steps = [f"hold{i}" for i in range(count)]
     plan = Plan(look=[req.search(), req.profile()], hold=[req.hold(room, h) for h in steps],

@@ -40,7 +40,7 @@ def build(author: Author, level: str) -> Task:
     if decoy:  # out of reach, tempting all the same
         city.add_room(decoy, free=2, nights=stay)
     city.afford_all(nights)
-    req = Request(city, hotel, check_in, nights, cut, count)
+    req = Request(city, hotel, check_in, nights, cut, count, moves=level)
     holds = [f"hold{i}" for i in range(count)]
 
     def plan_at(rt: str) -> Plan:  # the careful way: hold, check the profile and the price, then confirm

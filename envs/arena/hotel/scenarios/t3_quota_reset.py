@@ -61,7 +61,7 @@ def build(author: Author, level: str) -> Task:
         offer(decoy, 3)
     cheapest = members[1]["discount_pct"] if members else pct
     s["guests"][city.user]["payment_limit"] = city.price(room, nights, cheapest) + 5 * author.integer(1, 2)
-    req = Request(city, hotel, check_in, nights, cut, count)
+    req = Request(city, hotel, check_in, nights, cut, count, moves=level)
     steps = [f"hold{i}" for i in range(count)]
     plan = Plan(look=[req.promos(), req.search()], hold=[req.hold(room, h) for h in steps],
                 confirm=[req.confirm(h, main) for h in steps])
