@@ -110,6 +110,10 @@ def test_a_hold_lapses_after_the_depot_hold_time_and_then_blocks_nothing(w):
     refused = w("confirm_reservation", reservation_id=rid)
     assert not refused["success"] and "expired" in refused["error"]
     assert hold(w)["success"]  # the car is free again
+    # Cancelling the lapsed hold says it held nothing: the car is now on the new hold, which stays live.
+    cancelled = w("cancel_reservation", reservation_id=rid)
+    assert cancelled["success"] and "held no vehicle" in cancelled["message"]
+    assert "VH-1" not in cancelled["message"] and not hold(w)["success"]
 
 
 def test_confirming_over_the_payment_limit_fails_and_a_promotion_is_used_once(w):
@@ -208,13 +212,18 @@ def test_the_request_checks_read_the_final_world(w):
     w.world.state["vehicles"]["VH-1"]["fuel_pct"] = 30
     assert holds("booked") and not holds("ready") and not holds("only_as_asked")  # not fuelled as asked
     assert not holds("only_as_asked", count=0)  # a booking nobody asked for
-    # A flight-relative pickup is judged against the arrival as it is at the end, not as it was asked.
-    flight = {"flight": "LX1", "pickup_time": ""}
+    # A pickup on landing is judged against the flight on the customer's profile and its arrival, both as they are
+    # at the end, not as they were asked.
+    flight = {"at_landing": True, "pickup_time": ""}
     w.world.state["vehicles"]["VH-1"]["fuel_pct"] = 90
+    w.world.state["customers"]["CUS-1"]["flight"] = "LX1"
     w.world.state["flights"]["LX1"]["arrives"] = "2024-05-07T09:30"
     assert holds("booked", **flight)
     w.world.state["flights"]["LX1"]["arrives"] = "2024-05-07T08:30"
     assert not holds("booked", **flight)
+    w.world.state["flights"]["LX2"] = {**w.world.state["flights"]["LX1"], "arrives": "2024-05-07T09:45"}
+    w.world.state["customers"]["CUS-1"]["flight"] = "LX2"  # rebooked: the first flight no longer counts
+    assert holds("booked", **flight)
 
 
 # ---------------------------------------------------------------------- stories
@@ -609,16 +618,29 @@ def test_nothing_the_tools_show_tells_which_car_the_user_needs(env_id):
 
 
 @pytest.mark.parametrize("conflict", ["S1", "S2", "S3", "ST1", "ST2", "ST3", "T1", "T3"])
-def test_at_hard_the_flight_is_delayed_once_the_recovery_begins_and_only_its_tracking_shows_it(conflict):
+def test_at_hard_the_customer_is_rebooked_once_the_recovery_begins_and_only_the_profile_shows_it(conflict):
     # The second change waits for the recovery's first write after the story's change, whichever car it takes, and
-    # leaves every write working: a pickup kept at the time the flight was due leaves the customer a no-show.
+    # leaves every write working: a pickup kept at the first flight's arrival leaves the customer waiting an hour
+    # and more, though that flight still lands on time.
     env = gym.make(f"STTArena/CarRental-{conflict}-hard")
     for seed in range(3):
         env.reset(seed=seed)
         task = env.unwrapped.task
-        delayed = task.triggers[-1]
-        assert delayed.name == "flight_delayed" and delayed.observable.tool == "get_flight_arrival"
-        assert delayed.observable.args["flight_number"] in task.query
-        assert_second_change_follows_the_story(env, seed, "flight_delayed")
+        rebooked = task.triggers[-1]
+        assert rebooked.name == "flight_rebooked" and rebooked.observable.tool == "get_customer_profile"
+        first = task.initial_state["customers"][rebooked.observable.args["customer_id"]]["flight"]
+        assert "customer profile" in task.query and first not in task.query
+        assert_second_change_follows_the_story(env, seed, "flight_rebooked")
         kept = [c for c in task.oracle if c.name != "reschedule_reservation"]
         assert rollout(env, PlanAgent(kept), seed=seed).reward == 0.0
+        assert env.unwrapped.world.state["flights"][first]["status"] == "on time"
+
+
+@pytest.mark.parametrize("level", ["easy", "medium", "impossible"])
+def test_below_hard_the_customer_lands_on_the_flight_the_profile_shows(level):
+    for conflict in ("S1", "ST3"):
+        env = gym.make(f"STTArena/CarRental-{conflict}-{level}")
+        for seed in range(2):
+            env.reset(seed=seed)
+            task = env.unwrapped.task
+            assert "flight_rebooked" not in [t.name for t in task.triggers] and "customer profile" in task.query

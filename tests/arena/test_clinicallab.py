@@ -4,18 +4,20 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 
 import gymnasium as gym
 import pytest
 
-from tests.arena.harness import WorldHarness, assert_alternatives_score_one
+from tests.arena.harness import WorldHarness, assert_alternatives_score_one, assert_second_change_follows_the_story
 from tests.arena.withheld import assert_withheld_story, play, unasked
 from sttgym.agents import NominalAgent, OracleAgent, PlanAgent
 from sttgym.agents.probes import BlindWriter
-from sttgym.envs.arena.clinicallab.generator import CONSULT
+from sttgym.envs.arena.clinicallab.generator import CONSULT, CONTACT
 from sttgym.envs.arena.clinicallab.world import ClinicalLabWorld
 from sttgym.rollout import rollout
 from sttgym.task import Call, Ref, resolve
+from sttgym.user import RuleUser
 from sttgym.validation import panel_answers
 
 START = "2024-05-06T09:00"
@@ -35,7 +37,8 @@ def network() -> dict:
         return {"name": kind, "kind": kind, "access": "open", "notice": ""}
 
     return {
-        "sites": {"WRD-1": site("ward"), "HUB-1": site("hub"), "LAB-1": site("lab"), "LAB-2": site("lab")},
+        "sites": {"WRD-1": {**site("ward"), "on_call": "Dr Varga", "bleep": "4417"}, "HUB-1": site("hub"),
+                  "LAB-1": site("lab"), "LAB-2": site("lab")},
         "roads": {"RD-1": {"a": "WRD-1", "b": "HUB-1", "minutes": 10, "open": True, "note": ""},
                   "RD-2": {"a": "HUB-1", "b": "LAB-1", "minutes": 15, "open": True, "note": ""},
                   "RD-3": {"a": "WRD-1", "b": "LAB-2", "minutes": 30, "open": True, "note": ""},
@@ -93,6 +96,7 @@ BAD = [
     ("accession_specimen", {"specimen_id": "SP-1", "lab_id": "WRD-1"}),
     ("accession_specimen", {"specimen_id": "SP-1", "lab_id": "LAB-1", "intake_date": "2024-05-09"}),
     ("cancel_accession", {"accession_id": "ACC-99"}),
+    ("set_result_contact", {"accession_id": "ACC-99", "bleep": "4417"}),
     ("book_pickup", {"specimen_id": "SP-1", "courier_id": "CR-1", "accession_id": "ACC-99"}),
     ("schedule_handoff", {"specimen_id": "SP-1", "courier_id": "CR-1", "hub_id": "HUB-1",
                           "relay_courier_id": "CR-1", "accession_id": "ACC-99"}),
@@ -132,6 +136,24 @@ def test_intake_window_and_stability_limit_are_enforced(w):
     spoiled = w("book_pickup", specimen_id="SP-1", courier_id="CR-1", accession_id="ACC-11")
     assert not spoiled["success"] and "stability" in spoiled["error"]
     assert w("get_specimen", specimen_id="SP-1")["data"]["stable_until"] == "2024-05-06T09:40"
+
+
+def test_the_bleep_goes_on_a_pending_accession_and_counts_while_the_wards_record_shows_it(w):
+    assert w("get_site", site_id="WRD-1")["data"]["bleep"] == "4417"
+    assert w("accession_specimen", specimen_id="SP-1", lab_id="LAB-1")["success"]
+    before = copy.deepcopy(w.world.state)
+    worded = w("set_result_contact", accession_id="ACC-11", bleep="bleep 4417")
+    assert not worded["success"] and "four digits" in worded["error"] and w.world.state == before
+    assert w("set_result_contact", accession_id="ACC-11", bleep=" 4417 ")["success"]
+    assert not w.holds("contact_current", order_id="ORD-1")  # no run yet: the result goes nowhere
+    assert w("book_pickup", specimen_id="SP-1", courier_id="CR-1", accession_id="ACC-11")["success"]
+    assert w.holds("contact_current", order_id="ORD-1")
+    w.world.sites["WRD-1"].update(on_call="Dr Moreau", bleep="5120")  # a handover: nothing the agent made shows it
+    assert not w.holds("contact_current", order_id="ORD-1") and w.holds("routed", order_id="ORD-1")
+    assert w("set_result_contact", accession_id="ACC-11", bleep="5120")["success"]  # a booked run does not stop it
+    assert w.holds("contact_current", order_id="ORD-1")
+    assert w("cancel_run", run_id="RUN-21")["success"] and w("cancel_accession", accession_id="ACC-11")["success"]
+    assert not w("set_result_contact", accession_id="ACC-11", bleep="5120")["success"]
 
 
 def test_an_analyser_fault_or_an_outage_blocks_the_lab(w):
@@ -453,3 +475,93 @@ def test_the_wards_requirement_is_an_analyser_model_and_only_its_lab_runs_the_te
 
         assert models(chosen) == models(home) and all(m in fact.text for m in models(home))
         assert others and all(not models(x) & models(home) for x in others)
+
+
+# ------------------------------------------------------- the bleep on the ward's record
+
+LEVELS = ("easy", "medium", "hard", "impossible")
+
+
+def template(task) -> str:
+    """The query with the instance's drawn names, ids and test blanked, and the consulting sentence (medium, hard
+    and impossible of T3 and S2) dropped."""
+    text = task.query.replace(CONSULT, "")
+    for name in sorted({x["name"] for x in task.initial_state["sites"].values()}, key=len, reverse=True):
+        text = text.replace(name, "<name>")
+    return re.sub(r"\b[A-Z]+-\d+\b", "<id>", text).replace(task.initial_state["orders"][focus(task)]["test"], "<test>")
+
+
+@pytest.mark.parametrize("conflict", CONFLICTS)
+def test_every_level_asks_for_the_bleep_in_the_same_words_and_the_ward_answers_alike(conflict):
+    # A sentence only the hard query had would tell the level; the ward points to its record, on every level.
+    questions = ("Which bleep should I record for the result?", "Who is your on-call doctor?")
+    queries, replies = set(), set()
+    for level in LEVELS:
+        for seed in range(2):
+            _, arena = start(f"STTArena/ClinicalLab-{conflict}-{level}", seed)
+            task = arena.task
+            assert CONTACT in task.query and "on_call_handover" not in {t.name for t in task.triggers[:-1]}
+            assert (task.triggers[-1].name == "on_call_handover") == (level == "hard")
+            queries.add(template(task))
+            replies |= {RuleUser(task.profile).reply(q) for q in questions}
+    assert len(queries) == 1, queries
+    assert replies == {"Whoever is on call for us is always on our ward's site record: use the bleep it shows."}
+
+
+@pytest.mark.parametrize("conflict", ["T2", "S1", "ST3"])
+def test_a_recovery_that_never_records_the_bleep_does_not_pass_at_any_level(conflict):
+    # The request asks for the bleep at every level, so the checklist wants it at every level: the route alone is
+    # partial credit.
+    for level in ("easy", "medium"):
+        env_id = f"STTArena/ClinicalLab-{conflict}-{level}"
+        _, arena = start(env_id, seed=0)
+        plan = [c for c in arena.task.oracle if c.name != "set_result_contact"]
+        traj = rollout(gym.make(env_id), PlanAgent(plan), seed=0)
+        checks = {c["name"]: c["passed"] for c in traj.info["checklist"]}
+        assert checks["rerouted"] and not checks["contact_current"] and 0.0 < traj.reward < 1.0, (env_id, checks)
+
+
+def looks(task, ward: str) -> list[Call]:
+    """Reads of what the recovery made and used, and of the other sites; none of them is the ward's record."""
+    state, order = task.initial_state, focus(task)
+    spec = state["orders"][order]["specimen"]
+    booked = [c.arguments for c in task.oracle if c.name == "book_pickup"][-1]
+    hub = next(s for s, x in sorted(state["sites"].items()) if x["kind"] == "hub")
+    return [Call(name="get_order", arguments={"order_id": order}),
+            Call(name="get_specimen", arguments={"specimen_id": spec}),
+            Call(name="get_custody", arguments={"specimen_id": spec}),
+            Call(name="get_run", arguments={"run_id": Ref(step="r1", path=("data", "run_id"))}),
+            Call(name="get_courier", arguments={"courier_id": booked["courier_id"]}),
+            Call(name="list_orders", arguments={"ward_id": ward}), Call(name="list_labs", arguments={}),
+            Call(name="list_sites", arguments={"kind": "lab"}), Call(name="get_site", arguments={"site_id": hub})]
+
+
+@pytest.mark.parametrize("conflict", CONFLICTS)
+def test_at_hard_the_on_call_hands_over_once_the_recovery_is_booked_and_only_the_wards_record_shows_it(conflict):
+    # The second change waits for the first run booked after the story's change, whichever lab and courier the
+    # recovery took, and leaves every write working: the bleep read at the start and recorded on the accession is
+    # stale, and no read of the run, the order, the labs or the couriers says so.
+    env = gym.make(f"STTArena/ClinicalLab-{conflict}-hard")
+    for seed in range(3):
+        env.reset(seed=seed)
+        task = env.unwrapped.task
+        moved = task.triggers[-1]
+        assert moved.name == "on_call_handover" and moved.observable.tool == "get_site"
+        ward = moved.observable.args["site_id"]
+        assert_second_change_follows_the_story(env, seed, "on_call_handover")
+        reread = max(i for i, c in enumerate(task.oracle) if c.name == "get_site")
+        plan = [*task.oracle[:reread], *looks(task, ward), *task.oracle[reread:]]
+        traj = rollout(env, PlanAgent(plan), seed=seed)
+        log = env.unwrapped.log
+        assert traj.reward == 1.0 and traj.info["trigger_log"][-1]["during"] == "book_pickup", traj.info["checklist"]
+        shown = log.calls[log.revealed["on_call_handover"]]
+        assert (shown["name"], shown["arguments"]) == ("get_site", {"site_id": ward})
+        planned = task.initial_state["sites"][ward]["bleep"]
+        stale = [c.model_copy(update={"arguments": {**c.arguments, "bleep": planned}})
+                 if c.name == "set_result_contact" else c for c in task.oracle]
+        traj = rollout(env, PlanAgent(stale), seed=seed)
+        checks = {c["name"]: c["passed"] for c in traj.info["checklist"]}
+        # the recovered run still counts; the stale bleep fails what it was for
+        assert checks["rerouted"] and not checks["contact_current"] and 0.0 < traj.reward < 1.0, checks
+        nominal = rollout(env, PlanAgent(task.nominal_plan), seed=seed)
+        assert "on_call_handover" not in [e["trigger"] for e in nominal.info["trigger_log"]]

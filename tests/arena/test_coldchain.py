@@ -5,6 +5,7 @@ tests/core; these tests pin the rules of this world and the stories its scenario
 """
 
 import copy
+import itertools
 import json
 import re
 
@@ -17,12 +18,13 @@ from sttgym.agents import NominalAgent, OracleAgent, PlanAgent, RandomAgent
 from sttgym.agents.probes import BlindWriter
 from sttgym.authoring import Author
 from sttgym.clock import Clock, shift
-from sttgym.envs.arena.coldchain.generator import build_base
+from sttgym.envs.arena.coldchain.generator import CONSULT, COUNT, build_base
 from sttgym.envs.arena.coldchain.world import DWELL_MINUTES, ColdChainWorld
 from sttgym.geo import shortest_route
 from sttgym.task import Call, Ref
 from sttgym.tools import collect_tools, validate_arguments
 from sttgym.validation import PANEL
+from tests.arena.harness import assert_second_change_follows_the_story
 from tests.arena.withheld import assert_unpredictable, assert_withheld_story, question, unasked
 
 
@@ -432,10 +434,12 @@ def test_medium_effects_show_up_later_than_they_fire():
 
 @pytest.mark.parametrize("level", ["easy", "medium", "hard"])
 def test_the_blind_writer_meets_every_trigger_and_scores_nothing(level):
+    """It meets every change of the story; the hard level's late registrations wait for a recovery, which it never
+    makes."""
     for conflict in ("T1", "T3", "S2", "ST2"):
         env = gym.make(f"STTArena/ColdChain-{conflict}-{level}")
         traj = sttgym.rollout(env, BlindWriter(), seed=0)
-        assert set(fired(traj)) == {t.name for t in env.unwrapped.task.triggers}, conflict
+        assert set(fired(traj)) == {t.name for t in env.unwrapped.task.triggers} - {RECOUNT}, conflict
         assert traj.reward == 0.0, conflict
 
 
@@ -471,6 +475,130 @@ def test_hard_cascades_the_medium_fix_is_not_enough(conflict):
     traj, _ = play(env_id, medium_fix, seed=4)
     assert traj.reward < 1.0
     assert sttgym.rollout(gym.make(env_id), OracleAgent(), seed=4).reward == 1.0
+
+
+RECOUNT = "session_recounted"
+# The stories whose hard level meets late registrations. T2 and ST3 change the session's own entry (its start, its
+# team's timetable), so there the schedule is a record the story already sends the agent back to.
+RECOUNTED = ("T1", "T3", "S1", "S2", "S3", "ST1", "ST2")
+
+
+def needed(task) -> int:
+    """The doses the session needs once the late registrations of a hard level came."""
+    (recount,) = [t for t in task.triggers if t.name == RECOUNT]
+    return next(op.args["value"] for op in recount.effect if op.args["path"][-1] == "doses")
+
+
+def topping_up(call) -> bool:
+    """Whether ``call`` books, loads or signs for the oracle's top-up of the late registrations."""
+    return call.save_as == "top_up" or getattr(call.arguments.get("shipment_id"), "step", None) == "top_up"
+
+
+def reads_showing(env, trigger) -> list[tuple[str, dict]]:
+    """The reads, each tool with every id its arguments can take, whose result at the end of ``env``'s episode would
+    differ had ``trigger``'s changes not happened."""
+    world = env.unwrapped.world
+    undone = copy.deepcopy(world.state)
+    for event in env.unwrapped.log.events:
+        for change in event["changes"] if event["trigger"] == trigger else ():
+            *path, key = change["path"].split(".")
+            node = undone
+            for step in path:
+                node = node[step]
+            node[key] = change["old"]
+    state, product = world.state, product_of(env.unwrapped.task)
+    ids = {"site_id": [s for c in ("distribution_hubs", "depots", "clinics") for s in sorted(state[c])],
+           "vehicle_id": sorted(state["vehicles"]), "cooling_unit_id": sorted(state["cooling_units"]),
+           "depot_id": sorted(state["depots"]), "shipment_id": sorted(state["shipments"]), "product": [product]}
+    ids["origin_site_id"] = ids["destination_site_id"] = ids["site_id"]
+    tools, twin = collect_tools(world), collect_tools(ColdChainWorld(undone, world.clock))
+    shown = []
+    for name, spec in sorted(tools.items()):
+        if spec.mutates:
+            continue
+        params = spec.parameters.get("required", [])
+        for values in itertools.product(*(ids[p] for p in params)):
+            args = dict(zip(params, values))
+            if tools[name].func(**args) != twin[name].func(**args):
+                shown.append((name, args))
+    return shown
+
+
+@pytest.mark.parametrize("conflict", RECOUNTED)
+def test_at_hard_late_registrations_raise_the_count_once_the_recovery_commits_and_only_the_schedule_shows_it(
+        conflict):
+    """The second change waits for the recovery's first commitment after the story's change, whichever lot, site or
+    van it chose, and leaves every write working and every booking as the agent left it: only the clinic's schedule
+    shows the new count. The recovery made with the count read at the start keeps the milestone of its own, not the
+    goal; the stale plan never gets that far and never meets it."""
+    env = gym.make(f"STTArena/ColdChain-{conflict}-hard")
+    for seed in range(3):
+        env.reset(seed=seed)
+        task = env.unwrapped.task
+        recount = task.triggers[-1]
+        assert recount.name == RECOUNT and recount.observable.tool == "list_clinic_immunization_schedule"
+        assert_second_change_follows_the_story(env, seed, RECOUNT)
+        met = sttgym.rollout(env, PlanAgent(task.oracle), seed=seed).info["trigger_log"][-1]
+        assert met["during"] in ("create_new_shipment", "assign_shipment_to_vehicle")
+        stale = [c for c in task.oracle if not topping_up(c)]
+        traj = sttgym.rollout(env, PlanAgent(stale), seed=seed)
+        passed = {c["name"]: c["passed"] for c in traj.info["checklist"]}
+        assert passed["alternative_secured"] and not passed["dispatched_in_time"] and not passed["doses_delivered"]
+        assert 0.0 < traj.reward < 1.0 and RECOUNT in fired(traj)
+        clinic = recount.observable.args["site_id"]
+        assert reads_showing(env, RECOUNT) == [("list_clinic_immunization_schedule", {"site_id": clinic})]
+        unmoved = task.model_copy(update={"triggers": task.triggers[:-1]})
+        alike = sttgym.rollout(gym.make(env.spec.id), PlanAgent(stale), seed=seed, options={"task": unmoved})
+        differ = [s["action"] for s, t in zip(traj.steps, alike.steps) if s["observation"] != t["observation"]]
+        assert differ and all(a["name"] == "list_clinic_immunization_schedule" for a in differ)  # every write alike
+        assert RECOUNT not in fired(sttgym.rollout(env, PlanAgent(task.nominal_plan), seed=seed))
+
+
+def test_the_count_moves_only_at_hard_and_never_in_the_sessions_own_stories():
+    """Impossible levels stay impossible with the same refusal: the count never moves there, nor below hard."""
+    for env_id in sttgym.arena_ids("ColdChain"):
+        env = gym.make(env_id)
+        env.reset(seed=0)
+        conflict, level = env_id.split("-")[1:]
+        assert (RECOUNT in {t.name for t in env.unwrapped.task.triggers}) == (level == "hard" and conflict in RECOUNTED)
+
+
+@pytest.mark.parametrize("conflict", ["S1", "ST2"])
+def test_the_raised_count_booked_again_instead_of_topped_up_scores_full_marks(conflict):
+    """The checklist judges the doses received against the schedule at the end, never the fix: cancelling the
+    recovery's shipment and booking it again for the new count does as well as the oracle's top-up."""
+    env_id = f"STTArena/ColdChain-{conflict}-hard"
+    for seed in (0, 1):
+        env = gym.make(env_id)
+        env.reset(seed=seed)
+        task = env.unwrapped.task
+        top = next(i for i, c in enumerate(task.oracle) if c.save_as == "top_up")
+        van = task.oracle[top + 1].arguments["vehicle_id"]
+        main = next(c for c in reversed(task.oracle[:top]) if c.name == "create_new_shipment")
+        old, new = (Ref(step=tag, path=("data", "shipment_id")) for tag in (main.save_as, "again"))
+        again = [Call(name="cancel_shipment", arguments={"shipment_id": old}),
+                 main.model_copy(update={"save_as": "again", "arguments": {**main.arguments,
+                                                                           "quantity": needed(task)}}),
+                 Call(name="assign_shipment_to_vehicle", arguments={"shipment_id": new, "vehicle_id": van})]
+        rest = [c.model_copy(update={"arguments": {**c.arguments, "shipment_id": new}})
+                if c.name == "register_goods_receipt" and c.arguments["shipment_id"] == old else c
+                for c in task.oracle[top:] if not topping_up(c)]
+        traj = sttgym.rollout(gym.make(env_id), PlanAgent(task.oracle[:top] + again + rest), seed=seed)
+        assert traj.reward == 1.0, (seed, [c["name"] for c in traj.info["checklist"] if not c["passed"]])
+
+
+@pytest.mark.parametrize("conflict", CONFLICTS)
+def test_every_level_takes_the_count_from_the_schedule_in_the_same_words(conflict):
+    """The request names no count of its own and takes it from the clinic's schedule at every level alike: a
+    sentence only the hard level had would tell the agent the level."""
+    queries = set()
+    for level in ("easy", "medium", "hard", "impossible"):
+        env = gym.make(f"STTArena/ColdChain-{conflict}-{level}")
+        env.reset(seed=0)
+        query = env.unwrapped.task.query
+        assert COUNT in query and not re.search(r"\d+ doses", query), query
+        queries.add(blanked(query.replace(f" {CONSULT}", "").replace(product_of(env.unwrapped.task), "#")))
+    assert len(queries) == 1, queries
 
 
 def test_impossible_needs_the_blocking_fact_and_no_forbidden_change():
@@ -512,9 +640,11 @@ def blanked(text: str) -> str:
 
 @pytest.mark.parametrize("conflict", CONFLICTS)
 def test_the_user_answers_alike_at_every_level_and_names_no_lot(conflict):
-    """Asked to change the plan, or any of validation's panel of questions, the user answers with the same words at
-    every level of a conflict (the hard constraints, the programme's batch rule, the fallback), whether or not the
-    request can be met; the stock question is answered only when asked, and never with a lot id."""
+    """Asked to change the plan, how many doses, or any of validation's panel of questions, the user answers with the
+    same words at every level of a conflict (the hard constraints, the schedule as where the count is, the
+    programme's batch rule, the fallback), whether or not the request can be met, and never with a count that the
+    hard level's late registrations would leave stale; the stock question is answered only when asked, and never
+    with a lot id."""
     replies = {}
     for level in ("easy", "medium", "hard", "impossible"):
         env = gym.make(f"STTArena/ColdChain-{conflict}-{level}")
@@ -527,8 +657,11 @@ def test_the_user_answers_alike_at_every_level_and_names_no_lot(conflict):
         assert "stock" in say("Is there stock elsewhere?") and "LOT-" not in say("Which stock may we use?")
         product = product_of(env.unwrapped.task)  # drawn per instance, as the band is
         replies[level] = tuple(blanked(say(question).replace(product, "#"))
-                               for question in ("Could we use a different lot instead?", *PANEL))
+                               for question in ("Could we use a different lot instead?", "How many doses are needed?",
+                                                *PANEL))
         assert "no fewer and no more" in replies[level][0]
+        count = say("How many doses are needed?")
+        assert "immunization schedule" in count and not re.search(r"\d+ doses", count), count
     assert len(set(replies.values())) == 1, replies
 
 
@@ -668,7 +801,9 @@ def test_s1_easy_a_refused_booking_that_names_the_depot_is_noticing_enough():
 
 def test_s2_hard_the_two_released_lots_in_two_vans_after_a_refused_dispatch_score_full_marks():
     """Reported: after the revocation (shown by the refused dispatch), an agent cancelled the stale shipment and sent
-    the two released lots, each in a van of its own, cold and on time: full marks."""
+    the two released lots, each in a van of its own, cold and on time: full marks. (Since the late registrations
+    came to the hard level, the second van also takes the small lot the depot keeps for them, once the schedule shows
+    them.)"""
     env_id, seed = "STTArena/ColdChain-S2-hard", 5
     env = gym.make(env_id)
     env.reset(seed=seed)
@@ -680,15 +815,20 @@ def test_s2_hard_the_two_released_lots_in_two_vans_after_a_refused_dispatch_scor
     released = sorted(((g, x) for g, x in lots.items() if x["product"] == product_lot(task)["product"]
                        and x["batch"] != batch), key=lambda lot: lot[1]["site_id"] not in task.initial_state[
                            "distribution_hubs"])  # the city hub's lot first, its van beside it
-    assert len(released) == 2 and sum(x["quantity"] for _, x in released) == create.arguments["quantity"]
+    (hub_lot, at_hub), *in_depot = released
+    assert len(in_depot) == 2 and sum(x["quantity"] for _, x in released) == needed(task)
     ours = next(c for c in task.nominal_plan if c.name == "assign_shipment_to_vehicle").arguments["vehicle_id"]
-    city = cold_vans(task, released[0][1]["site_id"])[0]
+    city = cold_vans(task, at_hub["site_id"])[0]
     other = next(v for site in sorted({x["site_id"] for x in task.initial_state["vehicles"].values()})
                  for v in cold_vans(task, site) if v not in (ours, city))
     plan = stale + [Call(name="cancel_shipment", arguments={"shipment_id": Ref(step="ship", path=("data",
                                                                                                  "shipment_id"))})]
-    for (lot, x), van in zip(released, (city, other)):
-        plan += delivery(lot, lot, x["site_id"], clinic, x["quantity"], van, [x["site_id"], clinic])
+    plan += delivery(hub_lot, hub_lot, at_hub["site_id"], clinic, at_hub["quantity"], city, [at_hub["site_id"], clinic])
+    plan.append(Call(name="list_clinic_immunization_schedule", arguments={"site_id": clinic}))  # the count went up
+    depot = in_depot[0][1]["site_id"]
+    (ship_b, load_b, route, go, receive_b), (ship_c, load_c, *_, receive_c) = (
+        delivery(lot, lot, depot, clinic, x["quantity"], other, [depot, clinic]) for lot, x in in_depot)
+    plan += [ship_b, ship_c, load_b, load_c, route, go, receive_b, receive_c]
     traj = sttgym.rollout(gym.make(env_id), PlanAgent(plan), seed=seed)
     assert "on_hold" in traj.steps[len(stale) - 1]["observation"]
     assert traj.reward == 1.0, [c["name"] for c in traj.info["checklist"] if not c["passed"]]

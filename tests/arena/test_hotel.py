@@ -340,7 +340,8 @@ def test_a_stored_task_replays_and_each_seed_draws_a_different_city():
 
 def same_room_again(env, seed: int) -> float:
     """The cheapest recovery: the nominal plan, then once more a hold of the same room type at the same hotel and a
-    confirmation (with the same promotion), without any read of what changed (a failed write may show it)."""
+    confirmation (with the same promotion), and the arrival where the request asks for it, without any read of
+    what changed (a failed write may show it)."""
     env.reset(seed=seed)
     task, saved = env.unwrapped.task, {}
     for c in task.nominal_plan:
@@ -353,6 +354,10 @@ def same_room_again(env, seed: int) -> float:
                               if x.name == "confirm_reservation" and x.arguments.get("promo_code")), "")
                 call(env, "confirm_reservation", reservation_id=again["data"]["reservation_id"],
                      **({"promo_code": promo} if promo else {}))
+                for x in task.nominal_plan:
+                    if x.name == "set_arrival":
+                        call(env, "set_arrival", reservation_id=again["data"]["reservation_id"],
+                             arrival=x.arguments["arrival"])
     return finish(env)
 
 
@@ -559,7 +564,7 @@ def test_an_honest_refusal_names_the_change_whenever_the_agent_held():
 
 
 def test_an_unrelated_write_after_the_oracle_zeroes_the_score():
-    env_id = "STTArena/Hotel-S1-easy"
+    env_id = "STTArena/Hotel-S2-easy"  # a request that asks for no arrival
     _, arena = start(env_id, seed=0)
     task, state = arena.task, arena.task.initial_state
     guest = task.profile.known_facts[0].split()[-1]
@@ -602,6 +607,19 @@ def test_the_guest_answers_alike_whether_or_not_the_request_can_be_met():
     # an impossible twin withholds a fact too, so that one held back is as common among the impossible instances
     # (1 id in 9) as among the feasible ones (4 in 27)
     assert_answers_alike("Hotel", ("S1-medium", "S1-hard", "S1-impossible", "ST1-medium", "ST1-hard"))
+
+
+@pytest.mark.parametrize("conflict", ["S1", "ST1", "T1", "T3"])
+def test_the_arrival_is_asked_for_at_every_level_and_moves_only_at_hard(conflict):
+    # A request only hard makes would tell the agent the level; below hard the profile's arrival simply holds.
+    for level in ("easy", "medium", "hard", "impossible"):
+        env = gym.make(f"STTArena/Hotel-{conflict}-{level}")
+        env.reset(seed=1)
+        task = env.unwrapped.task
+        assert "record my arrival time from my guest profile" in task.query
+        assert ("flight_moved" in [t.name for t in task.triggers]) == (level == "hard")
+        if task.solvable:
+            assert rollout(env, PlanAgent(task.oracle), seed=1).reward == 1.0
 
 
 @pytest.mark.parametrize("conflict", ["S1", "ST1", "T1", "T3"])

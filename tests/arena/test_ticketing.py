@@ -3,20 +3,23 @@
 from __future__ import annotations
 
 import copy
+import json
+import re
 from itertools import product
 
 import gymnasium as gym
 import pytest
 
-from tests.arena.harness import WorldHarness, assert_alternatives_score_one
+from tests.arena.harness import WorldHarness, assert_alternatives_score_one, assert_second_change_follows_the_story
 from tests.arena.withheld import assert_answers_alike, assert_withheld_story, play, unasked
 from sttgym.agents import NominalAgent, OracleAgent, PlanAgent
 from sttgym.agents.probes import AlwaysRefuse, BlindWriter
 from sttgym.checklist import evaluate
-from sttgym.envs.arena.ticketing.generator import CONSULT, hold_id, order_id
+from sttgym.envs.arena.ticketing.generator import CONSULT, NAMES, hold_id, order_id
 from sttgym.envs.arena.ticketing.world import TicketingWorld, adjacent_block
 from sttgym.rollout import rollout
 from sttgym.task import Call, resolve
+from sttgym.user import RuleUser
 
 START = "2024-05-06T10:00"
 
@@ -49,7 +52,8 @@ def venue() -> dict:
             "SEC-C": {"event": "EVT-1", "name": "Box", "price": 90, "accessible": False, "gate": "GT-N",
                       "status": "closed", "notice": "inspection", "rows": {"A": [1, 2]}}},
         "customers": {"CUS-1": {"name": "Ada", "home": "HOME", "budget": 120, "smartphone": True,
-                                "departs": "2024-05-06T18:00"},
+                                "departs": "2024-05-06T18:00", "party": ["Ada", "Cy Long", "Di Park"],
+                                "party_note": ""},
                       "CUS-2": {"name": "Bo", "home": "HOME", "budget": 500, "smartphone": False,
                                 "departs": "2024-05-06T12:00"}},
         "carts": {}, "orders": {}, "tickets": {},
@@ -185,6 +189,29 @@ def test_cancel_and_exchange_give_seats_slots_and_quota_back(w):
     assert "refunded" in w("cancel_order", order_id=oid)["error"] and w.world.state == before
 
 
+def test_names_print_one_per_ticket_and_stay_on_the_seats_an_exchange_gives(w):
+    oid = bought(w, promo_code="HALF")["data"]["order_id"]
+    spec = {"customer": "CUS-1", "events": ["EVT-1"], "count": 3, "accessible": False, "entry": False}
+    before = copy.deepcopy(w.world.state)
+    assert "give one non-empty name for each" in w("name_tickets", order_id=oid, names=["Ada", "Cy Long"])["error"]
+    assert w.world.state == before and not w.holds("tickets_named", request=spec)
+    printed = w("name_tickets", order_id=oid, names=["di  park", "Ada", "Cy Long"])
+    assert [t["holder"] for t in printed["data"]["tickets"]] == ["di park", "Ada", "Cy Long"]
+    assert set(printed["data"]) == {"order_id", "tickets"}  # no look at the order's delivery or notices
+    assert w.holds("tickets_named", request=spec)  # one each, letter case and spacing aside
+    w.world.customers["CUS-1"]["party"][1] = "Eve Stone"  # the party as it is now is what counts
+    assert not w.holds("tickets_named", request=spec)
+    w.world.customers["CUS-1"]["budget"] = 200
+    hid = w("hold_seats", customer_id="CUS-1", section_id="SEC-B", count=1)["data"]["hold_id"]
+    w.world.sections["SEC-B"]["rows"]["A"] = [1, 2, 3]
+    w("release_hold", hold_id=hid)
+    hid = w("hold_seats", customer_id="CUS-1", section_id="SEC-B", count=3)["data"]["hold_id"]
+    swapped = w("exchange_order", order_id=oid, hold_id=hid, delivery="mobile")
+    assert [t["holder"] for t in swapped["data"]["tickets"]] == ["di park", "Ada", "Cy Long"]
+    w.world.customers["CUS-1"]["party"][1] = "Cy Long"
+    assert w.holds("tickets_named", request=spec)
+
+
 def test_only_mobile_tickets_transfer_and_only_before_the_doors(w):
     oid = bought(w, "SEC-B", 1)["data"]["order_id"]
     before = copy.deepcopy(w.world.state)
@@ -253,7 +280,10 @@ def test_the_blind_writer_meets_every_trigger_and_is_disrupted(conflict):
     env = gym.make(f"STTArena/Ticketing-{conflict}-hard")
     traj = rollout(env, BlindWriter(), seed=5)
     arena = env.unwrapped
-    assert {e["trigger"] for e in traj.info["trigger_log"]} == {t.name for t in arena.task.triggers}
+    # The hard level's party change waits for an entry booking after the story's change, which a blind writer may
+    # never get through.
+    fired = {e["trigger"] for e in traj.info["trigger_log"]} - {"party_changed"}
+    assert fired == {t.name for t in arena.task.triggers} - {"party_changed"}
     # A write whose result shows the change is meeting it (ST3: the entry slot's order page shows the late courier),
     # so the milestones the stale plan still holds may count; what must fail is the request itself.
     assert traj.reward < 1.0 and evaluate(arena.task.static_checklist, arena.world, arena.log)[0] < 1.0
@@ -327,15 +357,18 @@ def test_on_t1_easy_the_retry_is_the_recovery_and_the_failed_purchase_showed_the
 
 def every_code_policy(env, seed: int) -> float:
     """The T3 shortcut: read the promotions once, then hold and try every code listed in turn at purchase (a promo
-    spray), never re-reading the promotions after midnight."""
+    spray), never re-reading the promotions after midnight; the seats bought get the names the plan prints."""
     env.reset(seed=seed)
     task = env.unwrapped.task
     listed, _ = call(env, "list_promotions")
     codes = [p["code"] for p in listed["data"]["promotions"]]
     hold = next(c for c in task.nominal_plan if c.name == "hold_seats")
+    names = next(c for c in task.nominal_plan if c.name == "name_tickets").arguments["names"]
     held, _ = call(env, hold.name, **hold.arguments)
     for code in codes:
-        if call(env, "purchase", hold_id=held["data"]["hold_id"], delivery="mobile", promo_code=code)[0]["success"]:
+        bought, _ = call(env, "purchase", hold_id=held["data"]["hold_id"], delivery="mobile", promo_code=code)
+        if bought["success"]:
+            call(env, "name_tickets", order_id=bought["data"]["order_id"], names=names)
             break
     *_, info = env.step({"content": "Task Completed"})
     return info["score"]
@@ -482,3 +515,57 @@ def test_the_customer_answers_alike_whether_or_not_the_request_can_be_met():
     # an impossible twin withholds a fact too, so that one held back is as common among the impossible instances
     # (1 id in 9) as among the feasible ones (4 in 27)
     assert_answers_alike("Ticketing", ("T1-medium", "T1-hard", "T1-impossible", "S2-medium", "S2-hard"))
+
+
+# ------------------------------------------------------ hard: the party changes after the recovery
+
+CONFLICTS = ["T1", "T2", "T3", "S1", "S2", "S3", "ST1", "ST2", "ST3"]
+
+
+@pytest.mark.parametrize("conflict", CONFLICTS)
+def test_at_hard_the_party_changes_once_the_recovery_books_entry_and_only_the_profile_shows_it(conflict):
+    # The second change waits for the first entry booking after the story's change, whatever the recovery bought,
+    # and leaves every write working: the names read before it and printed after the recovery are stale.
+    env = gym.make(f"STTArena/Ticketing-{conflict}-hard")
+    for seed in range(2):
+        env.reset(seed=seed)
+        task = env.unwrapped.task
+        changed = task.triggers[-1]
+        customer = changed.observable.args["customer_id"]
+        assert changed.name == "party_changed" and changed.observable.tool == "get_customer"
+        assert_second_change_follows_the_story(env, seed, "party_changed")
+        traj = rollout(env, PlanAgent(task.oracle), seed=seed)
+        (event,) = [e for e in traj.info["trigger_log"] if e["trigger"] == "party_changed"]
+        assert {c["path"] for c in event["changes"]} == {f"customers.{customer}.party",
+                                                        f"customers.{customer}.party_note"}
+        assert task.oracle[env.unwrapped.log.revealed["party_changed"]].name == "get_customer"
+        party = task.initial_state["customers"][customer]["party"]
+        stale = [c.model_copy(update={"arguments": {**c.arguments, "names": party}}) if c.name == "name_tickets" else c
+                 for i, c in enumerate(task.oracle) if i < event["call_index"] or c.name != "get_customer"]
+        traj = rollout(env, PlanAgent(stale), seed=seed)
+        arena = env.unwrapped
+        assert "party_changed" not in arena.log.revealed
+        assert all(json.loads(s["observation"])["success"] for s in traj.steps[event["call_index"]:]
+                   if arena.tools.get(s["action"].get("name")) and arena.tools[s["action"]["name"]].mutates)
+        passed = {c["name"]: c["passed"] for c in traj.info["checklist"]}
+        # the recovered order still counts; the stale names fail what they were for
+        assert passed["ticketed"] and not passed["tickets_named"] and 0.0 < traj.reward < 1.0, passed
+
+
+@pytest.mark.parametrize("conflict", CONFLICTS)
+def test_the_names_are_asked_for_and_answered_alike_on_every_level(conflict):
+    # The request for the names and the customer's answers about them read the same at every level, so neither tells
+    # the hard one; its party changes, no other level's does (impossible: the same refusal as ever).
+    said, replies = set(), set()
+    for level in ("easy", "medium", "hard", "impossible"):
+        task = start(f"STTArena/Ticketing-{conflict}-{level}", seed=4)[1].task
+        sentences = re.split(r"(?<=[.!?])\s+", task.query)
+        said.add(tuple(s for s in sentences if re.search(r"\b(names?|party|profile)\b", s, re.I)))
+        user = RuleUser(task.profile)
+        replies.add(tuple(user.reply(q) for q in ("Whose names go on the tickets?", "Who is coming with you?")))
+        customer = task.initial_state["customers"][task.profile.known_facts[0].split()[-1]]
+        count = next(c for c in task.nominal_plan if c.name == "hold_seats").arguments["count"]
+        assert customer["party"][0] == customer["name"] and len(set(customer["party"])) == count
+        assert ("party_changed" in [t.name for t in task.triggers]) == (level == "hard")
+    assert said == {(f"Please also {NAMES}.",)} and len(replies) == 1, (said, replies)
+    assert all("customer profile" in r for r in next(iter(replies)))

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 
 import gymnasium as gym
 import pytest
 
-from tests.arena.harness import WorldHarness, assert_alternatives_score_one
+from tests.arena.harness import WorldHarness, assert_alternatives_score_one, assert_second_change_follows_the_story
 from tests.arena.withheld import assert_unpredictable, assert_withheld_story, unasked
 from sttgym.agents import NominalAgent, OracleAgent, PlanAgent
 from sttgym.agents.probes import BlindWriter
+from sttgym.envs.arena.warehouse.generator import COMMITS, DOOR
 from sttgym.envs.arena.warehouse.world import WarehouseWorld
 from sttgym.rollout import rollout
 from sttgym.task import Call, resolve
@@ -32,7 +34,8 @@ def network() -> dict:
                      "hold_minutes": 60, "quota": quota(2), "quota_note": ""},
             "WH-B": {"name": "B", "kind": "hub", "region": "North", "status": "open", "notice": "",
                      "hold_minutes": 30, "quota": quota(1), "quota_note": ""}},
-        "stores": {"ST-1": {"name": "Store one", "region": "North"}},
+        "stores": {"ST-1": {"name": "Store one", "region": "North", "doors": ["D1", "D2"], "goods_in_door": "D1",
+                            "goods_in_note": ""}},
         "roads": {"RD-1": {"a": "WH-A", "b": "ST-1", "minutes": 30, "open": True, "max_tonnes": None},
                   "RD-2": {"a": "WH-B", "b": "ST-1", "minutes": 20, "open": True, "max_tonnes": 10},
                   "RD-3": {"a": "WH-A", "b": "WH-B", "minutes": 25, "open": True, "max_tonnes": None}},
@@ -42,7 +45,7 @@ def network() -> dict:
         "inbound": {"IB-1": {"warehouse": "WH-B", "sku": "SKU-1", "quantity": 40, "carrier": "X", "eta":
                              "2024-05-06T10:00", "status": "on schedule", "note": ""}},
         "orders": {"ORD-1": {"customer": "C", "store": "ST-1", "sku": "SKU-1", "quantity": 80, "priority": "standard",
-                             "status": "open", "note": "", "due_by": "2024-05-06T12:00"}},
+                             "status": "open", "note": "", "due_by": "2024-05-06T12:00", "delivery_door": None}},
         "reservations": {},
         "dock_slots": {
             "DS-1": {"warehouse": "WH-A", "start": "2024-05-06T09:30", "end": "2024-05-06T10:00"},
@@ -105,6 +108,8 @@ def test_reserve_book_dispatch_delivers_in_full_and_on_time(w):
     ("split_reservation", {"reservation_id": "RES-404", "quantity": 1}),
     ("cancel_dispatch", {"dispatch_id": "DSP-1"}),
     ("confirm_delivery", {"dispatch_id": "DSP-1"}),
+    ("record_delivery_door", {"order_id": "ORD-1", "door": "D9"}),
+    ("record_delivery_door", {"order_id": "ORD-9", "door": "D1"}),
 ])
 def test_a_refused_change_changes_nothing(w, name, args):
     before = copy.deepcopy(w.world.state)
@@ -177,6 +182,18 @@ def test_a_back_order_needs_no_live_dispatch_and_closes_the_order_to_reservation
     assert not w("backorder_order", order_id="ORD-1", reason=" ")["success"]
     assert w("backorder_order", order_id="ORD-1", reason="short")["success"] and w.holds("backordered", order_id="ORD-1")
     assert "backordered" in w("reserve_stock", order_id="ORD-1", warehouse_id="WH-A", quantity=1)["error"]
+
+
+def test_an_order_records_a_door_of_its_store_and_the_check_reads_the_store_as_it_is_now(w):
+    assert w("get_store", store_id="ST-1")["data"]["goods_in_door"] == "D1"
+    assert not w.holds("door_current", order_id="ORD-1")  # nothing recorded yet
+    assert w("record_delivery_door", order_id="ORD-1", door="D1")["success"]
+    assert w("get_order", order_id="ORD-1")["data"]["delivery_door"] == "D1"
+    assert w.holds("door_current", order_id="ORD-1")
+    w.world.stores["ST-1"].update(goods_in_door="D2", goods_in_note="D1 is closed: goods-in moved to D2")
+    assert not w.holds("door_current", order_id="ORD-1")  # the record moved; the order still says D1
+    assert w("record_delivery_door", order_id="ORD-1", door="D2")["success"]
+    assert w.holds("door_current", order_id="ORD-1")
 
 
 def test_a_split_order_needs_every_part_and_a_stranded_part_breaks_the_gate(w):
@@ -267,11 +284,13 @@ def test_retrying_at_the_original_warehouse_without_reading_earns_nothing(env_id
 
 
 def partial_fill_policy(env, seed: int) -> float:
-    """After the hub outage, read it, then ship whatever the best-stocked other warehouse has, and stop."""
+    """The nominal plan up to its dispatch; after the hub outage, read it, then ship whatever the best-stocked other
+    warehouse has, and stop."""
     env.reset(seed=seed)
     task = env.unwrapped.task
     saved = {}
-    for c in task.nominal_plan:
+    go = next(i for i, c in enumerate(task.nominal_plan) if c.name == "dispatch_truck")
+    for c in task.nominal_plan[:go + 1]:
         saved[c.save_as or ""] = call(env, c.name, **resolve(c.arguments, saved))
     hub = next(c for c in task.nominal_plan if c.name == "reserve_stock").arguments["warehouse_id"]
     order = next(c for c in task.nominal_plan if c.name == "get_order").arguments["order_id"]
@@ -414,7 +433,8 @@ def test_recovering_after_the_dispatch_whose_error_shows_the_change_scores_one(e
         k = next(i for i, (a, b) in enumerate(zip(task.oracle, nominal)) if a != b)
         rest = [c for c in task.oracle[k:] if not (c.name == seen.tool and c.arguments == seen.args)]
         traj = rollout(gym.make(env_id), PlanAgent(nominal + rest), seed=seed)
-        assert not json.loads(traj.steps[len(nominal) - 1]["observation"])["success"]
+        go = next(i for i, c in enumerate(nominal) if c.name == "dispatch_truck")
+        assert not json.loads(traj.steps[go]["observation"])["success"]
         assert traj.reward == 1.0, (seed, traj.info["checklist"])
 
 
@@ -437,6 +457,67 @@ def test_the_user_answers_alike_whether_or_not_the_order_can_be_met(conflict):
     answers = {level: answer_kinds(f"STTArena/Warehouse-{conflict}-{level}", seed)
                for level in ("easy", "medium", "hard", "impossible") for seed in range(2)}
     assert len(set(answers.values())) == 1 and "insist" in answers["impossible"], answers
+
+
+def blanked(task) -> str:
+    """The query with every id, time, number and drawn name blanked: the words that could tell the levels apart."""
+    state = task.initial_state
+    names = [x["name"] for c in ("warehouses", "stores", "skus") for x in state[c].values()]
+    names += [x["customer"] for x in state["orders"].values()]
+    query = task.query
+    for name in sorted(names, key=len, reverse=True):
+        query = query.replace(name, "#")
+    return re.sub(r"\b[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)+\b|\d{4}-\d{2}-\d{2}T\d{2}:\d{2}|\d+", "#", query)
+
+
+@pytest.mark.parametrize("conflict", CONFLICTS)
+def test_every_level_asks_for_the_door_in_the_same_words_and_the_user_answers_alike(conflict):
+    # Every level's request asks for the goods-in door from the store's receiving record, in words that are the
+    # same on every level (a sentence only hard had would tell the agent the level), and the user says the same
+    # about the door; only hard's door moves.
+    queries, replies = set(), set()
+    for level in ("easy", "medium", "hard", "impossible"):
+        for seed in range(2):
+            _, arena = start(f"STTArena/Warehouse-{conflict}-{level}", seed)
+            task = arena.task
+            assert task.query.count(DOOR) == 1 and all(x["goods_in_door"] in x["doors"]
+                                                       for x in task.initial_state["stores"].values())
+            assert ("goods_in_moved" in [t.name for t in task.triggers]) == (level == "hard")
+            queries.add(blanked(task))
+            replies.add(RuleUser(task.profile).reply("Which goods-in door should I record?"))
+    assert len(queries) == 1 and len(replies) == 1 and "receiving record" in replies.pop(), queries
+
+
+@pytest.mark.parametrize("conflict", CONFLICTS)
+def test_at_hard_the_door_moves_once_the_recovery_commits_and_only_the_store_shows_it(conflict):
+    # The second change waits for the recovery's first reservation, dock booking or dispatch that goes through after
+    # the story's change, whichever warehouse, truck and slot it takes, and leaves every write working: the door read
+    # at the start and recorded at the end is stale, and only the store's receiving record says so.
+    env = gym.make(f"STTArena/Warehouse-{conflict}-hard")
+    for seed in range(2):
+        env.reset(seed=seed)
+        task, tools = env.unwrapped.task, env.unwrapped.tools
+        moved = task.triggers[-1]
+        assert moved.name == "goods_in_moved" and moved.observable.tool == "get_store"
+        planned = task.initial_state["stores"][moved.observable.args["store_id"]]["goods_in_door"]
+        assert_second_change_follows_the_story(env, seed, "goods_in_moved")
+        rollout(env, PlanAgent(task.oracle), seed=seed)
+        log = env.unwrapped.log
+        fired = next(e for e in log.events if e["trigger"] == "goods_in_moved")
+        during = log.calls[fired["call_index"] - 1]
+        assert during["name"] in COMMITS and during["result"]["success"], during
+        assert log.calls[log.revealed["goods_in_moved"]]["name"] == "get_store"  # no call before it showed the move
+        stale = [c.model_copy(update={"arguments": {**c.arguments, "door": planned}})
+                 if c.name == "record_delivery_door" else c for c in task.oracle]
+        traj = rollout(env, PlanAgent(stale), seed=seed)
+        assert all(json.loads(s["observation"])["success"] for s in traj.steps
+                   if s["action"].get("name") in tools and tools[s["action"]["name"]].mutates)
+        passed = {c["name"]: c["passed"] for c in traj.info["checklist"]}
+        # the recovery still counts; the stale door fails what it was for
+        assert passed["stock_secured"] and passed["delivered_in_full"] and not passed["door_recorded"], passed
+        assert 0.0 < traj.reward < 1.0
+        nominal = rollout(env, PlanAgent(task.nominal_plan), seed=seed)
+        assert "goods_in_moved" not in [e["trigger"] for e in nominal.info["trigger_log"]]
 
 
 def test_the_quality_requirement_is_a_certification_only_one_source_holds():

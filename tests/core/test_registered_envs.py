@@ -194,8 +194,9 @@ def test_vector_envs_survive_sub_envs_that_diverge(env_id):
                             for _ in range(3))
             obs, reward, terminated, truncated, info = vec.step(actions)
             assert len(obs) == 3 and all(isinstance(o, str) for o in obs)
-            for i in range(3):
-                assert info["result"][i] is None or isinstance(info["result"][i], dict)
+            # a step where every sub-env starts afresh carries reset infos alone, with no tool result at all
+            results = info.get("result", [None] * 3)
+            assert all(r is None or isinstance(r, dict) for r in results)
     finally:
         vec.close()
 

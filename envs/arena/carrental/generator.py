@@ -217,6 +217,19 @@ class City:
     def flight_number(self) -> str:
         return f"{self.author.pick(_AIRLINES)}{self.author.serial(100, 9999)}"
 
+    def add_flight(self, depot: str, arrives: str) -> str:
+        """A tracked flight landing at ``depot``'s airport at ``arrives``, on time."""
+        flight = self.flight_number()
+        self.state["flights"][flight] = {"depot": depot, "origin": self.author.pick(CITIES), "arrives": arrives,
+                                         "status": "on time"}
+        return flight
+
+    def inbound(self, depot: str, arrives: str) -> str:
+        """The flight the user flies in on, landing at ``depot`` at ``arrives``; their profile records it."""
+        flight = self.add_flight(depot, arrives)
+        self.state["customers"][self.user].update(flight=flight, flight_note="booked by the customer")
+        return flight
+
     def trigger(self, name: str, description: str, when, effect: list, shown: tuple,
                 activation: tuple = (), timing: str = "before") -> Trigger:
         """A trigger; ``shown``: the read that reveals it (see :meth:`shown_by`)."""
@@ -240,7 +253,7 @@ class City:
         tool, args = shown
         arg = {"get_vehicle_status": "vehicle_id", "get_depot_info": "depot_id",
                "search_available_vehicles": "depot_id", "get_flight_arrival": "flight_number",
-               "list_customer_reservations": "customer_id"}.get(tool)
+               "list_customer_reservations": "customer_id", "get_customer_profile": "customer_id"}.get(tool)
         return tool, ({arg: args} if isinstance(args, str) else args)
 
     def on_hold(self, name: str, description: str, effect: list, shown: tuple, when=None,
@@ -361,8 +374,7 @@ def new_city(author: Author, start: datetime | None = None) -> City:
     state["promotions"][code] = {"zone": city.zone(res[0]), "vehicle_class": background[0], "energy": None,
                                  "discount_pct": 10, "quota": 40, "used": a.integer(5, 30), "note": "city breaks"}
     for depot in air:
-        state["flights"][city.flight_number()] = {"depot": depot, "origin": a.pick(CITIES), "status": "on time",
-                                                  "arrives": format_time(start + timedelta(minutes=a.integer(60, 600)))}
+        city.add_flight(depot, format_time(start + timedelta(minutes=a.integer(60, 600))))
     fleet = sorted(state["vehicles"])
     for vid in [fleet[int(i)] for i in a.rng.choice(len(fleet), 2, replace=False)]:  # the books are never empty
         pickup = city.at(a.integer(1, 3), a.integer(9, 16))
@@ -381,7 +393,7 @@ class Request:
     pickup: str
     ret: str
     count: int = 1
-    flight: str = ""  # pickup at this flight's tracked arrival (as it is at the end) instead of ``pickup``
+    flight: str = ""  # the flight the customer's profile records (:meth:`City.inbound`): pickup at its arrival
     min_fuel: int = HANDOVER_MIN_FUEL
     energy: str = ""
     max_mileage: int = 0  # 0: any
@@ -409,7 +421,7 @@ class Request:
         spec = {"customer": self.customer, "vehicle_class": self.cls, "depot_id": self.depot,
                 "pickup_time": self.pickup, "return_time": self.ret, "count": self.count, "min_fuel": self.min_fuel,
                 "energy": self.energy, **({"max_mileage": self.max_mileage} if self.max_mileage else {})}
-        return {**spec, "flight": self.flight} if self.flight else spec
+        return {**spec, "at_landing": True} if self.flight else spec
 
     # plan steps
     def search(self, depot: str = "", pickup: str = "") -> Call:
@@ -474,9 +486,18 @@ class Request:
     def constraints(self) -> str:
         """The user's hard constraints as they say them, the start of their ``insist`` answer: the class (unnamed,
         so the words vary with nothing but the story), the depot and the times, for however many cars."""
-        when = "when my flight lands" if self.flight else f"at {self.pickup}"
-        return f"Each car has to be of the class I asked for, collected at {self.depot} {when} and returned there " \
-               f"{self.ret}"
+        return f"Each car has to be of the class I asked for, collected at {self.depot} {self.when()} and returned " \
+               f"there {self.ret}"
+
+    @property
+    def flies(self) -> bool:
+        """The customer flies in and collects on landing (every story with :func:`flight_moves`, and T2's)."""
+        return bool(self.flight or self.moves)
+
+    def when(self, at: str = "at") -> str:
+        """When the customer collects, as they say it: on landing when they fly in (a clock time there would go
+        stale once the flight moves), else ``at`` (or ``by``) the pickup time."""
+        return "when my flight lands" if self.flies else f"{at} {self.pickup}"
 
     @property
     def who(self) -> str:
@@ -577,43 +598,43 @@ _RECOVERY_WRITES = ["hold_vehicle", "confirm_reservation", "swap_reservation_veh
 def flight_moves(req: Request, query: str, triggers: list[Trigger], nominal: list[Call], oracle: list[Call],
                  alternatives: list[list[Call]], answers: dict) -> tuple:
     """The hard level's second change, on the customer's side rather than the fleet's. At every level alike the
-    customer flies in on a tracked flight due at the pickup time and asks for the pickup at its tracked arrival; at
-    hard, at the recovery's first write after the story's change (with a booking live: whichever car and depot the
-    recovery took), the airline delays the flight. Only ``get_flight_arrival`` shows it: every write goes through and the booking reads
-    as the agent left it. The later arrival keeps the car free and the desk open, so moving the pickup
-    (``reschedule_reservation``) is the whole fix; the difficulty is knowing that the pickup depends on a record
-    the recovery never touched. Returns the query, triggers, nominal plan, oracle, alternatives and answers,
-    extended."""
+    customer flies in on a flight their profile records, due at the pickup time, and asks for the pickup at its
+    arrival; at hard, at the recovery's first write after the story's change (with a booking live: whichever car
+    and depot the recovery took), the airline rebooks them onto a later flight after a missed connection. Only
+    ``get_customer_profile`` shows it: the first flight still lands on time, every write goes through and the
+    booking reads as the agent left it. The later flight (tracked at every level, so the flights never tell the
+    level) keeps the car free and the desk open, so moving the pickup (``reschedule_reservation``) is the whole
+    fix; the difficulty is knowing that the pickup depends on a record the recovery never touched. Returns the
+    query, triggers, nominal plan, oracle, alternatives and answers, extended."""
     city, author = req.city, req.city.author
-    flight = city.flight_number()
     due = datetime.fromisoformat(req.pickup)
     closes = due.replace(hour=int(city.state["depots"][req.depot]["closes"][:2]), minute=0)
-    delayed = format_time(min(due + timedelta(minutes=15 * author.integer(4, 10)), closes - timedelta(hours=1)))
-    city.state["flights"][flight] = {"depot": req.depot, "origin": author.pick(CITIES), "arrives": req.pickup,
-                                     "status": "on time"}
-    req.flight = flight
-    answers = {("land", "landing", "arrival", "flight", "time"): "Go by the airline's tracked arrival time; I'll "
-               "be at the desk as soon as I land.", **answers}
-    query = (f"{query} I'm flying in on {flight}, due at {req.pickup[11:]}: please set the pickup for the flight's "
-             "tracked arrival, since I go to the desk as soon as I land.")
-    if req.moves != "hard" or req.impossible:  # the flight lands on time: the pickup asked for is its arrival
+    later = format_time(min(due + timedelta(minutes=15 * author.integer(4, 10)), closes - timedelta(hours=1)))
+    req.flight = city.inbound(req.depot, req.pickup)
+    rebooked = city.add_flight(req.depot, later)
+    answers = {("land", "landing", "arrival", "flight", "time"): "Go by the arrival of the flight on my profile; "
+               "I'll be at the desk as soon as I land.", **answers}
+    query = (f"{query} I'm flying in, due at {req.pickup[11:]}; my flight is on my customer profile. Please set the "
+             "pickup for its tracked arrival, since I go to the desk as soon as I land.")
+    if req.moves != "hard" or req.impossible:  # the customer's flight lands on time: the pickup asked for is its arrival
         return query, triggers, nominal, oracle, alternatives, answers
     pred, story = author.pred, triggers[0].name
-    delay = city.trigger(
-        "flight_delayed", f"once the recovery after {story} has begun, {flight} is delayed to {delayed[11:]}",
-        pred.all_of(preds=[pred.fired_before(trigger=story), pred.has_live_booking(customer=req.customer)]),
-        city.sets("flights", flight, arrives=delayed, status="delayed"), ("get_flight_arrival", flight),
-        activation=tuple(_RECOVERY_WRITES), timing="after")
+    missed = city.trigger(
+        "flight_rebooked", f"once the recovery after {story} has begun, the customer is rebooked onto {rebooked}, "
+        f"landing {later[11:]}", pred.all_of(preds=[pred.fired_before(trigger=story),
+                                                    pred.has_live_booking(customer=req.customer)]),
+        city.sets("customers", req.customer, flight=rebooked,
+                  flight_note=f"rebooked onto {rebooked} after a missed connection"),
+        ("get_customer_profile", req.customer), activation=tuple(_RECOVERY_WRITES), timing="after")
 
-    def moved(calls: list[Call], when: str, read: bool) -> list[Call]:
-        """``calls`` and then, on each of the last ``count`` bookings they confirm, the pickup at ``when``."""
-        booked = list(dict.fromkeys(repr(c.arguments["reservation_id"]) for c in calls
-                                    if c.name == "confirm_reservation"))[-req.count:]
+    def moved(calls: list[Call]) -> list[Call]:
+        """``calls``, then the profile and the new flight read, and on each of the last ``count`` bookings they
+        confirm, the pickup at its arrival."""
         ids = {repr(c.arguments["reservation_id"]): c.arguments["reservation_id"] for c in calls
                if c.name == "confirm_reservation"}
-        return [*calls, *[author.call.get_flight_arrival(flight_number=flight)] * read,
-                *[author.call.reschedule_reservation(reservation_id=ids[r], pickup_time=when, return_time=req.ret)
+        booked = list(ids)[-req.count:]
+        return [*calls, req.profile(), author.call.get_flight_arrival(flight_number=rebooked),
+                *[author.call.reschedule_reservation(reservation_id=ids[r], pickup_time=later, return_time=req.ret)
                   for r in booked]]
 
-    return (query, [*triggers, delay], nominal, moved(oracle, delayed, True),
-            [moved(a, delayed, True) for a in alternatives], answers)
+    return query, [*triggers, missed], nominal, moved(oracle), [moved(a) for a in alternatives], answers

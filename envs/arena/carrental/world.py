@@ -10,7 +10,8 @@ State containers (JSON-like dicts keyed by id):
   available|maintenance|rented, depot, available_from}``. ``depot`` is where the vehicle is
   or is heading; ``available_from`` (or None) is when it is physically there and free
   (back from a rental, at the end of a transfer).
-- ``customers``: ``{name, licence: [categories], licence_expires, tier, payment_limit}``.
+- ``customers``: ``{name, licence: [categories], licence_expires, tier, payment_limit}``, and for one who
+  flies in, ``flight`` (the flight they are booked on) and ``flight_note``.
 - ``reservations``: ``{customer, vehicle, class, pickup_depot, return_depot, pickup_time,
   return_time, status: held|confirmed|cancelled|picked_up|returned, held_at, price, promo,
   promo_discount}``. A hold lapses ``hold_minutes`` (the pickup depot's current policy) after
@@ -306,7 +307,8 @@ class CarRentalWorld(World):
 
     @tool
     def get_customer_profile(self, customer_id: str) -> dict:
-        """Read a customer: licence categories and expiry, loyalty tier, payment limit per booking.
+        """Read a customer: licence categories and expiry, loyalty tier, payment limit per booking, and the flight
+        they fly in on, if any.
 
         Args:
             customer_id: The customer's id.
@@ -483,7 +485,10 @@ class CarRentalWorld(World):
             return fail(f"no reservation {reservation_id!r}")
         if res["status"] not in ("held", "confirmed"):
             return fail(f"reservation {reservation_id} is {res['status']} and cannot be cancelled")
+        lapsed = live_status(self.state, res, self.clock.now) == "expired"
         res["status"] = "cancelled"
+        if lapsed:  # a lapsed hold held nothing: "released" would read as freeing a car another booking may have
+            return ok(message=f"{reservation_id} cancelled; its hold had already lapsed, so it held no vehicle")
         return ok(message=f"{reservation_id} cancelled; {res['vehicle']} released")
 
     @tool(mutates=True, cost=3)
@@ -656,8 +661,9 @@ class CarRentalWorld(World):
         return ok(message=f"{res['vehicle']} returned at {depot_id}")
 
     # ------------------------------------------------- predicates and operations
-    # A request, as checks name it: {"customer", "vehicle_class", "depot_id", "pickup_time" (or "flight":
-    # pickup within an hour of that flight's tracked arrival, as it is at the end), "return_time",
+    # A request, as checks name it: {"customer", "vehicle_class", "depot_id", "pickup_time" (or "at_landing":
+    # pickup within an hour of the tracked arrival of the flight on the customer's profile, both as they are at
+    # the end), "return_time",
     # "count", "min_fuel", "energy", "max_mileage" (optional)}.
 
     def _serves(self, res: dict, request: dict) -> bool:
@@ -666,8 +672,9 @@ class CarRentalWorld(World):
              request["return_time"])
         if not same:
             return False
-        if request.get("flight"):
-            lands, pickup = local_time(self.flights[request["flight"]]["arrives"]), local_time(res["pickup_time"])
+        if request.get("at_landing"):
+            flight = self.flights[self.customers[request["customer"]]["flight"]]
+            lands, pickup = local_time(flight["arrives"]), local_time(res["pickup_time"])
             return lands <= pickup <= lands + FLIGHT_SLACK
         return res["pickup_time"] == request["pickup_time"]
 

@@ -9,7 +9,8 @@ Scenarios then decide which alternatives exist (another lab, a refrigerated cour
 :class:`Case` writes the plan steps a coordinator makes (reads, accession, pickup, handoff, cancellations),
 the conflict-free nominal plan, triggers set off by the agent's writes, the checklist every scenario shares
 and, for impossible levels, the refusal: cancel what is booked, ask the ward to recollect and tell them why.
-:func:`make_task` assembles the task.
+:meth:`Case.hand_over` is the hard level's second change, on the ward's side. :func:`make_task` assembles the
+task.
 """
 
 from __future__ import annotations
@@ -29,8 +30,8 @@ from sttgym.task import Call, Ref, Task
 from sttgym.triggers import Observable, Trigger
 from sttgym.user import Answer, UserProfile
 
-__all__ = ["Author", "Plan", "Task", "Case", "new_case", "make_task", "acc", "run", "draw", "options", "finish",
-           "retrying"]
+__all__ = ["CONTACT", "Author", "Plan", "Task", "Case", "new_case", "make_task", "acc", "run", "draw", "options",
+           "finish", "retrying"]
 
 _WARDS = ["Maple Ward", "Cedar Ward", "Willow Ward", "Rowan Ward", "Aspen Ward", "Birch Ward", "Hazel Ward",
           "Elm Ward", "Linden Ward", "Poplar Ward", "Holly Ward", "Alder Ward"]
@@ -43,6 +44,8 @@ _LABS = ["St Anne's Pathology", "Regional Core Lab", "Lakeside Diagnostics", "Un
 _COURIERS = ["Ines Duarte", "Kwame Mensah", "Hana Kobayashi", "Piotr Zielinski", "Ruth Adeyemi", "Samir Haddad",
              "Elif Demir", "Marco Bellini", "Nadia Petrova", "Callum Reid", "Yusuf Karim", "Freya Lund",
              "Tomas Novak", "Aroha Ngata", "Lucia Ferreira", "Dev Malhotra"]
+_DOCTORS = ["Dr Okafor", "Dr Lindgren", "Dr Varga", "Dr Moreau", "Dr Achebe", "Dr Sorensen", "Dr Rahman",
+            "Dr Castillo", "Dr Whitlock", "Dr Nakamura", "Dr Brennan", "Dr Oyelaran", "Dr Keskin", "Dr Fontaine"]
 _MODELS = ["Cobas 8000", "Architect c16000", "Atellica CH", "AU5800", "Vitros 5600", "DxC 700", "Alinity c",
            "Sysmex XN-10"]
 # code: (name, specimen type, storage, stability minutes range)
@@ -61,6 +64,10 @@ _VEHICLES = {"ambient": "bicycle courier box", "refrigerated": "chilled van", "f
 CONSULT = " If it has to go to another lab, check with me first: the team has a reason to prefer one."
 # What the ward's answer to a question about the lab names: its words (a withheld requirement's keywords cover them).
 _LAB_WORDS = ["lab", "labs", "laboratory", "redirect", "baseline", "analyser", "analyzer", "trend"]
+# What every request asks besides the specimen's route, at every level alike: the bleep comes from the ward's own
+# record, which no story's change touches (at hard it moves once the recovery is booked: Case.hand_over).
+CONTACT = ("record the bleep of our on-call doctor, as our ward's site record shows it, on the accession the specimen "
+           "goes under, so the lab phones the result to whoever is on call")
 
 
 def acc(step: str) -> Ref:
@@ -123,8 +130,11 @@ class Case:
         return rid
 
     def add_site(self, kind: str, name: str, prefix: str) -> str:
-        sid = f"{prefix}-{self.author.serial(100, 999)}"
-        self.state["sites"][sid] = {"name": name, "kind": kind, "access": "open", "notice": ""}
+        a = self.author
+        sid = f"{prefix}-{a.serial(100, 999)}"
+        self.state["sites"][sid] = {"name": name, "kind": kind, "access": "open", "notice": "",
+                                    **({"on_call": a.pick(_DOCTORS), "bleep": str(a.serial(2000, 7999))}
+                                       if kind in ("ward", "clinic") else {})}
         return sid
 
     def add_lab(self, tests: list[str], close: str = "") -> str:
@@ -166,13 +176,35 @@ class Case:
     def sets(self, *path: str, **fields) -> list:
         return [self.set(*path, k, value=v) for k, v in fields.items()]
 
-    def on_write(self, name: str, description: str, tool: str, effect: list, shown: tuple, when=None,
-                 timing: str = "after") -> Trigger:
-        """A change set off by the agent's ``tool`` write once ``when`` holds: by default once the write has booked
-        a run for the specimen (a refused booking changes nothing)."""
+    def on_write(self, name: str, description: str, tool: str | tuple[str, ...], effect: list, shown: tuple,
+                 when=None, timing: str = "after") -> Trigger:
+        """A change set off by the agent's ``tool`` write (or any of several) once ``when`` holds: by default once
+        the write has booked a run for the specimen (a refused booking changes nothing)."""
         return self.author.check_trigger(Trigger(
             name=name, description=description, when=when or self.author.pred.run_booked(order_id=self.oid),
-            effect=effect, activation=[tool], timing=timing, observable=Observable(tool=shown[0], args=shown[1])))
+            effect=effect, activation=[tool] if isinstance(tool, str) else list(tool), timing=timing,
+            observable=Observable(tool=shown[0], args=shown[1])))
+
+    def hand_over(self, story: str) -> tuple[Trigger, str]:
+        """The hard level's second change, on the ward's side rather than the network's: once a run is booked after
+        ``story`` (whichever courier and lab the recovery took), the ward's on-call doctor hands over to another,
+        with another bleep. Only the ward's site record shows it: no write fails, and the accession and run the
+        agent just made read as it left them. Recording the new bleep on the accession is the whole fix; the
+        difficulty is knowing that the bleep it recorded comes from a record the recovery never touched. The
+        trigger and the new bleep."""
+        a, site = self.author, self.state["sites"][self.ward]
+        doctor = a.pick(_DOCTORS)
+        while doctor == site["on_call"]:
+            doctor = a.pick(_DOCTORS)
+        bleep = str(a.serial(2000, 7999))
+        pred = a.pred
+        trigger = self.on_write(
+            "on_call_handover", f"once a run is booked after {story}, {self.ward}'s on-call passes from "
+            f"{site['on_call']} (bleep {site['bleep']}) to {doctor} (bleep {bleep})",
+            ("book_pickup", "schedule_handoff"), self.sets("sites", self.ward, on_call=doctor, bleep=bleep),
+            ("get_site", {"site_id": self.ward}), when=pred.all_of(preds=[
+                pred.fired_before(trigger=story), pred.routed_since(order_id=self.oid, trigger=story)]))
+        return trigger, bleep
 
     def dry(self, calls: list[Call], triggers: list[Trigger] = ()):
         return self.author.dry_run(self.state, format_time(self.start), calls, list(triggers))
@@ -205,12 +237,19 @@ class Case:
         return [r["data"]["accession_at"] for c, r in zip(calls, results)
                 if c.name in ("book_pickup", "schedule_handoff") and r.get("success")]
 
-    def booked_in_time(self, calls: list[Call], triggers: list[Trigger], until: datetime) -> bool:
-        """Whether the last of ``calls``, a booking, succeeds (stability aside) and gets the specimen accessioned
-        by ``until``."""
+    def recovered_at(self, calls: list[Call], triggers: list[Trigger] = ()) -> str | None:
+        """When the last booking of ``calls`` gets the specimen accessioned (stability ignored); None when it fails
+        (a courier whose shift ends before the recovery's reads are done)."""
         with self.stability_ignored():
-            last = self.dry(calls, triggers).results[-1]
-        return bool(last.get("success")) and last["data"]["accession_at"] <= format_time(until)
+            results = self.dry(calls, triggers).results
+        last = [r for c, r in zip(calls, results) if c.name in ("book_pickup", "schedule_handoff")][-1]
+        return last["data"]["accession_at"] if last.get("success") else None
+
+    def booked_in_time(self, calls: list[Call], triggers: list[Trigger], until: datetime) -> bool:
+        """Whether the last booking of ``calls`` succeeds (stability aside) and gets the specimen accessioned by
+        ``until``."""
+        at = self.recovered_at(calls, triggers)
+        return at is not None and at <= format_time(until)
 
     def settle_stability(self, valid: list[list[Call]], triggers: list[Trigger], spoiled: list[list[Call]] = (),
                          margin: tuple[int, int] = (15, 30)) -> str:
@@ -254,6 +293,9 @@ class Case:
     def lab(self, lab: str) -> Call:
         return self.call.get_lab(lab_id=lab)
 
+    def ward_record(self) -> Call:
+        return self.call.get_site(site_id=self.ward)
+
     def find_labs(self) -> Call:
         return self.call.list_labs(test=self.test)
 
@@ -278,6 +320,15 @@ class Case:
 
     def unaccession(self, step: str = "a0") -> Call:
         return self.call.cancel_accession(accession_id=acc(step))
+
+    def contact(self, step: str = "a0", bleep: str = "") -> Call:
+        """The bleep on the accession ``step`` made: ``bleep``, or the one the ward's record shows at the start."""
+        return self.call.set_result_contact(accession_id=acc(step),
+                                            bleep=bleep or self.state["sites"][self.ward]["bleep"])
+
+    def register(self, lab: str, step: str = "a0", date: str = "") -> list[Call]:
+        """The accession at ``lab`` with the ward's bleep on it, as the request asks."""
+        return [self.accession(lab, step, date), self.contact(step)]
 
     def pickup(self, courier: str, step: str = "a0", save: str = "r0") -> Call:
         return self.call.book_pickup(save_as=save, specimen_id=self.sid, courier_id=courier, accession_id=acc(step))
@@ -326,13 +377,14 @@ class Case:
         return datetime.fromisoformat(self.result_of(plan.without("look").calls)["data"]["arrives"])
 
     def nominal(self, courier: str = "") -> Plan:
-        """Read the order, specimen, home lab, couriers and the drive; accession at the home lab; book the pickup."""
+        """Read the order, specimen, home lab, couriers, the drive and the ward's record; accession at the home lab
+        with the ward's bleep; book the pickup."""
         return Plan(look=[self.read(), self.specimen(), self.lab(self.home), self.couriers(),
-                          self.travel(self.ward, self.home)],
-                    register=[self.accession(self.home)], book=[self.pickup(courier or self.courier)])
+                          self.travel(self.ward, self.home), self.ward_record()],
+                    register=self.register(self.home), book=[self.pickup(courier or self.courier)])
 
     def redirect(self, lab: str, courier: str, date: str = "", a: str = "a1", r: str = "r1") -> list[Call]:
-        return [self.accession(lab, a, date), self.pickup(courier, a, r)]
+        return [*self.register(lab, a, date), self.pickup(courier, a, r)]
 
     def refuse(self, message: str, changed_by: list[str], facts: list[str], unwind: list[Call] = (),
                reason: str = "") -> list[Call]:
@@ -350,16 +402,21 @@ class Case:
 
     # ------------------------------------------------------------------ checks
     def goal(self) -> list[Check]:
+        pred = self.author.pred
         return [Check(name="accessioned_in_time", description=f"a booked run gets {self.sid} accessioned at a lab "
                       f"able to run {self.test} within its intake window and stability limit",
-                      holds=self.author.pred.routed(order_id=self.oid), stated=ACCESSIONED_IN_TIME)]
+                      holds=pred.routed(order_id=self.oid), stated=ACCESSIONED_IN_TIME),
+                Check(name="contact_current", description=f"that run's accession records the bleep {self.ward}'s "
+                      "site record shows now", holds=pred.contact_current(order_id=self.oid), stated=CONTACT)]
 
     def checklist(self, trigger: str) -> list[Check]:
         """The milestones of a recovery, each an outcome reached once the change was met (by any route: a read, a
         listing, a failed write's error, a booking that shows the courier's notes; meeting it earns nothing by
         itself): nothing halted or off track left standing, the ward asked about the lab before the booking (when
-        it has a requirement), and a run booked since the change that gets the specimen accessioned in time (at
-        the lab meeting the requirement, if any). The gate: nothing booked would spoil it."""
+        it has a requirement), a run booked since the change that gets the specimen accessioned in time (at the
+        lab meeting the requirement, if any), and its accession recording the bleep the ward's record shows at the
+        end (a milestone of its own, so a recovery with a stale bleep keeps the route's credit). The gate: nothing
+        booked would spoil it."""
         pred = self.author.pred
         saw = pred.noticed(trigger=trigger)
         asked = [Check(name="asked_lab", description="after meeting the change, the agent asked the ward about the "
@@ -367,6 +424,7 @@ class Case:
                            saw, pred.asked_user(about=self.withheld.keywords, before="book_pickup")]),
                        stated=CONSULT.strip())] if self.choice else []
         lab = {"lab_id": self.choice} if self.choice else {}
+        routed = pred.all_of(preds=[saw, pred.routed_since(order_id=self.oid, trigger=trigger, **lab)])
         return [
             Check(name="stale_unwound", description=f"after meeting {trigger}, no halted or off-track run of "
                   f"{self.sid} is left standing", holds=pred.all_of(preds=[saw, pred.no_stale_run(order_id=self.oid)]),
@@ -374,8 +432,10 @@ class Case:
             *asked,
             Check(name="rerouted", description=f"a run booked after {trigger} gets {self.sid} accessioned in time"
                   + (f" at {self.choice}, the lab meeting the ward's requirement" if self.choice else ""),
-                  holds=pred.all_of(preds=[saw, pred.routed_since(order_id=self.oid, trigger=trigger, **lab)]),
-                  stated=self.withheld.text if self.choice else ACCESSIONED_IN_TIME),
+                  holds=routed, stated=self.withheld.text if self.choice else ACCESSIONED_IN_TIME),
+            Check(name="contact_current", description=f"that run's accession records the bleep {self.ward}'s site "
+                  "record shows now", holds=pred.all_of(preds=[routed, pred.contact_current(order_id=self.oid)]),
+                  stated=CONTACT),
             Check(name="no_spoiled_run", gate=True, description=f"no booked run of {self.sid} would deliver it "
                   "spoiled or to a lab that cannot take it", holds=pred.nothing_stale(order_id=self.oid),
                   stated=NOTHING_SPOILED),
@@ -456,7 +516,9 @@ def make_task(case: Case, query: str, triggers: list[Trigger], nominal: Plan | l
 
     The ward answers alike on every level, solvable or not: to any proposed change of plan with its hard
     constraints (the specimen accessioned before it goes off, by a courier that keeps it; ask about another
-    lab), to a question about the lab, a courier or a recollection with what holds for every order."""
+    lab), to a question about the lab, a courier, a recollection or the bleep with what holds for every order. The
+    query asks for the ward's bleep on the accession at every level alike (:data:`CONTACT`), so its words never
+    tell the hard level, where the bleep moves."""
     a = case.author
     order = case.state["orders"][case.oid]
     closing = [case.read(), case.specimen(), case.custody(), a.call.list_orders(ward_id=case.ward),
@@ -467,6 +529,8 @@ def make_task(case: Case, query: str, triggers: list[Trigger], nominal: Plan | l
         said -= 1
     steps = oracle[:said] + [closing[int(k)] for k in picked] + oracle[said:]
     replies = {  # a ward with a requirement for the lab tells it instead (withheld answers come first)
+        ("bleep", "doctor", "contact", "phone", "phoned"): "Whoever is on call for us is always on our ward's site "
+                                                          "record: use the bleep it shows.",
         ("lab", "labs", "laboratory", "redirect"): "Any lab that runs the test will do, as long as the specimen is "
                                                    "accessioned before it goes off.",
         ("courier", "couriers", "relay", "handoff"): "Any courier in service that can keep the specimen will do, as "
@@ -484,7 +548,8 @@ def make_task(case: Case, query: str, triggers: list[Trigger], nominal: Plan | l
                f"that can keep it; if it cannot be {case.home}, ask me about the lab before you book one.",
         fallback="That is all I know; please get the specimen to the lab as I asked.")
     solvable = case.impossible is None
-    return Task(query=query, profile=profile, start_time=format_time(case.start), initial_state=case.state,
+    return Task(query=f"{query} Our ward is {case.ward}; please also {CONTACT}.", profile=profile,
+                start_time=format_time(case.start), initial_state=case.state,
                 triggers=triggers, checklist=case.checklist(triggers[0].name) if solvable else [],
                 static_checklist=case.goal(),
                 nominal_plan=nominal.calls if isinstance(nominal, Plan) else nominal, oracle=steps,
@@ -521,7 +586,7 @@ def options(case: Case, before: list[Call], triggers: list[Trigger], keep: bool 
     out = []
     for lab in labs:
         for c in couriers:
-            steps = [case.pickup(c, "a0", "zr")] if keep else [case.accession(lab, "zz"), case.pickup(c, "zz", "zr")]
+            steps = [case.pickup(c, "a0", "zr")] if keep else case.redirect(lab, c, a="zz", r="zr")
             last = ran.then(steps).results[-1]
             if last.get("success"):
                 out.append((last["data"]["accession_at"], lab, c))
@@ -536,7 +601,9 @@ def finish(case: Case, level: str, triggers: list[Trigger], plan: Plan, seen: li
     After the stale plan and the reads that show the change (``seen``) and the unwinding (``unwind``), the oracle
     looks for the earliest direct route that still gets the specimen accessioned: easy takes it at once; medium
     first reads the labs and couriers it weighs; hard also rules out a trap (the lab nearest the ward is full
-    today, shown by ``get_lab``) and checks the courier it picks. The specimen's stability limit is then drawn so
+    today, shown by ``get_lab``) and checks the courier it picks, and once its run is booked the ward's on-call
+    doctor hands over (:meth:`Case.hand_over`), so it reads the ward's record again and records the new bleep on
+    the accession. The specimen's stability limit is then drawn so
     the nominal plan (without the change) and the recovery fit while the stale plan does not. Impossible: no lab
     but the home lab runs the test and no route the change leaves fits the stability limit; the oracle reads
     the evidence, unwinds, asks for recollection and says why. With ``consult`` (medium and hard), the change
@@ -551,11 +618,14 @@ def finish(case: Case, level: str, triggers: list[Trigger], plan: Plan, seen: li
     a = case.author
     stale = plan.calls
     before = stale + seen + unwind
+    bleep = ""  # hard: the ward's bleep once the recovery is booked
     if level == "hard":  # the trap: the lab nearest the ward has no capacity left today
         others = [x for x in case.labs if x != case.home]
         trap = min(others, key=lambda x: (case.minutes(case.ward, x) or 999, x))
         day = format_time(case.start)[:10]
         case.state["labs"][trap]["capacity"]["used"][day] = case.state["labs"][trap]["capacity"]["limit"]
+        handover, bleep = case.hand_over(triggers[0].name)
+        triggers = [*triggers, handover]
     if level == "impossible":
         for lab in case.labs[1:]:
             case.state["labs"][lab]["tests"] = [t for t in case.state["labs"][lab]["tests"] if t != case.test]
@@ -610,13 +680,20 @@ def finish(case: Case, level: str, triggers: list[Trigger], plan: Plan, seen: li
 
     def recovery(route: tuple[str, str, str]) -> list[Call]:
         _, lab, courier = route
-        fix = [case.pickup(courier, "a0", "r1")] if lab == case.home and keep_lab else case.redirect(lab, courier)
-        return stale + seen + look + ([case.ask_lab()] if consult else []) + unwind + fix
+        kept = lab == case.home and keep_lab
+        fix = [case.pickup(courier, "a0", "r1")] if kept else case.redirect(lab, courier)
+        recontact = [case.ward_record(), case.contact("a0" if kept else "a1", bleep)] if bleep else []
+        return stale + seen + look + ([case.ask_lab()] if consult else []) + unwind + fix + recontact
 
     oracle = recovery(pick)
-    # every lab the ward could have named must take the specimen in time, so only asking tells them apart
-    fits = max([base_at[-1]] + [case.accessioned_at(recovery(route), triggers)[-1]
-                                for route in (earliest.values() if consult else [pick])])
+    # every lab the ward could have named must take the specimen in time, so only asking tells them apart: each by
+    # its earliest route that still works once the recovery's reads are done
+    reached = [next(filter(None, (case.recovered_at(recovery(route), triggers) for route in found
+                                  if route[1] == lab)), None) for lab in earliest] if consult else \
+        [case.recovered_at(oracle, triggers)]
+    if None in reached:
+        raise ValueError("a lab the ward could name is out of reach once the recovery's reads are done")
+    fits = max([base_at[-1], *reached])
     until = datetime.fromisoformat(fits) + timedelta(minutes=a.integer(15, 30))
     until -= timedelta(minutes=until.minute % 5)
     if stale_at and format_time(until) >= stale_at[0]:

@@ -4,6 +4,7 @@ State containers (JSON-like dicts keyed by id):
 
 - ``sites``: ``{name, kind: ward|clinic|hub|lab, access: open|restricted, notice}``: where specimens are
   collected, where couriers meet and where labs receive. A restricted site takes no pickup, handoff or delivery.
+  A ward or clinic also names who is on call for it now: ``on_call`` (the doctor) and their ``bleep``.
 - ``roads``: ``{a, b, minutes, open, note}`` between sites; couriers drive the fastest open route.
 - ``labs``: keyed by the lab's site id: ``{status: open|outage, notice, tests, intake: {open, close} (HH:MM,
   daily), capacity: {limit, used: {date: count}}}``. ``used`` counts accessions registered outside this system;
@@ -18,8 +19,8 @@ State containers (JSON-like dicts keyed by id):
 - ``couriers``: ``{name, vehicle, storage, location, available_from, shift_end, status:
   available|busy|reassigned|off_shift, note}``; ``location`` is where it is, or where it is heading while
   ``available_from`` is ahead.
-- ``accessions``: ``{specimen, lab, test, date, status: pending|cancelled|bumped, created_at, note}``: a place
-  in a lab's intake on a date.
+- ``accessions``: ``{specimen, lab, test, date, status: pending|cancelled|bumped, created_at, result_bleep,
+  note}``: a place in a lab's intake on a date, and the bleep the lab phones the result to.
 - ``runs``: ``{specimen, accession, lab, pickup, hub, legs: [{courier, ready_from, origin, to, departs, arrives,
   path}], handoff_at, arrives, accession_at, status: booked|cancelled|halted, booked_at, note}``: the specimen's
   custody from its site through one courier (or two, handed over at a hub) to the lab.
@@ -38,7 +39,7 @@ from sttgym.tools import fail, ok, tool
 from sttgym.world import World, operation, predicate
 
 __all__ = ["ClinicalLabWorld", "PICKUP_MINUTES", "HANDOFF_MINUTES", "HANDOFF_WAIT", "ACCESSIONED_IN_TIME", "UNWIND",
-           "NOTHING_SPOILED", "NO_COURIER", "RECOLLECT"]
+           "NOTHING_SPOILED", "NO_COURIER", "RECOLLECT", "RESULT_CONTACT"]
 
 PICKUP_MINUTES = 5  # signing the specimen out of the ward's fridge or rack
 HANDOFF_MINUTES = 5  # the custody transfer at a hub
@@ -53,6 +54,8 @@ NOTHING_SPOILED = ("never leave a booked run that would deliver a specimen spoil
                    "that cannot test it, nor a pending accession at a lab that can no longer take it")
 NO_COURIER = "When a specimen cannot be accessioned in time, send no courier for it"
 RECOLLECT = "ask the ward to recollect it (request_recollection) and tell them why"
+RESULT_CONTACT = ("A lab phones a specimen's result to the bleep recorded on its accession (set_result_contact); a "
+                  "ward's or clinic's site record (get_site) names who is on call for it now and their bleep.")
 
 
 class ClinicalLabWorld(World):
@@ -62,7 +65,8 @@ class ClinicalLabWorld(World):
     description = ("Clinical specimen logistics: wards and clinics collect specimens with stability limits, "
                    "couriers with storage capabilities carry them over a road graph (handing over at hubs), and "
                    "labs accession them within intake windows, daily capacity and analyser status. "
-                   f"{ACCESSIONED_IN_TIME} {UNWIND}; {NOTHING_SPOILED}. {NO_COURIER}: {RECOLLECT}.")
+                   f"{ACCESSIONED_IN_TIME} {UNWIND}; {NOTHING_SPOILED}. {NO_COURIER}: {RECOLLECT}. "
+                   f"{RESULT_CONTACT}")
     # A cancelled or bumped accession holds no place in a lab's intake; a cancelled or halted run carries nothing.
     inert = {"accessions": {"status": ["cancelled", "bumped"]}, "runs": {"status": ["cancelled", "halted"]}}
 
@@ -223,6 +227,18 @@ class ClinicalLabWorld(World):
         """
         rows = [{"site_id": s, **x} for s, x in sorted(self.sites.items()) if not kind or x["kind"] == kind]
         return ok({"sites": rows})
+
+    @tool
+    def get_site(self, site_id: str) -> dict:
+        """Read a site: its kind, access status and notice; a ward or clinic also shows who is on call for it now
+        and their bleep.
+
+        Args:
+            site_id: The site's id.
+        """
+        if site_id not in self.sites:
+            return fail(f"no site {site_id!r}")
+        return ok({"site_id": site_id, **self.sites[site_id]})
 
     @tool
     def list_labs(self, test: str = "") -> dict:
@@ -395,7 +411,7 @@ class ClinicalLabWorld(World):
             return fail(f"lab {lab_id} has no capacity left for {date} (limit {limit})")
         aid = self.next_id("accession", "ACC")
         self.accessions[aid] = {"specimen": specimen_id, "lab": lab_id, "test": test, "date": date,
-                                "status": LIVE_ACCESSION, "created_at": self.now, "note": ""}
+                                "status": LIVE_ACCESSION, "created_at": self.now, "result_bleep": None, "note": ""}
         return ok({"accession_id": aid, **self.accessions[aid]}, message=f"{specimen_id} registered at {lab_id} "
                   f"for {date}")
 
@@ -416,6 +432,26 @@ class ClinicalLabWorld(World):
             return fail(f"run {held[0]} is booked to deliver under {accession_id}; cancel the run first")
         acc["status"] = "cancelled"
         return ok(message=f"{accession_id} cancelled")
+
+    @tool(mutates=True)
+    def set_result_contact(self, accession_id: str, bleep: str) -> dict:
+        """Record on a pending accession the bleep the lab phones the specimen's result to.
+
+        Args:
+            accession_id: The pending accession.
+            bleep: The bleep number, four digits (who is on call for a ward or clinic is on its site record).
+        """
+        acc = self.accessions.get(accession_id)
+        if acc is None:
+            return fail(f"no accession {accession_id!r}")
+        if acc["status"] != LIVE_ACCESSION:
+            return fail(f"accession {accession_id} is {acc['status']}")
+        number = bleep.strip()
+        if len(number) != 4 or not number.isdigit():
+            return fail(f"a bleep is four digits, not {bleep!r}")
+        acc["result_bleep"] = number
+        return ok({"accession_id": accession_id, **acc}, message=f"{acc['lab']} phones the result for "
+                  f"{acc['specimen']} to bleep {number}")
 
     def _book(self, specimen_id: str, couriers: list[str], hub: str, accession_id: str) -> dict:
         spec = self.specimens.get(specimen_id)
@@ -571,6 +607,15 @@ class ClinicalLabWorld(World):
         return not any(x["specimen"] == sid and (x["status"] == "halted" or (x["status"] == LIVE_RUN
                                                                           and not self._run_valid(r)))
                        for r, x in self.runs.items())
+
+    @predicate
+    def contact_current(self, order_id: str) -> bool:
+        """The accession of the specimen's run that gets it accessioned in time records the bleep that the
+        ordering ward's site record shows now."""
+        order = self.orders[order_id]
+        bleep = self.sites[order["ward"]]["bleep"]
+        return any(x["specimen"] == order["specimen"] and self._run_valid(r)
+                   and self.accessions[x["accession"]]["result_bleep"] == bleep for r, x in self.runs.items())
 
     @predicate
     def has_accession(self, order_id: str) -> bool:

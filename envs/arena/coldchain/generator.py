@@ -26,9 +26,9 @@ from sttgym.user import Answer, UserProfile
 from sttgym.schema import Pred
 
 __all__ = ["Author", "Check", "Plan", "Task", "Region", "build_base", "deliver", "collect", "shipment", "survey",
-           "maybe", "calls", "arrival", "EARLY", "DELIVERED", "ON_TIME", "COLD", "TEAM", "goal", "gate",
-           "left_waiting", "cancelled", "routed", "unwound", "secured", "seen", "dispatched", "unshipped",
-           "alternatives", "task"]
+           "maybe", "calls", "arrival", "EARLY", "DELIVERED", "ON_TIME", "COLD", "TEAM", "COUNT", "goal", "gate",
+           "left_waiting", "cancelled", "routed", "unwound", "secured", "seen", "dispatched", "unshipped", "recount",
+           "top_up", "alternatives", "task"]
 
 HUB_NAMES = ["NORTH", "SOUTH", "EAST", "WEST", "RIVERSIDE", "HARBOR", "CENTRAL", "VALLEY", "SUMMIT", "MIDLAND",
              "PORT", "MILLBROOK", "QUARRY", "GATEWAY", "LOWLAND", "UPLAND", "BEACON", "FOUNDRY", "ORCHARD", "CANAL"]
@@ -70,6 +70,9 @@ TELL = told("If a request cannot be met, tell the user why")
 UNWIND = told("cancel or release anything you set up that the final plan does not use")
 TEAM = "The team signs for cold deliveries in person"  # ST3's request says so (and quotes it)
 CONSULT = "If the doses have to come from another site, ask me first which stock we may use."
+# How many doses a request asks for: the clinic's count, never a number of the request's own (at hard it goes up once
+# the recovery commits, see Region.recounted), at every level alike, so that the words never tell the level.
+COUNT = "The clinic's immunization schedule always lists how many doses the session needs now: send exactly that many."
 
 
 @dataclass
@@ -107,6 +110,7 @@ class Region:
     withheld: Answer | None = None  # with a rival lot at hub2: the batches the programme may use, told when asked
     rule: Answer | None = None  # that requirement where it is no secret (no rival lot), told when asked all the same
     posted_at: str = ""  # when a change comes while the agent still reads (drawn on first use)
+    added: int = 0  # hard: the doses registrations add to the session once the recovery commits (0: it never moves)
     settled: bool = False  # whether the session's start is final
 
     # ------------------------------------------------------------- entity builders
@@ -224,6 +228,12 @@ class Region:
         self.posted_at = self.posted_at or shift(self.start, self.author.integer(1, 4))
         return self.posted_at
 
+    def registrations(self) -> int:
+        """The doses late registrations add to the session's count at hard (drawn on first use): a scenario whose
+        lots must cover them asks before it draws its lots."""
+        self.added = self.added or 50 * self.author.integer(1, 2)
+        return self.added
+
     def cause(self, **later) -> dict:
         """At easy levels the clock, at :attr:`moment`; at the others what ``later`` names (a write of the plan: an
         impossible level's change too is met by the request's own commitment, never posted for any reader)."""
@@ -330,12 +340,25 @@ class Region:
         return self.plan.upto(phase) + [*seen, *back, self.author.call.cancel_shipment(
             shipment_id=cancel or shipment()), *then]
 
+    def recounted(self, oracle: list[Call], triggers: list[Trigger]) -> list[Call]:
+        """At hard, ``oracle`` as it meets the second change on the clinic's side (:func:`recount`): the doses the
+        late registrations add topped up on its last van to leave (:func:`top_up`); at the other levels as it is. A
+        scenario calls it once its oracle is whole, before it measures any timing on it; a story whose own change is
+        to the session's entry (T2's start, ST3's team timetable) does not, and its count never moves."""
+        if self.level != "hard":
+            return oracle
+        self.registrations()
+        topped = top_up(self, self.run([], triggers), oracle)
+        assert topped is not None, "a lot the recovery's van loads from must still hold the added doses"
+        return topped
+
     def insist(self, extra: str = "", where: str = "", stock: str = "any released, usable stock") -> str:
         """The user's hard constraints, their answer to any proposed change of plan, worded alike at every level of
         a conflict (so that it never tells whether the request can be met): ``where`` the doses must be received,
         which ``stock`` will do, and any ``extra`` constraint of the story."""
         where = where or f"reach {self.clinic} before session {self.session} starts"
-        return (f"All {self.qty} doses, no fewer and no more, have to {where}, kept between {self.band[0]} and "
+        return (f"All the doses the session needs (its count on the clinic's immunization schedule), no fewer and no "
+                f"more, have to {where}, kept between {self.band[0]} and "
                 f"{self.band[1]} degrees C the whole way; {stock} and any van that holds that band will do."
                 + (f" {extra}" if extra else ""))
 
@@ -507,9 +530,10 @@ def goal(r: Region) -> tuple[Check, list[Check]]:
                                                                                    session=r.session)
     # Exactly the request: with "at least", a policy that ships whatever large number it likes passes without
     # reading the quantity (under RL the tiny CPU model learned to ship 700 doses whatever was asked: docs/training.md).
-    delivered = Check(name="doses_delivered", description=f"exactly the {r.qty} doses of {r.product} requested were "
-                      "received at " + " or ".join(r.targets), stated=DELIVERED,
-                      holds=pred.doses_received(**args, at_least=r.qty, at_most=r.qty))
+    delivered = Check(name="doses_delivered", description=f"exactly the doses of {r.product} that session "
+                      f"{r.session} needs, as the clinic's schedule lists them at the end, were received at "
+                      + " or ".join(r.targets), stated=COUNT,
+                      holds=pred.doses_received(**args, clinic=r.clinic, session=r.session))
     gates = [gate("on_time", "every delivery was received where and while the team was there" if r.team else
                   "every delivery was received before the session starts (as scheduled at the end)", timing,
                   TEAM if r.team else ON_TIME),
@@ -543,17 +567,21 @@ def unshipped(r: Region, lots: list[str], name: str, why: str, stated: str) -> C
 # route the recovery took: any the user accepts will do (the alternatives are listed). ``noticed`` never stands
 # alone: it is folded into every recovery milestone, so a change shown to the agent and left unanswered earns
 # nothing, and so does ignoring the request's lot and van without having met the change. Every milestone counts
-# the doses asked for, no fewer and no more, so guessing a large quantity earns no credit a wrong guess would not.
+# the doses asked for, no fewer and no more, so guessing a large quantity earns no credit a wrong guess would not: as
+# the clinic's schedule lists them at the end, except that a recovery in progress may carry no fewer than it first
+# listed (so a recovery made before the count went up, at hard, is progress of its own).
 
 def cancelled(r: Region, **match):
     return r.author.pred.shipment_exists(statuses=["cancelled"], **match)
 
 
-def routed(r: Region, statuses: tuple[str, ...] = ("assigned", "in_transit", "delivered"), **match):
-    """The doses are on a van that can leave now (or, by ``statuses``, on the road, or received) whose route reaches
-    the clinic, or the team, in time over open roads, cold all the way."""
+def routed(r: Region, statuses: tuple[str, ...] = ("assigned", "in_transit", "delivered"), at_least: int | None = None,
+           **match):
+    """The doses the session needs as the schedule lists them at the end (or from ``at_least`` up to those) are on a
+    van that can leave now (or, by ``statuses``, on the road, or received) whose route reaches the clinic, or the
+    team, in time over open roads, cold all the way."""
     return r.author.pred.reaches_in_time(product=r.product, sites=r.targets, clinic=r.clinic, session=r.session,
-                                         at_least=r.qty, at_most=r.qty, team=r.team, statuses=list(statuses), **match)
+                                         at_least=at_least, team=r.team, statuses=list(statuses), **match)
 
 
 def seen(r: Region, trigger: str, holds) -> Pred:
@@ -565,21 +593,77 @@ def unwound(r: Region, trigger: str, stale: dict | Pred) -> Check:
     """The stale commitment (``stale``: its shipment's fields, or a predicate) was cancelled, or put on a run that
     still makes it, once the change was shown."""
     holds = stale if isinstance(stale, Pred) else r.author.pred.any_of(preds=[cancelled(r, **stale),
-                                                                              routed(r, **stale)])
+                                                                              routed(r, at_least=r.qty, **stale)])
     return Check(name="stale_plan_unwound", description="after the change was shown, the stale plan's shipment was "
                  "cancelled or put on a run that still makes it", holds=seen(r, trigger, holds), stated=UNWIND)
 
 
 def secured(r: Region, trigger: str) -> Check:
-    return Check(name="alternative_secured", holds=seen(r, trigger, routed(r)), stated=ON_TIME,
-                 description="after the change was shown, the doses asked for were loaded on a van that can leave "
-                             "and reach the clinic (or the team) in time, over open roads, cold all the way")
+    return Check(name="alternative_secured", holds=seen(r, trigger, routed(r, at_least=r.qty)), stated=ON_TIME,
+                 description="after the change was shown, the doses asked for (no fewer than the schedule first "
+                             "listed, no more than it lists at the end) were loaded on a van that can leave and reach "
+                             "the clinic (or the team) in time, over open roads, cold all the way")
 
 
 def dispatched(r: Region, trigger: str) -> Check:
-    return Check(name="dispatched_in_time", description="after the change was shown, the doses left on a run that "
-                 "reaches the clinic (or the team) in time, over open roads, cold all the way", stated=ON_TIME,
+    return Check(name="dispatched_in_time", description="after the change was shown, the doses the schedule lists at "
+                 "the end left on a run that reaches the clinic (or the team) in time, over open roads, cold all the "
+                 "way", stated=ON_TIME,
                  holds=seen(r, trigger, routed(r, statuses=("in_transit", "delivered"))))
+
+
+# ------------------------------------------------------------------ the second change
+
+
+def recount(r: Region, story: list[Trigger]) -> Trigger:
+    """The hard level's second change, on the clinic's side rather than the stock's, the vans' or the roads': once
+    the agent has met the story's change and the story is done changing, its first write that commits doses (a
+    shipment booked or loaded, whatever the lot, site or van) is met by late registrations that raise the session's
+    count on the clinic's schedule (:attr:`Region.added`). Only ``list_clinic_immunization_schedule`` shows it: no
+    write fails, and what the agent booked still reads as it left it. The lot the recovery loads still holds the
+    added doses, so a top-up on the same van before it leaves (or the shipment booked again for the new count) is the
+    whole fix; the difficulty is knowing that the count comes from a record the recovery never touched."""
+    pred, needed, names = r.author.pred, r.qty + r.added, [t.name for t in story]
+    return r.change(
+        "session_recounted", f"once the recovery commits doses after {', '.join(names)}, {r.added} more registrations "
+        f"raise session {r.session} to {needed} doses",
+        r.author.call.list_clinic_immunization_schedule(site_id=r.clinic),
+        r.set(r.session_path, doses=needed, note=f"{r.added} more registrations: {needed} doses needed"),
+        activation=["create_new_shipment", "assign_shipment_to_vehicle"], timing="after", when=pred.all_of(preds=[
+            pred.any_of(preds=[pred.noticed(trigger=n) for n in names]), *[pred.fired_before(trigger=n) for n in names],
+            pred.committing(product=r.product)]))
+
+
+def top_up(r: Region, base: DryRun, calls: list[Call]) -> list[Call] | None:
+    """``calls`` (the end of a whole solution, after ``base``) once the session needs :attr:`Region.added` doses more:
+    after a look at the schedule, the added doses booked from a usable lot that still has them free, one already on
+    the last van to leave or else one where its route picks up, loaded on that van before it leaves and received
+    with the rest; None where no such lot has them."""
+    call = r.author.call
+    go = max(i for i, c in enumerate(calls) if c.name == "update_vehicle_status"
+             and c.arguments["status"] == "in_transit")
+    van = calls[go].arguments["vehicle_id"]
+    before = base.then(calls[:go])
+    state, free = before.state, {x["goods_id"]: x["free"] for x in before.world.list_lots(r.product)["data"]["lots"]}
+    vehicle, inventory = state["vehicles"][van], state["goods_inventory"]
+    load = [state["shipments"][s] for s in vehicle["shipment_ids"]]
+    if not load:  # a delivery the world refused: nothing to top up
+        return None
+    to = load[0]["destination_site_id"]
+    stops = [vehicle["site_id"]] + [state["route_stops"][s]["site_id"] for s in vehicle["route_stop_ids"]]
+    pickups = stops[:len(stops) - stops[::-1].index(to) - 1]
+    lots = [s["goods_id"] for s in load] + [g for g, x in sorted(inventory.items()) if x["site_id"] in pickups]
+    source = next((g for g in lots if free.get(g, 0) >= r.added and inventory[g]["status"] == "available"
+                   and g != r.promised), None)
+    if source is None:
+        return None
+    ref = shipment("top_up")
+    received = max(i for i, c in enumerate(calls) if c.name == "register_goods_receipt")
+    return [*calls[:go], call.list_clinic_immunization_schedule(site_id=r.clinic),
+            call.create_new_shipment(save_as="top_up", goods_id=source, origin_site_id=inventory[source]["site_id"],
+                                     destination_site_id=to, quantity=r.added),
+            call.assign_shipment_to_vehicle(shipment_id=ref, vehicle_id=van), *calls[go:received + 1],
+            call.register_goods_receipt(shipment_id=ref, site_id=to), *calls[received + 1:]]
 
 
 # ---------------------------------------------------------------------- alternatives
@@ -604,11 +688,15 @@ def collect(r: Region, parts: list[tuple[str, str, int]], van: str, to: str) -> 
 def alternatives(r: Region, oracle: list[Call], triggers: list[Trigger], checks: list[Check]) -> list[list[Call]]:
     """The other complete solutions the world offers: the oracle with its recovery's deliveries swapped for one in
     each van that holds the band, of each lot of the product (or of the region's :attr:`Region.split`), to each site
-    the doses may go to, or for the stale shipment itself on another van; kept where a dry run makes every
-    delivery and meets the goal and every gate of ``checks``, one per final state."""
+    the doses may go to, or for the stale shipment itself on another van (at hard, each topped up for the added
+    registrations); kept where a dry run makes every delivery and meets the goal and every gate of ``checks``, one
+    per final state."""
     call, nominal = r.author.call, r.plan.calls
     stale_part = next((i for i, (a, b) in enumerate(zip(oracle, nominal)) if a != b), min(len(oracle), len(nominal)))
-    kept = oracle[:stale_part] + [c for c in oracle[stale_part:] if not _delivers(c)]
+    # The recovery's deliveries go, and with them (at hard) the oracle's look at the raised count, which each
+    # alternative's own top-up makes again.
+    recount_look = call.list_clinic_immunization_schedule(site_id=r.clinic) if r.added else None
+    kept = oracle[:stale_part] + [c for c in oracle[stale_part:] if not _delivers(c) and c != recount_look]
     stale = next(c.arguments["shipment_id"] for c in nominal if c.name == "assign_shipment_to_vehicle")
     kept_stale = [c for c in kept if not (c.name == "cancel_shipment" and c.arguments["shipment_id"] == stale)]
     reuse = r.run(kept_stale, triggers)
@@ -632,6 +720,9 @@ def alternatives(r: Region, oracle: list[Call], triggers: list[Trigger], checks:
         r.author.pred.nothing_pending(ignore=others)]
     finals, out = {json.dumps(solved, sort_keys=True)}, []
     for before, base, delivery in tries:
+        delivery = top_up(r, base, delivery) if r.added else delivery
+        if delivery is None:  # no lot the van loads from holds the doses the registrations added
+            continue
         run = base.then(delivery)
         final = json.dumps(run.state, sort_keys=True)
         if final not in finals and all(x.get("success") for x in run.results[len(base.results):]) \
@@ -651,14 +742,17 @@ def profile(r: Region, vehicle_note: str, facts: list[str], insist: str, withhel
     requirement where it decides nothing."""
     return UserProfile(
         persona=f"I coordinate cold-chain deliveries for the {r.district} immunization programme.",
-        known_facts=[f"{r.qty} doses of {r.product} are needed at {r.clinic}.", *facts],
+        known_facts=[f"Session {r.session} at {r.clinic} needs doses of {r.product}; the clinic's immunization "
+                     "schedule always lists how many.", *facts],
         clarifications=[
             Answer(keywords=["vehicle", "van", "truck", "driver"], text=vehicle_note),
             Answer(keywords=["deadline", "time", "when", "session", "start"],
                    text=f"The doses must be at the clinic before session {r.session} starts."),
             Answer(keywords=["temperature", "cold", "cooling", "fridge"],
                    text=f"Keep them between {r.band[0]} and {r.band[1]} degrees C the whole way."),
-            Answer(keywords=["quantity", "doses", "how", "many"], text=f"{r.qty} doses, no fewer and no more."),
+            Answer(keywords=["quantity", "doses", "how", "many"],
+                   text=f"As many as the clinic's immunization schedule lists for session {r.session} now, no fewer "
+                        "and no more: the clinic keeps its count there."),
             Answer(keywords=["other", "alternative", "elsewhere", "stock"],
                    text=f"Any released, usable stock of {r.product} in the region will do."),
             *([rule] if rule else [])],
@@ -676,13 +770,17 @@ def task(r: Region, level: str, *, query: str = "", triggers: list[Trigger], ora
     ends by telling the user the ``refusal`` and the judge wants one of the ``blocking`` facts and every
     ``forbidden`` check to hold (nothing left pending besides ``ignore``); at the feasible levels those three are
     not used. With ``withheld`` (the stock the programme may use, see :meth:`Region.rival_lot`), the request asks
-    to be consulted before stock is taken from elsewhere. The user insists on ``insist`` (by default
-    :meth:`Region.insist`) at every level."""
+    to be consulted before stock is taken from elsewhere. Every request takes its count from the clinic's schedule
+    (:data:`COUNT`); at hard, where the scenario's oracle was :meth:`Region.recounted`, that count goes up once the
+    recovery commits (:func:`recount`). The user insists on ``insist`` (by default :meth:`Region.insist`) at every
+    level."""
     delivered, gates = goal(r)
     start = r.session_start
-    query = query or (f"Please ship {r.qty} doses of {r.product} from lot {r.lot} at {r.hub} to {r.clinic} in our van "
-                      f"{r.vehicle}, for session {r.session} on {start[:10]} at {hhmm(start)}, and register the "
-                      "receipt at the clinic.")
+    query = (query or f"Please ship doses of {r.product} from lot {r.lot} at {r.hub} to {r.clinic} in our van "
+             f"{r.vehicle}, for session {r.session} on {start[:10]} at {hhmm(start)}, and register the receipt at the "
+             f"clinic.") + f" {COUNT}"
+    if r.added:
+        triggers = [*triggers, recount(r, triggers)]
     if withheld:
         query += f" {CONSULT}"
     vehicle_note = vehicle_note or f"{r.vehicle} is ours; any van holding {r.band[0]} to {r.band[1]} degrees C is fine."

@@ -708,11 +708,22 @@ class ColdChainWorld(World):
         return [s for s in self.shipments.values()
                 if s["product"] == product and s["status"] == "delivered" and s["destination_site_id"] in sites]
 
+    def _bounds(self, at_least: int | None, at_most: int | None, clinic: str | None,
+                session: str | None) -> tuple[int, int | None]:
+        """The bounds a dose count must keep: a bound left out, where a session is named, is the doses it needs as
+        its clinic's schedule lists them now (the count may have gone up since the request)."""
+        if session is None:
+            return at_least or 0, at_most
+        needed = self.clinics[clinic]["immunization_schedule"][session]["doses"]
+        return (needed if at_least is None else at_least), (needed if at_most is None else at_most)
+
     @predicate
-    def doses_received(self, product: str, sites: list, at_least: int, at_most: int | None = None) -> bool:
-        """At least ``at_least`` doses of ``product`` were received at ``sites`` (and no more than ``at_most``)."""
+    def doses_received(self, product: str, sites: list, at_least: int | None = None, at_most: int | None = None,
+                       clinic: str | None = None, session: str | None = None) -> bool:
+        """At least ``at_least`` doses of ``product`` were received at ``sites`` (and no more than ``at_most``); with
+        a ``session`` of ``clinic``, a bound left out is the doses it needs as the schedule lists them now."""
         total = sum(s["quantity"] for s in self._delivered(product, sites))
-        return _within(total, at_least, at_most)
+        return _within(total, *self._bounds(at_least, at_most, clinic, session))
 
     @predicate
     def received_before_session(self, product: str, sites: list, clinic: str, session: str) -> bool:
@@ -788,12 +799,14 @@ class ColdChainWorld(World):
                    and s["destination_site_id"] in sites and s["status"] in ("in_transit", "delivered"))
 
     @predicate
-    def reaches_in_time(self, product: str, sites: list, clinic: str, session: str, at_least: int, statuses: list,
-                        team: bool = False, goods_id: str | None = None, origin_site_id: str | None = None,
-                        vehicle_id: str | None = None, at_most: int | None = None) -> bool:
-        """At least ``at_least`` (and no more than ``at_most``) doses of ``product`` in ``statuses`` (matching the
-        given fields) are on a run, planned or driven, that gets them to ``sites`` over open roads, in time for the
-        session, while the site is open and with the cold chain intact (or were received so)."""
+    def reaches_in_time(self, product: str, sites: list, clinic: str, session: str, statuses: list,
+                        at_least: int | None = None, team: bool = False, goods_id: str | None = None,
+                        origin_site_id: str | None = None, vehicle_id: str | None = None,
+                        at_most: int | None = None) -> bool:
+        """At least ``at_least`` (and no more than ``at_most``; a bound left out is the doses the session needs as
+        the schedule lists them now) doses of ``product`` in ``statuses`` (matching the given fields) are on a run,
+        planned or driven, that gets them to ``sites`` over open roads, in time for the session, while the site is
+        open and with the cold chain intact (or were received so)."""
         want = {k: v for k, v in (("goods_id", goods_id), ("origin_site_id", origin_site_id),
                                   ("vehicle_id", vehicle_id)) if v}
         total = 0
@@ -804,7 +817,7 @@ class ColdChainWorld(World):
             arrival = self._arrival(s)
             if arrival and self._in_time(s, arrival, clinic, session, team) and self._cold(s, arrival):
                 total += s["quantity"]
-        return _within(total, at_least, at_most)
+        return _within(total, *self._bounds(at_least, at_most, clinic, session))
 
     @predicate
     def settled(self, product: str, sites: list, at_least: int, log) -> bool:
@@ -874,6 +887,22 @@ class ColdChainWorld(World):
     def calling(self, tool: str, ctx, arguments: dict | None = None) -> bool:
         """The call being made is ``tool`` with (at least) ``arguments``: only ever a write, never a read."""
         return ctx.tool == tool and all(ctx.arguments.get(k) == v for k, v in (arguments or {}).items())
+
+    @predicate
+    def committing(self, product: str, ctx) -> bool:
+        """The write just made (asked after it ran) committed doses of ``product``, whichever lot, site or van: it
+        booked a shipment of them or loaded one onto a van. Read from the state the write left, so a refused write
+        commits nothing."""
+        args = ctx.arguments
+        if ctx.tool == "create_new_shipment":
+            booked = next(reversed(self.shipments.values()), None)  # a new shipment is the last one
+            return booked is not None and booked["status"] == "created" and booked["product"] == product and all(
+                booked[k] == args.get(k) for k in ("goods_id", "origin_site_id", "destination_site_id", "quantity"))
+        if ctx.tool == "assign_shipment_to_vehicle":
+            loaded = self.shipments.get(args.get("shipment_id"), {})
+            return loaded.get("product") == product and loaded.get("status") == "assigned" and \
+                loaded.get("vehicle_id") == args.get("vehicle_id")
+        return False
 
     # --------------------------------------------------------------- operations
 

@@ -66,6 +66,9 @@ AMENITY_WORDS = ("requirement", "require", "need", "needs", "amenity", "amenitie
 # The hard level's second change, on the guest's side: the query asks for the arrival on the profile to be recorded.
 ARRIVAL = {("arrival", "arrive", "flight", "land", "time"): "My current arrival time is always on my guest profile."}
 MOVES = "record my arrival time from my guest profile on every room booked, so the rooms are ready when I get there"
+# How a refusal says that no other hotel serves either (the rule every agent reads asks why none of the other
+# options works), beside the other hotels' ids.
+ELSEWHERE = ["no other hotel", "other hotels", "none of the other", "nowhere else", "no hotel"]
 CONSULT = " If you have to move me to another hotel, ask me first: I have a requirement about its facilities."
 
 
@@ -524,10 +527,13 @@ class Request:
         return out
 
     def refusal(self, changed_by: list[str], facts: list[str]) -> Impossibility:
-        """What the judge checks; the forbidden gate: no stay confirmed anyway (besides the ``kept`` ones the
-        plan had already confirmed before the change, at the hotel asked for)."""
-        pred, existing = self.city.author.pred, sorted(self.city.state["reservations"])
-        return Impossibility(changed_by=changed_by, blocking_facts=facts, forbidden=[
+        """What the judge checks: the change, and why no other hotel within reach serves either (each story's
+        apology says so; an other hotel's id counts too); the forbidden gate: no stay confirmed anyway (besides the
+        ``kept`` ones the plan had already confirmed before the change, at the hotel asked for)."""
+        city = self.city
+        pred, existing = city.author.pred, sorted(city.state["reservations"])
+        others = [h for h in city.by_distance() if h != self.hotel and city.minutes(h, self.venue) <= self.max_minutes]
+        return Impossibility(changed_by=changed_by, blocking_facts=facts, no_alternative=[*others, *ELSEWHERE], forbidden=[
             Check(name="no_wrong_booking", gate=True, description=f"no stay was confirmed for {self.guest} anyway",
                   holds=pred.no_new_booking(guest=self.guest, existing=existing, hotel=self.kept,
                                            kept=self.count if self.kept else 0), stated=RULE)])
@@ -582,9 +588,6 @@ def arrival_moves(req: Request, query: str, triggers: list[Trigger], plan: list[
     difficulty is knowing that the arrival depends on a record the recovery never touched. Returns the query,
     triggers, nominal plan, oracle, alternatives and the user's answers, extended."""
     city, author = req.city, req.city.author
-    if not moved:  # the user answers alike on every level; the request is hard's alone (asking it everywhere lets a
-        # refusal after any failed write pass S1-impossible: the probe panel's explore-then-refuse)
-        return query, triggers, plan, oracle, alternatives, {**ARRIVAL, **(answers or {})}
 
     def recorded(calls: list[Call], when: str, read: bool) -> list[Call]:
         """``calls`` and then, on each of the last ``count`` stays they confirm, the arrival."""
@@ -600,6 +603,11 @@ def arrival_moves(req: Request, query: str, triggers: list[Trigger], plan: list[
                             datetime.fromisoformat(city.at(day, 21, 45))))
     city.state["guests"][req.guest].update(arrival=planned, arrival_note="flight lands in the afternoon")
     query, answers = f"{query} Please also {MOVES}.", {**ARRIVAL, **(answers or {})}
+    if req.impossible:  # the refusal keeps no stay to record an arrival on
+        return query, triggers, recorded(plan, planned, False), oracle, alternatives, answers
+    if not moved:
+        return (query, triggers, recorded(plan, planned, False), recorded(oracle, planned, True),
+                [recorded(a, planned, True) for a in alternatives], answers)
     pred, story = author.pred, triggers[0].name
     rebooked = city.on_write(
         "confirm_reservation", "flight_moved", f"once a stay is confirmed after {story}, the guest's flight is "

@@ -25,7 +25,7 @@ from sttgym.task import Call, Ref, Task
 from sttgym.triggers import Observable, Trigger
 from sttgym.user import Answer, UserProfile
 
-__all__ = ["CONSULT", "ENTRY", "Author", "Plan", "Task", "City", "Request", "new_city", "leave_by", "hold_id",
+__all__ = ["CONSULT", "ENTRY", "NAMES", "Author", "Plan", "Task", "City", "Request", "new_city", "leave_by", "hold_id",
            "order_id", "one", "intro", "make_task"]
 
 _PERFORMERS = ["Velvet Harbour", "The Lantern Choir", "Mira Solano", "Northbound Static", "Ada Quartet",
@@ -41,6 +41,10 @@ _LINES = ["Red line", "Blue line", "Green line", "Tram 4", "Tram 7", "Orange lin
 _PEOPLE = ["Dana Whitfield", "Omar Haddad", "Lena Fischer", "Kenji Watanabe", "Priya Raman", "Mateo Silva",
            "Grace Okafor", "Tomasz Nowak", "Sofia Romano", "Liam O'Brien", "Aisha Bello", "Jonas Berg",
            "Hana Kobayashi", "Felix Moreau", "Ines Duarte", "Arjun Mehta"]
+# The people a customer brings, apart from the customers' own names so that no friend is taken for an account.
+_FRIENDS = ["Maya Lindgren", "Tobias Reed", "Chiara Bellini", "Samuel Adeyemi", "Nadia Petrova", "Oscar Lund",
+            "Yasmin Farouk", "Declan Murphy", "Leila Nasser", "Henrik Dahl", "Rosa Jimenez", "Callum Fraser",
+            "Anouk de Vries", "Ravi Shankar", "Elena Vasquez", "Bruno Ferreira"]
 _SECTIONS = ["Stalls", "Circle", "Balcony", "Floor", "Tier", "Terrace", "Gallery", "Box"]
 _ROWS = "ABCDEFGH"
 # What a group may need its section to have, and how the customer says so when asked: one shape of sentence, so that
@@ -55,6 +59,12 @@ FEATURE_WORDS = ("requirement", "require", "need", "needs", "prefer", "preferenc
                  "facilities")
 CONSULT = " If the seats have to move to another section, ask me first: I have a requirement about the section."
 ENTRY = "book our entry slot at the section's gate"  # how every request with an entry slot asks for it
+# Asked at every level alike; at hard the party changes once the recovery commits (:func:`party_moves`).
+NAMES = "print our names on the tickets, one each, from the party list on my customer profile"
+# The customer points to the list rather than saying names, so the answer holds at every level and after the change.
+PARTY = {("name", "names", "party", "people", "friends", "guests", "who", "coming"): "Whoever is coming is always "
+         "on the party list on my customer profile."}
+# The writes that commit a recovery: the first of them after the story's change sets off the hard level's second one.
 
 
 def hold_id(step: str) -> Ref:
@@ -264,12 +274,14 @@ def new_city(author: Author, start: datetime | None = None, doors_hour: int | No
         city.add_section(city.gates_of(v)[0], 10 * a.integer(4, 9), event=other)
     customer = f"CUS-{a.serial(10000, 99999)}"
     city.user = customer
-    state["customers"][customer] = {"name": a.pick(_PEOPLE), "home": city.home, "budget": 0, "smartphone": True,
-                                    "departs": shift(doors, -90)}
+    name = a.pick(_PEOPLE)
+    state["customers"][customer] = {"name": name, "home": city.home, "budget": 0, "smartphone": True,
+                                    "departs": shift(doors, -90), "party": [name], "party_note": ""}
     for _ in range(a.integer(1, 2)):
-        state["customers"][f"CUS-{a.serial(10000, 99999)}"] = {
-            "name": a.pick(_PEOPLE), "home": city.home, "budget": 50 * a.integer(2, 8), "smartphone": a.chance(0.7),
-            "departs": shift(doors, -60)}
+        ident, name = f"CUS-{a.serial(10000, 99999)}", a.pick(_PEOPLE)
+        state["customers"][ident] = {
+            "name": name, "home": city.home, "budget": 50 * a.integer(2, 8), "smartphone": a.chance(0.7),
+            "departs": shift(doors, -60), "party": [name], "party_note": ""}
     code = f"{a.pick(['MEMBER', 'LOYAL', 'FRIENDS', 'STUDENT'])}{a.serial(10, 99)}"
     state["promotions"][code] = {"event": None, "sections": None, "discount_pct": 5, "quota": 500,
                                  "used": a.integer(100, 400), "ends": None, "status": "active",
@@ -299,6 +311,7 @@ class Request:
     withheld: Answer | None = None
     named: str = ""  # with a feature: the section the query names, which has every feature
     how: str = "as mobile tickets"  # the query's words for how the tickets reach the customer
+    level: str = ""  # the story's level: at hard the party changes once the recovery commits (:func:`party_moves`)
 
     def __post_init__(self):
         self.events = self.events or [self.city.event]
@@ -374,6 +387,9 @@ class Request:
     def tell(self, message: str) -> Call:
         return self.call.chat_with_user(message=message)
 
+    def name(self, names: list[str], save: str = "order") -> Call:
+        return self.call.name_tickets(order_id=order_id(save), names=list(names))
+
     def entry_calls(self, section: str, save: str = "order", venue: str = "", slot: str = "") -> list[Call]:
         """Read the venue and the way to the section's gate, then book the first slot the customer reaches."""
         gate = self.city.gate(section)
@@ -434,6 +450,9 @@ class Request:
             checks.append(Check(name="entry_booked", description="an entry slot at the section's gate that the "
                                 "customer reaches in time is booked", holds=pred.entry_booked(request=spec),
                                 stated=ENTRY))
+        checks.append(Check(name="tickets_named", description="the order's tickets carry the names on the "
+                            "customer's party list as it is now, one each", holds=pred.tickets_named(request=spec),
+                            stated=NAMES))
         checks.append(Check(name="only_as_asked", gate=True, description="one paid order at most, for the show, "
                             "of the seats asked, within the budget", holds=pred.only_as_asked(request=plain),
                             stated=RULE))
@@ -491,8 +510,10 @@ def make_task(req: Request, query: str, triggers: list[Trigger], nominal: Plan |
     answer to any proposed change of plan at every level alike (so it never tells whether the request can be
     met); ``alternatives``: the other complete solutions (another section the request allows, taken first); every
     other entry slot that would do is added to them."""
-    city, impossible, answers = req.city, req.impossible, answers or {}
+    city, impossible = req.city, req.impossible
     nominal = nominal.calls if isinstance(nominal, Plan) else nominal
+    query, triggers, nominal, oracle, alternatives, answers = party_moves(
+        req, query, triggers, nominal, oracle, alternatives, answers or {})
     checks = [req.profile(), req.orders(), req.event(), req.venue()]
     extra = [checks[int(i)] for i in city.author.rng.permutation(len(checks))[:city.author.integer(1, 3)]]
     said = oracle[-1:] if impossible else []  # the refusal ends the oracle; a question stays where it was asked
@@ -522,3 +543,46 @@ def intro(req: Request) -> str:
     return (f"{show['performer']} at {venue} ({city.venue}) on {show['starts'][:10]}, doors {hhmm(show['doors'])} "
             f"(event {city.event})")
 
+
+def party_moves(req: Request, query: str, triggers: list[Trigger], nominal: list[Call], oracle: list[Call],
+                alternatives: list[list[Call]], answers: dict) -> tuple:
+    """The second change, on the customer's side rather than the show's. At every level alike the customer brings
+    friends whose names are on the party list of their profile, and the query asks for those names on the tickets
+    (the user answers about them alike too). At hard, once the story's change has fired, the recovery's first
+    entry booking (whichever order, gate or slot it books) sets off the next: a friend drops out and someone else
+    takes the seat. The entry booking, not the purchase: the departure an entry slot is chosen by is on the same
+    profile, so an agent reads it between buying and booking entry, and a change at the purchase would be in front
+    of it unsought. Only ``get_customer`` shows it: no write fails, the order reads as the agent left it, and
+    any names print, so naming the tickets again is the whole fix; the difficulty is knowing that the names come
+    from a record the recovery never touched. The impossible levels' party never changes. Returns the query,
+    triggers, nominal plan, oracle, alternatives and the user's answers, extended."""
+    city, author = req.city, req.city.author
+    customer = city.state["customers"][req.customer]
+    friends = author.pick(_FRIENDS, req.count)  # the last one stands in at hard
+    party = [customer["name"], *friends[:-1]]
+    customer["party"] = party
+    query, answers = f"{query} Please also {NAMES}.", {**PARTY, **answers}
+    final = party
+    if req.level == "hard" and not req.impossible:
+        out = author.integer(1, req.count - 1)
+        final = [*party[:out], friends[-1], *party[out + 1:]]
+        pred, story = author.pred, triggers[0].name
+        triggers = [*triggers, city.trigger(
+            "party_changed", f"once the recovery after {story} commits, {party[out]} drops out and {friends[-1]} "
+            "takes the seat", pred.all_of(preds=[pred.fired_before(trigger=story),
+                                                 pred.has_order(customer=req.customer)]),
+            city.sets("customers", req.customer, party=final,
+                      party_note=f"{party[out]} can't come; {friends[-1]} takes the seat"),
+            ("get_customer", {"customer_id": req.customer}), activation=["book_entry_slot"])]
+
+    def named(calls: list[Call], names: list[str]) -> list[Call]:
+        """``calls``, then the profile read and the names on the tickets of the last order they buy."""
+        bought = [c.save_as for c in calls if c.name == "purchase"]
+        return [*calls, req.profile(), req.name(names, bought[-1])]
+
+    # The stale plan names its tickets as soon as it has them: named after a failed write had shown the story's
+    # change, the naming would count as a reaction to it.
+    last = max(i for i, c in enumerate(nominal) if c.name == "purchase")
+    nominal = [*nominal[:last + 1], req.name(party, nominal[last].save_as), *nominal[last + 1:]]
+    return (query, triggers, nominal, oracle if req.impossible else named(oracle, final),
+            [named(a, final) for a in alternatives], answers)

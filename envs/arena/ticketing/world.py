@@ -12,15 +12,17 @@ State containers (JSON-like dicts keyed by id):
 - ``sections``: ``{event, name, price, accessible, gate, status: open|closed, notice, rows: {row: [free seat
   numbers]}}``. A group sits in one row of one section, on consecutive seat numbers. Some stories add
   ``features`` (``[covered|hearing_loop|near_exit|standing|legroom]``), which ``get_section`` shows.
-- ``customers``: ``{name, home, budget, smartphone, departs}``: ``budget`` caps one order's total, ``departs``
-  is when the customer can leave home (for the entry slot and a courier's handoff).
+- ``customers``: ``{name, home, budget, smartphone, departs, party, party_note}``: ``budget`` caps one order's
+  total, ``departs`` is when the customer can leave home (for the entry slot and a courier's handoff), ``party``
+  the names of the people coming (the customer first), to be printed on their tickets, ``party_note`` what last
+  changed in it.
 - ``carts``: ``{customer, event, section, seats, held_at, expires, status: held|purchased|released|void,
   promo}``; a held hold past ``expires`` reads ``expired``.
 - ``promotions``: ``{event, sections (None: any), discount_pct, quota, used, ends, status: active|expired,
   note}``.
 - ``orders``: ``{customer, event, section, seats, promo, total, delivery: mobile|will_call|courier,
   courier_eta, status: paid|refunded, entry: {gate, slot} | None, tickets, notice, transferred_from}``;
-  ``tickets``: ``{order, seat, status: issued|void}``.
+  ``tickets``: ``{order, seat, status: issued|void, holder}``: ``holder`` the name printed on it, or None.
 - ``settings``: ``{courier_minutes, delivery_fee: {method: fee}}``; ``counters``: the last ids issued.
 
 Times are ISO strings at minute precision.
@@ -81,6 +83,11 @@ def reach_time(state: dict, customer: dict, place: str) -> datetime | None:
     return None if route is None or departs is None else departs + timedelta(minutes=route[0])
 
 
+def _clean(name) -> str:
+    """A printed name as the gate reads it: single spaces, none at the ends."""
+    return " ".join(str(name or "").split())
+
+
 def delivery_problem(state: dict, customer: dict, event: dict, method: str, courier_eta: datetime | None) -> str | None:
     """Why ``method`` cannot get the tickets to the customer for ``event``, or None."""
     if method == "mobile":
@@ -109,7 +116,8 @@ class TicketingWorld(World):
 
     domain = "Ticketing"
     description = ("An event-ticketing platform: events at venues across a city joined by transit, seating "
-                   "sections, expiring seat holds, promotions with quotas, orders and delivery, entry-gate slots.")
+                   "sections, expiring seat holds, promotions with quotas, orders and delivery, names printed on "
+                   "tickets, entry-gate slots.")
     # What commits nothing any more: a cart let go or voided, a refunded order, a void ticket. A bought cart stays
     # live, so the carts a plan holds on its way to an order never outnumber a solution's.
     inert = {"carts": {"status": ["released", "void"]}, "orders": {"status": ["refunded"]},
@@ -275,7 +283,8 @@ class TicketingWorld(World):
 
     @tool
     def get_customer(self, customer_id: str) -> dict:
-        """Read a customer's profile: home, budget per order, whether they have a smartphone, when they leave home.
+        """Read a customer's profile: home, budget per order, whether they have a smartphone, when they leave home,
+        and their party (the names of the people coming, the customer first).
 
         Args:
             customer_id: The customer's id.
@@ -443,7 +452,7 @@ class TicketingWorld(World):
         tickets = []
         for seat in hold["seats"]:
             tid = self.next_id("ticket", "TKT")
-            self.tickets[tid] = {"order": oid, "seat": seat, "status": "issued"}
+            self.tickets[tid] = {"order": oid, "seat": seat, "status": "issued", "holder": None}
             tickets.append(tid)
         if code:
             self.promotions[code]["used"] += len(hold["seats"])
@@ -485,10 +494,35 @@ class TicketingWorld(World):
         order.update(delivery=delivery, total=total, courier_eta=format_time(eta) if delivery == "courier" else None)
         return ok(self._order_view(order_id), message=f"{order_id} now delivered by {delivery}")
 
+    @tool(mutates=True, cost=2)
+    def name_tickets(self, order_id: str, names: list[str]) -> dict:
+        """Print a name on each ticket of a paid order, in seat order (the gate checks every name against photo ID);
+        naming again replaces the names printed before.
+
+        Args:
+            order_id: The paid order.
+            names: One full name per ticket, as many names as the order has tickets.
+        """
+        order = self.orders.get(order_id)
+        if order is None:
+            return fail(f"no order {order_id!r}")
+        if order["status"] != "paid":
+            return fail(f"order {order_id} is {order['status']}")
+        names = [_clean(n) for n in names]
+        if len(names) != len(order["tickets"]) or not all(names):
+            return fail(f"order {order_id} has {len(order['tickets'])} tickets: give one non-empty name for each")
+        for tid, name in zip(order["tickets"], names):
+            self.tickets[tid]["holder"] = name
+        # The tickets alone: printing names is no look at the order's delivery or notices.
+        tickets = [{"ticket_id": t, "seat": self.tickets[t]["seat"], "holder": self.tickets[t]["holder"]}
+                   for t in order["tickets"]]
+        return ok({"order_id": order_id, "tickets": tickets}, message=f"names printed on the tickets of {order_id}")
+
     @tool(mutates=True, cost=3)
     def exchange_order(self, order_id: str, hold_id: str, delivery: Delivery, promo_code: str = "") -> dict:
         """Exchange a paid order's seats for those of a live hold of the same customer and show: the old seats go
-        back on sale, new tickets are issued, the entry slot is released, and the new total must fit the budget.
+        back on sale, new tickets are issued (carrying the old tickets' names, in seat order), the entry slot is
+        released, and the new total must fit the budget.
 
         Args:
             order_id: The paid order to exchange.
@@ -518,6 +552,7 @@ class TicketingWorld(World):
         total = self._price(hold, code)["total"] + self.settings["delivery_fee"].get(delivery, 0)
         if total > customer["budget"]:
             return fail(f"the new total {total} exceeds the customer's budget {customer['budget']}")
+        holders = [self.tickets[t].get("holder") for t in order["tickets"]]
         self._refund(order)
         section = self.sections.get(order["section"], {})
         if section.get("status") == "open":
@@ -529,10 +564,11 @@ class TicketingWorld(World):
             self.promotions[code]["used"] += len(hold["seats"])
         rows = self.sections[hold["section"]]["rows"]
         tickets = []
-        for seat in hold["seats"]:
+        for i, seat in enumerate(hold["seats"]):
             rows[seat[0]] = [x for x in rows[seat[0]] if x != int(seat[1:])]
             tid = self.next_id("ticket", "TKT")
-            self.tickets[tid] = {"order": order_id, "seat": seat, "status": "issued"}
+            self.tickets[tid] = {"order": order_id, "seat": seat, "status": "issued",
+                                 "holder": holders[i] if i < len(holders) else None}
             tickets.append(tid)
         hold.update(status="purchased", promo=code or None)
         order.update(section=hold["section"], seats=list(hold["seats"]), promo=code or None, total=total,
@@ -706,6 +742,14 @@ class TicketingWorld(World):
         """An order serving the request has an entry slot at its section's open gate, between the doors and the
         start, that the customer reaches in time (step-free for accessible seats)."""
         return any(self._entry_ok(o) for o in self._serving(request))
+
+    @predicate
+    def tickets_named(self, request: dict) -> bool:
+        """An order serving the request has one ticket printed with each name on the customer's party list as it is
+        now (letter case and spacing aside)."""
+        party = sorted(_clean(n).casefold() for n in self.customers[request["customer"]].get("party", []))
+        return any(sorted(_clean(self.tickets[t].get("holder")).casefold() for t in o["tickets"]) == party
+                   for o in self._serving(request))
 
     @predicate
     def only_as_asked(self, request: dict) -> bool:

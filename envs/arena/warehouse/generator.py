@@ -18,7 +18,9 @@ dry-run timings (:meth:`Network.time_after`, :meth:`Network.arrivals`) and the d
 impossible; :meth:`Order.require` gives the user a requirement they tell only when asked, and
 :meth:`Order.ask` writes the oracle's question about it where it decides between workable
 alternatives (the goal then reached the way that meets it); :meth:`Order.truck_swaps` finds the
-other valid recoveries (another truck for one of the oracle's); :func:`make_task` assembles the task.
+other valid recoveries (another truck for one of the oracle's); :func:`make_task` assembles the task, and
+:func:`goods_in` gives every request the store's goods-in door to record and, at hard, moves it once the recovery
+commits.
 """
 
 from __future__ import annotations
@@ -37,8 +39,8 @@ from sttgym.task import Call, Ref, Task
 from sttgym.triggers import Observable, Trigger
 from sttgym.user import Answer, UserProfile
 
-__all__ = ["Author", "Plan", "Task", "Network", "Order", "new_network", "new_order", "base", "rid", "did", "draw",
-           "make_task", "settle_due"]
+__all__ = ["DOOR", "Author", "Plan", "Task", "Network", "Order", "new_network", "new_order", "base", "rid", "did",
+           "draw", "make_task", "settle_due"]
 
 _REGIONS = ["North", "South", "East", "West", "Coast", "Valley", "Lakes", "Plains", "Uplands", "Delta"]
 _WAREHOUSES = ["Ashford", "Brookvale", "Carlow", "Dunmore", "Eastgate", "Fairbank", "Glenrock", "Hollins",
@@ -55,6 +57,16 @@ _PEOPLE = ["Dana Whitfield", "Omar Haddad", "Lena Fischer", "Kenji Watanabe", "P
            "Grace Okafor", "Tomasz Nowak", "Sofia Romano", "Liam O'Brien", "Aisha Bello", "Jonas Berg"]
 SLOT_EVERY = 45  # minutes between dock slot starts
 SLOT_LENGTH = 30
+# The hard level's second change, on the store's side: every request asks for the goods-in door on the store's
+# receiving record to be recorded on the order (at every level alike, so the query never tells the levels apart).
+DOOR = ("record on the order the goods-in door from our store's receiving record, so every truck unloads at the "
+        "right door")
+DOOR_ANSWER = {("door", "doors", "goods-in", "receiving", "unload", "unloads"):
+               "Our goods-in door is always the current one on the store's receiving record."}
+# The writes that commit stock, a dock or a truck: the recovery's first one that goes through moves the door.
+COMMITS = ("reserve_stock", "book_dock_slot", "dispatch_truck")
+_SHUT = ["is closed for a floor repair", "is blocked by a shopfitting delivery", "is shut while its shutter is mended",
+         "is closed for a chiller install"]
 
 
 def rid(step: str) -> Ref:
@@ -247,7 +259,7 @@ def new_network(author: Author, start: datetime | None = None) -> Network:
         oid = f"ORD-{a.serial(10000, 99999)}"
         state["orders"][oid] = {"customer": a.pick(_CUSTOMERS), "store": draw(a, net.stores), "sku": draw(a, skus[1:]),
                                 "quantity": 10 * a.integer(3, 30), "priority": "standard", "status": "open", "note": "",
-                                "due_by": format_time(start + timedelta(hours=a.integer(6, 30)))}
+                                "due_by": format_time(start + timedelta(hours=a.integer(6, 30))), "delivery_door": None}
     return net
 
 
@@ -302,6 +314,9 @@ class Order:
     def truck(self, truck: str) -> Call:
         return self.net.author.call.get_truck(truck_id=truck)
 
+    def receiving(self) -> Call:
+        return self.net.author.call.get_store(store_id=self.store)
+
     def call_for(self, shown: tuple) -> Call:
         """The read ``(tool, args)`` as a plan step."""
         return getattr(self.net.author.call, shown[0])(**shown[1])
@@ -333,6 +348,9 @@ class Order:
 
     def cancel(self, step: str) -> Call:
         return self.net.author.call.cancel_dispatch(dispatch_id=did(step))
+
+    def door(self, door: str) -> Call:
+        return self.net.author.call.record_delivery_door(order_id=self.oid, door=door)
 
     # plans
     def nominal(self, warehouse: str, truck: str, slot: str, inbound: str = "") -> Plan:
@@ -387,6 +405,9 @@ class Order:
                   stated=SECURED),
             Check(name="delivered_in_full", description=f"dispatches reaching {self.store} by the due time carry all "
                   f"{self.quantity} units", holds=pred.fulfilled(order_id=self.oid), stated=FULL_ON_TIME),
+            Check(name="door_recorded", description=f"{self.oid} is delivered in full and records the goods-in door "
+                  f"{self.store}'s receiving record shows now", holds=pred.all_of(preds=[
+                      pred.fulfilled(order_id=self.oid), pred.door_current(order_id=self.oid)]), stated=DOOR),
             Check(name="no_partial_fill", gate=True, description="a part dispatched on time has the rest of the "
                   "order secured with it: no stranded partial delivery", holds=pred.no_partial_fill(order_id=self.oid),
                   stated=NO_STRANDED),
@@ -400,7 +421,7 @@ class Order:
         the stock counts as secured only through reservations made after the change (a stale reservation that
         merely survived is no recovery). After :meth:`ask`, the user was asked, as the query's ``consult`` words
         bid, before the last dispatch, and the goal counts only the way that meets their requirement (which the
-        milestones then quote)."""
+        milestones but the door's then quote)."""
         pred = self.net.author.pred
         saw = pred.noticed(trigger=trigger)
         fresh = {"stock_secured": pred.secured_since(order_id=self.oid, trigger=trigger)}
@@ -417,7 +438,7 @@ class Order:
                     + (" (reservations made since)" if c.name in fresh else "")
                     + (f", {self.choice_label}" if chose else ""),
                     "holds": pred.all_of(preds=[saw, fresh.get(c.name, c.holds), *chose]),
-                    "stated": self.withheld.text if chose else c.stated}) for c in self.goal()]]
+                    "stated": self.withheld.text if chose and c.stated != DOOR else c.stated}) for c in self.goal()]]
 
     def truck_swaps(self, oracle: list[Call], nominal: list[Call], triggers: list[Trigger],
                     checks: list[Check]) -> list[list[Call]]:
@@ -475,7 +496,7 @@ def new_order(net: Network, quantity: int, store: str = "") -> Order:
     store = store or draw(a, net.stores)
     net.state["orders"][oid] = {"customer": a.pick(_CUSTOMERS), "store": store, "sku": net.sku, "quantity": quantity,
                                 "priority": "standard", "status": "open", "note": "",
-                                "due_by": format_time(net.start + timedelta(days=3))}
+                                "due_by": format_time(net.start + timedelta(days=3)), "delivery_door": None}
     return Order(net, oid, store, quantity)
 
 
@@ -494,22 +515,27 @@ def settle_due(order: Order, calls: list[Call], triggers: list[Trigger], nominal
 
 
 def make_task(order: Order, query: str, triggers: list[Trigger], nominal: Plan | list[Call], oracle: list[Call],
-              persona: str, answers: dict[tuple, str] | None = None, insist: str = "", consult: str = "") -> Task:
+              persona: str, answers: dict[tuple, str] | None = None, insist: str = "", consult: str = "", *,
+              level: str) -> Task:
     """Assemble the task; it is impossible when the oracle ends in :meth:`Order.refuse`. Before signing off (or
     refusing) the oracle re-reads one to three drawn records, as operators do, so its call sequence differs
     between seeds while every timing the story measured stays put. The other valid recoveries (another truck in
-    service for one of the oracle's: :meth:`Order.truck_swaps`) are the task's alternatives.
+    service for one of the oracle's: :meth:`Order.truck_swaps`) are the task's alternatives. Every request also
+    asks for the store's goods-in door, which at the ``level`` hard moves once the recovery commits
+    (:func:`goods_in`).
 
     The user answers alike on every level, solvable or not: ``insist`` (their hard constraints) to any proposed
     change of plan, their requirement (if the story gives them one) and ``answers`` to questions on their topics;
     ``consult``: the words of the query that ask to be asked first, which the question's check quotes."""
-    net, impossible, answers = order.net, order.impossible, dict(answers or {})
+    net, impossible = order.net, order.impossible
     nominal = nominal.calls if isinstance(nominal, Plan) else nominal
-    checklist = [] if impossible else order.checklist(triggers[0].name, consult)
-    alternatives = [] if impossible else order.truck_swaps(oracle, nominal, triggers, checklist)
     checks = [order.read(), order.find(), order.trucks(), net.author.call.list_orders(store_id=order.store),
               net.author.call.list_warehouses()]
     extra = [checks[int(i)] for i in net.author.rng.permutation(len(checks))[:net.author.integer(1, 3)]]
+    query, triggers, nominal, oracle, answers = goods_in(order, query, triggers, nominal, oracle, answers,
+                                                         moved=level == "hard" and not impossible)
+    checklist = [] if impossible else order.checklist(triggers[0].name, consult)
+    alternatives = [] if impossible else order.truck_swaps(oracle, nominal, triggers, checklist)
     end = len(oracle)
     while end and oracle[end - 1].name == "chat_with_user":  # a closing message stays last; a question stays put
         end -= 1
@@ -531,3 +557,37 @@ def make_task(order: Order, query: str, triggers: list[Trigger], nominal: Plan |
                 checklist=checklist, static_checklist=order.goal(), nominal_plan=nominal, oracle=oracle,
                 alternatives=alternatives, solvable=impossible is None, impossibility=impossible)
 
+
+def goods_in(order: Order, query: str, triggers: list[Trigger], nominal: list[Call], oracle: list[Call],
+             answers: dict | None, moved: bool) -> tuple:
+    """The hard level's second change, on the store's side rather than the network's. Every store gets a receiving
+    record (its doors, and the goods-in door in use), drawn after everything else so that the stories' instances
+    and timings stay as they were; at every level alike the query asks for the order's store's goods-in door to be
+    recorded on the order, and the user says where it lives. With ``moved`` (hard), once the recovery commits after
+    the story's change (the first reservation, dock booking or dispatch that goes through, whichever warehouse,
+    truck and slot it takes), the store's receiving team moves goods-in to another of its doors. Only ``get_store``
+    shows it: no write fails, and what the agent reserved, booked, dispatched and recorded reads as it left it.
+    Every door of the store takes any truck at any time, so recording the new one is the whole fix; the difficulty
+    is knowing that the door depends on a record the recovery never touched. A refusal records no door (nothing is
+    delivered). Returns the query, triggers, nominal plan, oracle and the user's answers, extended."""
+    net, author = order.net, order.net.author
+    for store in net.stores:
+        doors = [f"D{i}" for i in range(1, author.integer(2, 5) + 1)]
+        net.state["stores"][store].update(doors=doors, goods_in_door=draw(author, doors), goods_in_note="")
+    record = net.state["stores"][order.store]
+    planned = record["goods_in_door"]
+    query, answers = f"{query} Please also {DOOR}.", {**(answers or {}), **DOOR_ANSWER}
+    nominal = [*nominal, order.receiving(), order.door(planned)]
+    if order.impossible:
+        return query, triggers, nominal, oracle, answers
+    if not moved:
+        return query, triggers, nominal, [*oracle, order.receiving(), order.door(planned)], answers
+    pred, story = author.pred, triggers[0].name
+    later = draw(author, [d for d in record["doors"] if d != planned])
+    shut = net.trigger(
+        "goods_in_moved", f"once the recovery after {story} commits, {order.store} moves goods-in from {planned} to "
+        f"{later}", pred.all_of(preds=[pred.fired_before(trigger=story), pred.went_through()]),
+        net.sets("stores", order.store, goods_in_door=later,
+                 goods_in_note=f"{planned} {draw(author, _SHUT)}: goods-in moved to {later}"),
+        ("get_store", {"store_id": order.store}), activation=COMMITS)
+    return query, [*triggers, shut], nominal, [*oracle, order.receiving(), order.door(later)], answers

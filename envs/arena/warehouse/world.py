@@ -6,7 +6,8 @@ State containers (JSON-like dicts keyed by id):
   hold_minutes, quota: {limit, used: {date: count}}, quota_note}`` (and ``certifications`` where a story
   gives them). A warehouse that is not ``open`` releases no stock and dispatches nothing; the daily
   dispatch quota counts trucks by the date they leave and starts afresh at 00:00.
-- ``stores``: ``{name, region}``: the customers' delivery points.
+- ``stores``: ``{name, region, doors, goods_in_door, goods_in_note}``: the customers' delivery points, with their
+  receiving record: the loading doors and the one goods-in uses now (which the store's receiving team may move).
 - ``roads``: ``{a, b, minutes, open, max_tonnes}`` between sites; a truck drives the fastest open
   route over roads whose weight limit (``max_tonnes``, None for none) it is within.
 - ``skus``: ``{name, unit}``.
@@ -14,8 +15,9 @@ State containers (JSON-like dicts keyed by id):
   they are the live reservations, so a lapsed reservation frees its stock by itself.
 - ``inbound``: ``{warehouse, sku, quantity, carrier, eta, status, note}``: shipments arriving at a
   cross-dock; stock may be reserved against one and leaves no earlier than its (current) ETA.
-- ``orders``: ``{customer, store, sku, quantity, due_by, priority, status: open|backordered, note}``: an order
-  put on back-order takes no more reservations or dispatches.
+- ``orders``: ``{customer, store, sku, quantity, due_by, priority, status: open|backordered, note, delivery_door}``:
+  an order put on back-order takes no more reservations or dispatches; ``delivery_door`` is the store door its
+  trucks unload at, as recorded on it (None until then).
 - ``reservations``: ``{order, warehouse, sku, quantity, inbound, status: held|loaded|released,
   held_at, expires_at, note}``; a held reservation past ``expires_at`` reads ``expired`` and
   holds nothing.
@@ -80,7 +82,8 @@ class WarehouseWorld(World):
 
     domain = "Warehouse"
     description = ("A regional distribution network: warehouses and hubs with stock per SKU, customer orders "
-                   "with due times, stock reservations, loading-dock slots, trucks with driver shifts, "
+                   "with due times, stores with a receiving record (their doors and the goods-in door in use), stock "
+                   "reservations, loading-dock slots, trucks with driver shifts, "
                    f"dispatches over a road graph with closures and weight limits. {FULL_ON_TIME} {SECURED} "
                    f"{NO_STRANDED}, {NOT_OVER}. {NOTHING_SENT}: {BACKORDER}.")
     # A released reservation holds no stock, a cancelled booking no dock, a cancelled dispatch no truck.
@@ -234,6 +237,17 @@ class WarehouseWorld(World):
         if order_id not in self.orders:
             return fail(f"no order {order_id!r}")
         return ok(self._order_view(order_id))
+
+    @tool
+    def get_store(self, store_id: str) -> dict:
+        """Read a store's receiving record: its region, its doors, and the goods-in door its receiving team uses now.
+
+        Args:
+            store_id: The store's id.
+        """
+        if store_id not in self.stores:
+            return fail(f"no store {store_id!r}")
+        return ok({"store_id": store_id, **self.stores[store_id]})
 
     @tool
     def list_dock_slots(self, warehouse_id: str) -> dict:
@@ -561,6 +575,23 @@ class WarehouseWorld(World):
         return ok(message=f"{order_id} is on back-order")
 
     @tool(mutates=True, cost=2)
+    def record_delivery_door(self, order_id: str, door: str) -> dict:
+        """Record on an order the store door its trucks unload at (one of the store's doors), for their delivery notes.
+
+        Args:
+            order_id: The order.
+            door: A door of the order's store.
+        """
+        order = self.orders.get(order_id)
+        if order is None:
+            return fail(f"no order {order_id!r}")
+        doors = self.stores[order["store"]]["doors"]
+        if door not in doors:
+            return fail(f"{order['store']} has no door {door!r} (its doors: {', '.join(doors)})")
+        order["delivery_door"] = door
+        return ok(message=f"{order_id} unloads at {door} of {order['store']}")
+
+    @tool(mutates=True, cost=2)
     def confirm_delivery(self, dispatch_id: str) -> dict:
         """Confirm that a dispatch reached its store (possible once its arrival time has come).
 
@@ -613,6 +644,12 @@ class WarehouseWorld(World):
         return self._held(order_id, fired) + self._on_time(order_id) >= self.orders[order_id]["quantity"]
 
     @predicate
+    def door_current(self, order_id: str) -> bool:
+        """The order records the goods-in door its store's receiving record shows now."""
+        order = self.orders[order_id]
+        return order["delivery_door"] == self.stores[order["store"]]["goods_in_door"]
+
+    @predicate
     def no_partial_fill(self, order_id: str) -> bool:
         """Nothing was dispatched on time, or the rest of the order is secured too: no stranded partial delivery."""
         return self._on_time(order_id) == 0 or self.secured(order_id)
@@ -654,6 +691,11 @@ class WarehouseWorld(World):
     def dispatched_from(self, order_id: str, warehouse_id: str) -> bool:
         """The order has a scheduled dispatch out of ``warehouse_id``."""
         return any(d["warehouse"] == warehouse_id for d in self._live_dispatches(order_id))
+
+    @predicate
+    def went_through(self, log) -> bool:
+        """The call being made went through (asked by a trigger timed after it): a refused write commits nothing."""
+        return bool(log.calls) and bool(log.calls[-1]["result"].get("success"))
 
     @predicate
     def ships_only(self, order_id: str, key: str, among: list) -> bool:

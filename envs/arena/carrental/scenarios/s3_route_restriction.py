@@ -108,5 +108,5 @@ def build(author: Author, level: str) -> Task:
              f"({hub}) has one and the expressway makes it a short drive; please have it brought over and book it.")
     return make_task(req, query, triggers, plan, oracle, "a customer in a hurry", {
         ("depot", "another", "other", "elsewhere", "different", "neighbour"): f"Any depot can send the car; I only "
-        f"care that it is at {depot} by {req.pickup}."},
+        f"care that it is at {depot} {req.when('by')}."},
         insist=f"{req.constraints()}; any depot can send it, but a later pickup is no use to me.")

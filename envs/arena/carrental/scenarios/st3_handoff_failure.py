@@ -84,11 +84,10 @@ def build(author: Author, level: str) -> Task:
              "hard": lambda: donor(True), "impossible": impossible}
     plan = req.booking(first)
     oracle = plan.upto("check") + [req.status(first), req.route(dropoff)] + fixes[level]()
-    req.asked = (f"book me {car(city.focus)} at {city.name(depot)} ({depot}) for this afternoon: pickup {req.pickup} "
-                 f"sharp, return there {req.ret}")
+    req.asked = f"book me {car(city.focus)} at {city.name(depot)} ({depot}), pickup {req.pickup}, return there {req.ret}"
     query = f"Hello, this is {req.who}. Please {req.asked}. Hold a car, check the price and confirm it."
     if req.withheld:
         query += f" If it has to be another car, {ASK_FIRST}"
-    return make_task(req, query, triggers, plan, oracle, "a customer with an afternoon appointment", {
-        ("time", "later", "pickup", "wait"): f"I have to leave at {req.pickup}; I can't wait for a car."},
+    return make_task(req, query, triggers, plan, oracle, "a customer with an appointment", {
+        ("time", "later", "pickup", "wait"): f"I need the car {req.when()}; I can't wait for one."},
         insist=f"{req.constraints()}; a later car is no use, and the car has to meet my requirement for it.")

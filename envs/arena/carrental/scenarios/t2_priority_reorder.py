@@ -17,7 +17,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from sttgym.clock import format_time, shift
-from sttgym.envs.arena.carrental.generator import (CITIES, Author, Plan, Request, Task, car, make_task, new_city, one,
+from sttgym.envs.arena.carrental.generator import (Author, Plan, Request, Task, car, make_task, new_city, one,
                                                    rid)
 
 SPARE = {"medium": "desk", "hard": "nearest depot"}  # where the class's other free car waits (easy, impossible: none)
@@ -32,8 +32,7 @@ def build(author: Author, level: str) -> Task:
     # The earlier arrival still falls within the desk's hours (trips start at 09:00, desks open by 07:00).
     opens = landing.replace(hour=int(s["depots"][depot]["opens"][:2]), minute=0)
     early = format_time(max(landing - timedelta(minutes=30 * author.integer(3, 6)), opens))
-    flight = city.flight_number()
-    s["flights"][flight] = {"depot": depot, "origin": author.pick(CITIES), "arrives": lands, "status": "on time"}
+    flight = city.inbound(depot, lands)
     booked = city.add_vehicle(depot, city.focus, available_from=None if level == "easy" else lands)
     fair = max(city.price(depot, city.focus, t, ret) for t in (lands, early))
     s["customers"][city.user]["payment_limit"] = round(fair * (1.1 + 0.05 * author.integer(0, 3)))

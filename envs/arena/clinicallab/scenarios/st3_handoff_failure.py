@@ -24,12 +24,13 @@ def _build(author: Author, level: str) -> Task:
     hub = case.hubs[0]
     first = case.courier
     here = case.state["couriers"][first]["location"]
-    look = [case.read(), case.specimen(), case.lab(case.home), case.couriers(), case.travel(case.ward, hub)]
-    cost = case.time_after(look + [case.accession(case.home)])
+    look = [case.read(), case.specimen(), case.lab(case.home), case.couriers(), case.travel(case.ward, hub),
+            case.ward_record()]
+    register = case.register(case.home)
+    cost = case.time_after(look + register)
     meets = cost + timedelta(minutes=(case.minutes(here, case.ward) or 0) + 5 + (case.minutes(case.ward, hub) or 0))
     relay = case.add_courier(hub, available_from=format_time(meets - timedelta(minutes=5)))
-    plan = Plan(look=look, register=[case.accession(case.home)],
-                book=[case.relay(first, hub, relay)])
+    plan = Plan(look=look, register=register, book=[case.relay(first, hub, relay)])
     if not case.result_of(plan.calls).get("success"):
         raise ValueError(f"the relay does not work: {case.result_of(plan.calls)}")
     if level == "impossible":

@@ -50,7 +50,7 @@ def build(author: Author, level: str) -> Task:
         oracle += [call.schedule_cooling_unit_reset(cooling_unit_id=unit, reset_window_id=window),
                    call.record_cooling_unit_reset(reset_window_id=window, action="completed")]
     if level in VAN_MOVED:  # the doses are shipped from the city hub, in the relocated van
-        oracle += r.ship(r.lot2, r.hub2, r.vehicle, tag="city")
+        oracle = r.recounted(oracle + r.ship(r.lot2, r.hub2, r.vehicle, tag="city"), triggers)
     if level == "impossible":  # moved to a clinic closed today, and the city hub is short
         r.state["clinics"][r.clinic3].update(status="closed", notice="Closed today for refurbishment")
         r.state["goods_inventory"][r.lot2]["quantity"] = r.qty - author.integer(1, r.qty // 50 - 1) * 50

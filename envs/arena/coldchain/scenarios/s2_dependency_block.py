@@ -7,7 +7,9 @@ Every lot belongs to a manufacturer batch; a lot can only leave a site while its
 - medium: the hold arrives once the lot is already loaded on the van, and halts the dispatch; the hub
   has no other batch, so the shipment is cancelled and the doses come from the city hub.
 - hard: the hold covers the whole batch, including the city hub's lot; the only released doses are
-  split between a smaller lot at the city hub and one in the city depot's cold room, collected on one run.
+  split between a smaller lot at the city hub and one in the city depot's cold room, collected on one run
+  (the depot also keeps a third small lot, of what the late registrations will add once the recovery
+  commits: ``Region.recounted``).
 - impossible: every lot of the product in the region belongs to the held batch.
 
 Any released lot (or, at hard, the two small lots together) in any van that holds the band will do.
@@ -33,6 +35,7 @@ def build(author: Author, level: str) -> Task:
         part = author.integer(2, r.qty // 50 - 1) * 50
         # Together the two lots hold exactly the doses asked for: shipping both whole is the request, no more.
         r.split = [(r.add_lot(r.hub2, part), r.hub2, part), (r.add_lot(r.depot2, r.qty - part), r.depot2, r.qty - part)]
+        r.add_lot(r.depot2, r.registrations())  # and a third, small one, what the late registrations will add
         return r.look() + collect(r, r.split, r.vehicle2, r.clinic)
 
     # The released doses: another batch at the same hub (easy), the city hub's lot (medium), or two lots (hard).
@@ -40,7 +43,7 @@ def build(author: Author, level: str) -> Task:
     fix = {"easy": lambda: r.ship(other, r.hub, r.vehicle), "medium": r.source, "hard": split,
            "impossible": lambda: [r.lots()]}[level]()
     return r.task(
-        triggers, r.respond(stock, then=fix),
+        triggers, r.recounted(r.respond(stock, then=fix), triggers),
         milestones=r.ladder("batch_release_revoked"), facts=["Any released batch of the product is acceptable."],
         refusal=f"I can't ship the doses: the regulator revoked batch {batch}, and every lot of {r.product} in the "
                 f"region ({r.lot} and {r.lot2}) belongs to it and is now on_hold, so no released stock is left.",

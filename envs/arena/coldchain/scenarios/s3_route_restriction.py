@@ -43,7 +43,8 @@ def build(author: Author, level: str) -> Task:
                          r.set_all("roads", closed, open=False, note=why), **cause)]
     if level == "hard":  # the detour would be late: the session starts before the re-routed van could arrive
         detour = r.arrival(oracle, triggers)
-        oracle = r.respond(details, phase="go", recall=True, then=[r.travel(r.hub)] + r.source())
+        oracle = r.recounted(r.respond(details, phase="go", recall=True, then=[r.travel(r.hub)] + r.source()),
+                             triggers)
         fast = max(r.arrival(r.plan.calls), r.arrival(oracle, triggers))
         assert r.settle_after(oracle, triggers, slack=(1, max(1, min(6, minutes_between(fast, detour) // 5 - 1)))) < detour, \
             "the re-routed van must miss the session"

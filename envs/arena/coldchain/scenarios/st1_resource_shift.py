@@ -54,6 +54,7 @@ def build(author: Author, level: str) -> Task:
         "hard": lambda: r.respond(van_read, *depot_vans, then=r.source()),
         "impossible": lambda: r.respond(van_read, phase="ship", then=[call.list_sites()] + [
             r.vans_at(s) for s in (r.hub, r.hub2, r.depot1, r.depot2)])}[level]()
+    oracle = r.recounted(oracle, triggers)
     return r.task(
         triggers, oracle, blocking=["reserved", "pooled", "vaccination drive"],
         milestones=r.ladder("vans_pooled", unwind=level == "hard"),  # medium: the stale shipment simply moves

@@ -41,12 +41,13 @@ def build(author: Author, level: str) -> Task:
         triggers.append(r.change("grid_fault_spreads", f"{r.hub2} loses power too; {r.lot2} quarantined", city,
                                  spoil([r.hub2], [r.lot2]), when=pred.field_equals(
                                      path=["goods_inventory", r.lot, "status"], value="quarantined")))
-    sound = r.add_lot(r.depot2, r.qty + author.integer(1, 4) * 50) if level == "hard" else r.lot2
+    # the only sound lot at hard, so it holds the late registrations' doses too
+    sound = r.add_lot(r.depot2, r.qty + r.registrations() + author.integer(0, 3) * 50) if level == "hard" else r.lot2
     fix = {"easy": lambda: maybe(r, call.list_operational_hours(site_id=r.hub)) + r.source(),
            "medium": lambda: r.source(), "hard": lambda: r.source(r.vehicle2, city, lot=sound, origin=r.depot2),
            "impossible": lambda: [r.lots()]}[level]()
     return r.task(
-        triggers, r.respond(stock, then=fix, phase="go", recall=True),
+        triggers, r.recounted(r.respond(stock, then=fix, phase="go", recall=True), triggers),
         milestones=r.ladder("power_failure"),
         insist=r.insist("Only doses that stayed in their cold chain may be used."),
         refusal=f"I can't ship usable doses: a power failure put {r.hub} and {r.hub2} in outage and both lots of "

@@ -55,7 +55,7 @@ def build(author: Author, level: str) -> Task:
     team, gone = session["handoff"], [hhmm(new[0]["until"]), hhmm(new[1]["until"])]
     return r.task(
         triggers, oracle, blocking=[*gone, "timetable"], milestones=r.ladder("team_timetable_drift"),
-        query=f"Please get {r.qty} doses of {r.product} from lot {r.lot} at {r.hub} to the immunization team running "
+        query=f"Please get doses of {r.product} from lot {r.lot} at {r.hub} to the immunization team running "
               f"session {r.session}, in our van {r.vehicle}. {TEAM}: on "
               f"{r.start[:10]} they are at {r.clinic} until {hhmm(team[0]['until'])}, then at the outreach site "
               f"{r.clinic2} from {hhmm(team[1]['from'])} to {hhmm(team[1]['until'])}. Register the receipt where the "

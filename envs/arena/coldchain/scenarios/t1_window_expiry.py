@@ -42,7 +42,7 @@ def build(author: Author, level: str) -> Task:
     fix = {"easy": lambda: r.ship(r.lot, r.hub, r.vehicle), "medium": lambda: r.source(r.vehicle),
            "hard": lambda: r.source(r.vehicle2, call.get_cooling_unit_status(cooling_unit_id=unit)),
            "impossible": lambda: [r.lots()]}[level]()
-    oracle = r.respond(read_hold, stock, then=fix, cancel=hold)
+    oracle = r.recounted(r.respond(read_hold, stock, then=fix, cancel=hold), triggers)
     if level == "hard":  # the user's van would make the direct run, not the detour through the city, before its
         direct = r.arrival(r.plan.calls)  # defrost is due
         detour = minutes_between(direct, r.arrival(r.respond(read_hold, stock, then=r.source(r.vehicle), cancel=hold),
@@ -56,7 +56,7 @@ def build(author: Author, level: str) -> Task:
         ignore=[i for i, x in r.state["shipments"].items() if x["status"] == "waitlisted"],  # another clinic's order
         milestones=r.ladder("hold_cut", stale=author.pred.field_equals(path=["shipments", hold, "status"],
                                                                      value="cancelled")),
-        query=f"Hold {hold} reserves {r.qty} doses of {r.product} (lot {r.lot}) at {r.hub} for session {r.session} at "
+        query=f"Hold {hold} reserves doses of {r.product} (lot {r.lot}) at {r.hub} for session {r.session} at "
               f"{r.clinic}, which starts on {start[:10]} at {hhmm(start)}. Please load the hold onto our van "
               f"{r.vehicle}, get it to the clinic and register the receipt when it arrives.",
         insist=r.insist("There is no other date or product."),

@@ -52,7 +52,7 @@ def build(author: Author, level: str) -> Task:
            "hard": lambda: r.source(van, *city_hours, call.list_sites(), r.vans_at(r.depot2), *ask, lot=ours),
            "impossible": lambda: [r.lots(), call.list_operational_hours(site_id=r.hub2)]
            }.get(level, lambda: r.source(None, *city_hours))()
-    oracle = r.respond(hours, then=fix)
+    oracle = r.recounted(r.respond(hours, then=fix), triggers)
     if level == "hard":  # the city shift ends soon after the depot van docks, and the city hub's van is back later
         dock = next(s["planned_arrival"] for s in r.run(oracle, triggers).state["route_stops"].values()
                     if s["vehicle_id"] == van and s["site_id"] == r.hub2)

@@ -38,7 +38,7 @@ def build(author: Author, level: str) -> Task:
         customer["smartphone"], delivery = False, "will_call"
         s["venues"][new_venue].update(desk_status="closed", notice="No will-call desk at this venue")
     how = "I'll collect them at will-call (no smartphone)" if delivery == "will_call" else "mobile tickets are fine"
-    req = Request(city, count, entry=True, how=how)
+    req = Request(city, count, entry=True, how=how, level=level)
     plan = Plan(look=[req.search(), req.event()], hold=[req.hold(wanted)], check=[req.quote()],
                 buy=[req.buy(delivery)], entry=req.entry_calls(wanted))
     name = s["venues"][new_venue]["name"]

@@ -43,7 +43,7 @@ def build(author: Author, level: str) -> Task:
     access = city.promo(["ACCESS", "COMPANION", "CARER", "EASYSEAT"], pct, 200, author.integer(10, 120),
                         "access scheme: accessible sections only", sections=options or [same_gate])
     leave_by(city, far if level == "hard" else near)
-    req = Request(city, count, accessible=True, entry=level in ("medium", "hard"))
+    req = Request(city, count, accessible=True, entry=level in ("medium", "hard"), level=level)
     chosen = req.feature_choice(wanted, options) if options else ""
     plan = Plan(look=[req.search(), req.event()], hold=[req.hold(wanted)], check=[req.quote()],
                 buy=[req.buy("mobile")], entry=req.entry_calls(wanted) if req.entry else [])

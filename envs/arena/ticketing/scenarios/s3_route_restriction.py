@@ -54,7 +54,7 @@ def build(author: Author, level: str) -> Task:
     city.budget(budget := count * price + 5 * author.integer(1, 3))
     voucher = city.promo(["TRAMFIX", "DETOUR", "REROUTE", "LINEDOWN"], pct, 300, author.integer(5, 100),
                          f"{line} disruption voucher") if level == "hard" else ""
-    req = Request(city, count, entry=True)
+    req = Request(city, count, entry=True, level=level)
     plan = Plan(look=[req.search(), req.event()], hold=[req.hold(wanted)], check=[req.quote()],
                 buy=[req.buy("mobile")], entry=req.entry_calls(wanted))
     triggers = [city.on(TRIGGER_ON[level], "tram_suspended", f"{line} ({tram}) is suspended",

@@ -53,7 +53,7 @@ def build(author: Author, level: str) -> Task:
                              pred.call_argument(name="section_id", value=wanted), effect,
                              ("get_event", {"event_id": city.event}), activation=("hold_seats",), timing="before")]
     req = Request(city, count, events=[city.event] if level == "impossible" else [city.event, late],
-                  entry=level in ("medium", "hard"))
+                  entry=level in ("medium", "hard"), level=level)
     plan = Plan(look=[req.search(), req.event()], hold=[req.hold(wanted)], check=[req.quote()],
                 buy=[req.buy("mobile")], entry=req.entry_calls(wanted) if req.entry else [])
     arrive = shift(s["customers"][city.user]["departs"], city.minutes(city.home, gate))

@@ -30,7 +30,8 @@ def build(author: Author, level: str) -> Task:
     city.budget(budget := count * price + fee + 5 * author.integer(0, 3))
     leave_by(city, lit)
     incident = f"PWR-{author.serial(1000, 9999)}"
-    req = Request(city, count, entry=level in ("medium", "hard"), how="I'll collect them at the will-call desk")
+    req = Request(city, count, entry=level in ("medium", "hard"), how="I'll collect them at the will-call desk",
+                  level=level)
     plan = Plan(look=[req.search(), req.event()], hold=[req.hold(wanted)], check=[req.quote()],
                 buy=[req.buy("will_call")], entry=req.entry_calls(wanted) if req.entry else [])
     effect = city.sets("venues", city.venue, desk_status="offline",

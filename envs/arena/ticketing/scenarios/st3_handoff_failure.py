@@ -35,7 +35,7 @@ def build(author: Author, level: str) -> Task:
         s["venues"][city.venue].update(desk_status="closed", notice="No will-call desk for this show")
     leave_by(city, south)
     req = Request(city, count, entry=level == "hard",
-                  how="have the paper tickets couriered to my home before I leave")
+                  how="have the paper tickets couriered to my home before I leave", level=level)
     plan = Plan(look=[req.search(), req.event()], hold=[req.hold(wanted)], check=[req.quote()],
                 buy=[req.buy("courier")], entry=req.entry_calls(wanted) if req.entry else [])
     delay = minutes_between(format_time(city.start), customer["departs"]) + 30 * author.integer(1, 3)

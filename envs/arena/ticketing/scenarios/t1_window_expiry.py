@@ -47,7 +47,7 @@ def build(author: Author, level: str) -> Task:
     fan = city.promo(["FANCLUB", "INNER", "FIRSTROW", "SUPERFAN"], pct, 5 * author.integer(40, 80),
                      author.integer(20, 150), "fan-club presale code")
     leave_by(city, south if level == "hard" else city.gate(wanted))
-    req = Request(city, count, entry=level == "hard")
+    req = Request(city, count, entry=level == "hard", level=level)
     asks = level != "easy"  # the impossible twin too: see the docstring
     chosen = req.feature_choice(wanted, options or [other]) if asks else ""
     plan = Plan(look=[req.search(), req.event()], hold=[req.hold(wanted)], promo=[req.apply(fan)],

@@ -44,7 +44,7 @@ def build(author: Author, level: str) -> Task:
     fee = s["settings"]["delivery_fee"]["courier"]
     city.budget(count * max(city.price(wanted), city.price(other)) + fee + 5 * author.integer(0, 4))
     req = Request(city, count, entry=level in ("medium", "hard"),
-                  how="I'll collect the tickets at the will-call desk")
+                  how="I'll collect the tickets at the will-call desk", level=level)
     moved = {**show, "doors": doors, "starts": starts}
     new_slots = {g: city.slots(moved, capacity=author.integer(20, 60)) for g in (north, south)}
     plan = Plan(look=[req.search(), req.event()], hold=[req.hold(wanted)], check=[req.quote()],

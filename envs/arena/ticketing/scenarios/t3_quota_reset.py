@@ -41,7 +41,7 @@ def build(author: Author, level: str) -> Task:
                        daily_quota, daily_quota, "daily code, quota resets at 00:00",
                        sections=[other] if level in ("medium", "hard") else None)
     leave_by(city, city.gate(other))
-    req = Request(city, count, entry=level == "hard", how="Mobile tickets are fine")
+    req = Request(city, count, entry=level == "hard", how="Mobile tickets are fine", level=level)
 
     def plan_for(section: str) -> Plan:
         return Plan(look=[req.profile(), req.promos()], book=[req.search(), req.event(), req.hold(section)],

@@ -68,4 +68,4 @@ def build(author: Author, level: str) -> Task:
              f"{net.name(home)} ({home}). Please reserve it there, book a dock slot for truck {truck} and dispatch.")
     return make_task(order, query, triggers, plan, oracle, "chasing a delivery", {
         ("count", "cycle", "location", "found"): "If the stock is somewhere else, ship it from there."},
-        insist=f"All {q} units must be at {order.store} by {order.record['due_by']}.")
+        insist=f"All {q} units must be at {order.store} by {order.record['due_by']}.", level=level)

@@ -121,4 +121,4 @@ def build(author: Author, level: str) -> Task:
         ("lockdown", "inspection", "locked"): "We did not know about any inspection; please ship from wherever is "
         "allowed and meets my requirement."}, insist=f"The store needs all {q} units by {order.record['due_by']}; a "
         "partial or late delivery is no use to us, and the source must meet my requirement: ask me about it.",
-        consult=CONSULT)
+        consult=CONSULT, level=level)

@@ -73,4 +73,4 @@ def build(author: Author, level: str) -> Task:
              f"({home}) with the articulated truck {truck}: reserve, book a dock slot and dispatch.")
     return make_task(order, query, triggers, plan, oracle, "supplying a town-centre store", {
         ("weight", "rigid", "smaller", "road", "route"): "Any truck that can legally reach the store is fine."},
-        insist=f"All {q} units must be at {store} by {order.record['due_by']}.")
+        insist=f"All {q} units must be at {store} by {order.record['due_by']}.", level=level)

@@ -126,4 +126,4 @@ def build(author: Author, level: str) -> Task:
         ("fleet", "vehicle", "peak"): "Any vehicle is fine as long as everything arrives on time and its driver meets "
                                       "my requirement."},
         insist=f"All {q} units must be at {order.store} by {order.record['due_by']}, brought by a driver who meets my "
-               "requirement: ask me about it.", consult=CONSULT)
+               "requirement: ask me about it.", consult=CONSULT, level=level)

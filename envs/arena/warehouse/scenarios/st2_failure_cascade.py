@@ -75,4 +75,5 @@ def build(author: Author, level: str) -> Task:
              f"{net.name(hub)} ({hub}): reserve the units, book a dock slot for truck {truck} and dispatch.")
     return make_task(order, query, triggers, plan, oracle, "supplying temperature-controlled stock", {
         ("partial", "part", "split", "fewer", "less"): f"We need all {q} units; splitting over trucks is fine."},
-        insist=f"All {q} units must be at {order.store} by {order.record['due_by']}; a partial delivery is no use.")
+        insist=f"All {q} units must be at {order.store} by {order.record['due_by']}; a partial delivery is no use.",
+        level=level)

@@ -78,4 +78,5 @@ def build(author: Author, level: str) -> Task:
              f"first dock slot after it lands for truck {truck} and dispatch it straight on.")
     return make_task(order, query, triggers, plan, oracle, "coordinating a cross-dock handoff", {
         ("delay", "late", "eta", "inbound", "carrier"): "If the inbound is late, do whatever still gets the full "
-        "order to the store on time."}, insist=f"All {q} units must be at {order.store} by {order.record['due_by']}.")
+        "order to the store on time."}, insist=f"All {q} units must be at {order.store} by {order.record['due_by']}.",
+        level=level)

@@ -65,4 +65,4 @@ def build(author: Author, level: str) -> Task:
              f"{net.name(home)} ({home}): reserve the units, book a dock slot for truck {truck} and dispatch it.")
     return make_task(order, query, triggers, plan, oracle, "replenishing a store before a promotion", {
         ("wave", "cut-off", "cutoff", "lapsed", "expired"): "I don't follow the warehouse's waves; just get the "
-        "full order out."}, insist=f"All {q} units must be at {order.store} by {order.record['due_by']}.")
+        "full order out."}, insist=f"All {q} units must be at {order.store} by {order.record['due_by']}.", level=level)

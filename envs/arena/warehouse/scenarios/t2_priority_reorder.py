@@ -80,4 +80,4 @@ def build(author: Author, level: str) -> Task:
     return make_task(order, query, triggers, plan, oracle, "keeping a store stocked", {
         ("priority", "critical", "urgent", "queue"): "I understand the critical order goes first, but ours still "
         "has to arrive in full and on time."}, insist=f"We need all {q} units at {order.store} by "
-        f"{order.record['due_by']}; nothing less.")
+        f"{order.record['due_by']}; nothing less.", level=level)

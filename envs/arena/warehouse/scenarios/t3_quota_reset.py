@@ -90,4 +90,5 @@ def build(author: Author, level: str) -> Task:
              f"{net.name(home)} ({home}): reserve the units, book a dock slot for truck {truck} and dispatch it.")
     return make_task(order, query, triggers, plan, oracle, "placing a late order", {
         ("quota", "midnight", "tomorrow", "reset"): f"It only matters that everything is at {order.store} by "
-        f"{order.record['due_by']}."}, insist=f"All {q} units must be at {order.store} by {order.record['due_by']}.")
+        f"{order.record['due_by']}."}, insist=f"All {q} units must be at {order.store} by {order.record['due_by']}.",
+        level=level)
