@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Iterable, Iterator
 
 from sttgym.checklist import EpisodeLog
 from sttgym.clock import Clock
@@ -55,6 +55,22 @@ def assert_alternatives_score_one(env_id: str, seeds=range(2), key: Callable | N
             assert not noticed or env.unwrapped.log.noticed(task.triggers[0].name), (env_id, seed)
             played += 1
     return played
+
+
+def second_changes(env_id: str, name: str, shown_by: str, seeds: Iterable[int] = range(3)) -> Iterator[tuple]:
+    """The hard level's second change at each seed of ``env_id``: its task's last trigger is ``name``, shown by the
+    read ``shown_by``, and every solution meets it last (:func:`assert_second_change_follows_the_story`). Yields
+    ``(env, seed, task, trigger)`` for the domain's own checks."""
+    import gymnasium as gym
+
+    env = gym.make(env_id)
+    for seed in seeds:
+        env.reset(seed=seed)
+        task = env.unwrapped.task
+        change = task.triggers[-1]
+        assert change.name == name and change.observable.tool == shown_by, (env_id, seed, change.name)
+        assert_second_change_follows_the_story(env, seed, name)
+        yield env, seed, task, change
 
 
 def assert_second_change_follows_the_story(env, seed: int, name: str) -> None:

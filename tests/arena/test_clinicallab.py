@@ -9,7 +9,7 @@ import re
 import gymnasium as gym
 import pytest
 
-from tests.arena.harness import WorldHarness, assert_alternatives_score_one, assert_second_change_follows_the_story
+from tests.arena.harness import WorldHarness, assert_alternatives_score_one, second_changes
 from tests.arena.withheld import assert_withheld_story, play, unasked
 from sttgym.agents import NominalAgent, OracleAgent, PlanAgent
 from sttgym.agents.probes import BlindWriter
@@ -541,14 +541,9 @@ def test_at_hard_the_on_call_hands_over_once_the_recovery_is_booked_and_only_the
     # The second change waits for the first run booked after the story's change, whichever lab and courier the
     # recovery took, and leaves every write working: the bleep read at the start and recorded on the accession is
     # stale, and no read of the run, the order, the labs or the couriers says so.
-    env = gym.make(f"STTArena/ClinicalLab-{conflict}-hard")
-    for seed in range(3):
-        env.reset(seed=seed)
-        task = env.unwrapped.task
-        moved = task.triggers[-1]
-        assert moved.name == "on_call_handover" and moved.observable.tool == "get_site"
+    hard = f"STTArena/ClinicalLab-{conflict}-hard"
+    for env, seed, task, moved in second_changes(hard, "on_call_handover", "get_site"):
         ward = moved.observable.args["site_id"]
-        assert_second_change_follows_the_story(env, seed, "on_call_handover")
         reread = max(i for i, c in enumerate(task.oracle) if c.name == "get_site")
         plan = [*task.oracle[:reread], *looks(task, ward), *task.oracle[reread:]]
         traj = rollout(env, PlanAgent(plan), seed=seed)

@@ -24,7 +24,7 @@ from sttgym.geo import shortest_route
 from sttgym.task import Call, Ref
 from sttgym.tools import collect_tools, validate_arguments
 from sttgym.validation import PANEL
-from tests.arena.harness import assert_second_change_follows_the_story
+from tests.arena.harness import second_changes
 from tests.arena.withheld import assert_unpredictable, assert_withheld_story, question, unasked
 
 
@@ -531,13 +531,8 @@ def test_at_hard_late_registrations_raise_the_count_once_the_recovery_commits_an
     van it chose, and leaves every write working and every booking as the agent left it: only the clinic's schedule
     shows the new count. The recovery made with the count read at the start keeps the milestone of its own, not the
     goal; the stale plan never gets that far and never meets it."""
-    env = gym.make(f"STTArena/ColdChain-{conflict}-hard")
-    for seed in range(3):
-        env.reset(seed=seed)
-        task = env.unwrapped.task
-        recount = task.triggers[-1]
-        assert recount.name == RECOUNT and recount.observable.tool == "list_clinic_immunization_schedule"
-        assert_second_change_follows_the_story(env, seed, RECOUNT)
+    hard = f"STTArena/ColdChain-{conflict}-hard"
+    for env, seed, task, recount in second_changes(hard, RECOUNT, "list_clinic_immunization_schedule"):
         met = sttgym.rollout(env, PlanAgent(task.oracle), seed=seed).info["trigger_log"][-1]
         assert met["during"] in ("create_new_shipment", "assign_shipment_to_vehicle")
         stale = [c for c in task.oracle if not topping_up(c)]

@@ -9,7 +9,7 @@ from itertools import product
 import gymnasium as gym
 import pytest
 
-from tests.arena.harness import WorldHarness, assert_alternatives_score_one, assert_second_change_follows_the_story
+from tests.arena.harness import WorldHarness, assert_alternatives_score_one, second_changes
 from tests.arena.withheld import assert_answers_alike, assert_withheld_story, unasked
 import sttgym
 from sttgym.agents import NominalAgent, OracleAgent, PlanAgent
@@ -626,16 +626,10 @@ def test_the_arrival_is_asked_for_at_every_level_and_moves_only_at_hard(conflict
 def test_at_hard_the_flight_moves_once_the_recovery_is_confirmed_and_only_the_profile_shows_it(conflict):
     # The second change waits for the first confirmation after the story's change, wherever the recovery booked, and
     # leaves every write working: the arrival read at the start and recorded after the confirmation is stale.
-    env = gym.make(f"STTArena/Hotel-{conflict}-hard")
-    for seed in range(3):
-        env.reset(seed=seed)
-        task = env.unwrapped.task
-        moved = task.triggers[-1]
-        assert moved.name == "flight_moved" and moved.observable.tool == "get_guest"
+    for env, seed, task, moved in second_changes(f"STTArena/Hotel-{conflict}-hard", "flight_moved", "get_guest"):
         planned = task.initial_state["guests"][moved.observable.args["guest_id"]]["arrival"]
         stale = [c.model_copy(update={"arguments": {**c.arguments, "arrival": planned}})
                  if c.name == "set_arrival" else c for c in task.oracle]
-        assert_second_change_follows_the_story(env, seed, "flight_moved")
         log = rollout(env, PlanAgent(task.oracle), seed=seed).info["trigger_log"]
         assert log[-1]["during"] == "confirm_reservation"
         traj = rollout(env, PlanAgent(stale), seed=seed)

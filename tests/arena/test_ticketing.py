@@ -10,7 +10,7 @@ from itertools import product
 import gymnasium as gym
 import pytest
 
-from tests.arena.harness import WorldHarness, assert_alternatives_score_one, assert_second_change_follows_the_story
+from tests.arena.harness import WorldHarness, assert_alternatives_score_one, second_changes
 from tests.arena.withheld import assert_answers_alike, assert_withheld_story, play, unasked
 from sttgym.agents import NominalAgent, OracleAgent, PlanAgent
 from sttgym.agents.probes import AlwaysRefuse, BlindWriter
@@ -526,14 +526,9 @@ CONFLICTS = ["T1", "T2", "T3", "S1", "S2", "S3", "ST1", "ST2", "ST3"]
 def test_at_hard_the_party_changes_once_the_recovery_books_entry_and_only_the_profile_shows_it(conflict):
     # The second change waits for the first entry booking after the story's change, whatever the recovery bought,
     # and leaves every write working: the names read before it and printed after the recovery are stale.
-    env = gym.make(f"STTArena/Ticketing-{conflict}-hard")
-    for seed in range(2):
-        env.reset(seed=seed)
-        task = env.unwrapped.task
-        changed = task.triggers[-1]
+    hard = f"STTArena/Ticketing-{conflict}-hard"
+    for env, seed, task, changed in second_changes(hard, "party_changed", "get_customer", seeds=range(2)):
         customer = changed.observable.args["customer_id"]
-        assert changed.name == "party_changed" and changed.observable.tool == "get_customer"
-        assert_second_change_follows_the_story(env, seed, "party_changed")
         traj = rollout(env, PlanAgent(task.oracle), seed=seed)
         (event,) = [e for e in traj.info["trigger_log"] if e["trigger"] == "party_changed"]
         assert {c["path"] for c in event["changes"]} == {f"customers.{customer}.party",
