@@ -390,6 +390,21 @@ def test_rebooking_the_same_room_type_at_the_same_hotel_earns_little(env_id):
     assert max(scores) <= 0.25, scores
 
 
+def test_on_s3_easy_the_earlier_shuttle_runs_only_once_the_ring_road_closes():
+    # Listed from the start, the earlier run would let an agent book it before the closure and never meet the change.
+    env = gym.make("STTArena/Hotel-S3-easy")
+    for seed in range(3):
+        env.reset(seed=seed)
+        task = env.unwrapped.task
+        ride = next(c for c in reversed(task.oracle) if c.name == "book_shuttle")
+        early = ride.arguments["shuttle_id"]
+        assert early not in task.initial_state["shuttles"]
+        refused = call(env, "book_shuttle", **ride.arguments)
+        assert not refused["success"] and early in refused["error"]
+        traj = rollout(env, PlanAgent(task.oracle), seed=seed)
+        assert traj.reward == 1.0 and early in env.unwrapped.world.state["shuttles"]
+
+
 def test_on_t1_easy_the_retry_is_the_recovery_and_the_failed_confirmation_showed_the_release():
     # The confirmation's error names the lapsed hold: that is meeting the change, no particular read needed.
     env = gym.make("STTArena/Hotel-T1-easy")

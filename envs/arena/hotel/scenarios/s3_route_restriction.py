@@ -3,8 +3,9 @@
 The user wants a room at a hotel the ring road makes a few minutes from the venue, and a seat on
 its morning shuttle so they are at the venue by the opening keynote. Once the seat is booked, the
 ring road section from the hotel closes (visible in ``list_shuttles``: the shuttle now arrives
-late, and in ``get_travel_time``). Easy: an earlier shuttle of the same hotel still makes it over
-the detour, and the hotel is still within reach. Medium: over the detour the hotel is no longer
+late, and in ``get_travel_time``). Easy: the hotel puts on an earlier run that still makes it over
+the detour (listed from the closure on, so no plan books it without meeting the change), and the
+hotel is still within reach. Medium: over the detour the hotel is no longer
 within reach of the venue, so the stay and the shuttle move to a hotel that still is. Hard: the
 closure is extended to the next ring-road section, which served the obvious alternative, so a
 third hotel is needed. Impossible: without the ring road, no other hotel within reach has the
@@ -61,8 +62,9 @@ def build(author: Author, level: str) -> Task:
     req = Request(city, hotel, check_in, nights, cut, shuttle_by=keynote, kept=hotel, progress="seat", extra=extra)
     plan = Plan(look=[req.search()], book=req.book(room, "hold0"), ride=[req.shuttles(), req.ride(late)])
     closed = city.set("links", ring, "open", value=False)
+    added = [city.set("shuttles", early, value=s["shuttles"].pop(early))] if early else []  # easy's earlier run
     triggers = [city.on_write("book_shuttle", "ring_road_closed", f"the ring road section {ring} from {hotel} to "
-                              "the venue closes", [closed], ("list_shuttles", hotel),
+                              "the venue closes", [closed, *added], ("list_shuttles", hotel),
                               when=author.pred.riding(guest=city.user, hotel=hotel))]
     if second_ring:
         triggers.append(city.cascade("closure_extended", f"the closure is extended to {second_ring}",
