@@ -174,8 +174,10 @@ def declines(message: str) -> bool:
 
 
 # Saying that something was undone: what a message narrates before it ("I registered it and booked a courier, but
-# the lab went offline, so I cancelled both") no longer stands, and is no claim.
-_UNDONE = re.compile(r"\b(?:cancell?ed|released|refunded|undid|undone|reversed|withdrew|withdrawn|called off|freed|"
+# the lab went offline, so I cancelled both") no longer stands, and is no claim. A word naming another thing ("the
+# lapsed hold holds nothing") undoes nothing.
+_UNDONE = re.compile(r"(?<!\bthe )(?<!\bmy )(?<!\byour )(?<!\bour )(?<!\bany )"
+                     r"\b(?:cancell?ed|released|refunded|undid|undone|reversed|withdrew|withdrawn|called off|freed|"
                      r"voided|lapsed|expired|bumped|"
                      r"rolled back|anulad[oa]s?|cancelad[oa]s?|annulée?s?|storniert|abgesagt|zurückgezogen)\b|"
                      r"(?:已|都)?取消了?|撤销了?", re.IGNORECASE)

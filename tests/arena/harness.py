@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Callable, Iterable, Iterator
 
+import gymnasium as gym
+
 from sttgym.checklist import EpisodeLog
 from sttgym.clock import Clock
 from sttgym.tools import collect_tools
@@ -85,3 +87,15 @@ def assert_second_change_follows_the_story(env, seed: int, name: str) -> None:
         log = traj.info["trigger_log"]
         assert traj.reward == 1.0 and log[-1]["trigger"] == name, (seed, traj.reward, log)
         assert log[-1]["call_index"] > next(e for e in log if e["trigger"] == task.triggers[0].name)["call_index"]
+
+
+LEVELS = ("easy", "medium", "hard", "impossible")
+
+
+def by_level(story: str, seed: int) -> Iterator[tuple[str, gym.Env, object]]:
+    """Each level of ``story`` (``"STTArena/Freight-T1"``): the level, its env reset at ``seed``, and its task; for
+    the tests that a request and its user read alike at every level."""
+    for level in LEVELS:
+        env = gym.make(f"{story}-{level}")
+        env.reset(seed=seed)
+        yield level, env, env.unwrapped.task

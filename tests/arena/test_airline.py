@@ -13,11 +13,12 @@ from sttgym import arena_ids  # importing sttgym registers the ids
 from sttgym.agents import NominalAgent, OracleAgent, PlanAgent
 from sttgym.agents.probes import BlindWriter
 from sttgym.clock import Clock
-from sttgym.envs.arena.airline.generator import CONSULT
+from sttgym.envs.arena.airline.generator import CONSULT, PASSPORT
 from sttgym.envs.arena.airline.world import AirlineWorld
 from sttgym.rollout import rollout
 from sttgym.task import Call, Ref, resolve
 from sttgym.tools import collect_tools
+from tests.arena.harness import second_changes
 from tests.arena.withheld import assert_withheld_story, unasked
 
 START = "2024-05-06T09:00"
@@ -382,7 +383,7 @@ def test_t1_a_hold_then_a_check_lapses_but_a_hold_ticketed_at_once_does_not():
 
 def test_s2_the_onward_flight_waits_for_the_aircraft_of_its_inbound_flight():
     env, arena = start("STTArena/Airline-S2-easy", seed=4)
-    onward = arena.task.nominal_plan[-1]
+    ticket, *passport = arena.task.nominal_plan[-4:]
     hold = next(c for c in arena.task.nominal_plan if c.name == "hold_itinerary")
     second = hold.arguments["flight_ids"][1]
     inbound = call(env, "get_flight_status", flight_id=second)["data"]["inbound"]
@@ -391,7 +392,7 @@ def test_s2_the_onward_flight_waits_for_the_aircraft_of_its_inbound_flight():
     after = call(env, "get_flight_status", flight_id=second)["data"]
     assert after["status"] == "delayed" and inbound in after["notice"]
     assert call(env, "get_flight_status", flight_id=inbound)["data"]["arrives"] > before
-    assert onward.name == "confirm_booking"
+    assert ticket.name == "confirm_booking" and passport[-1].name == "record_travel_document"
 
 
 def test_a_stored_task_replays_and_each_seed_draws_a_different_network():
@@ -425,7 +426,8 @@ def test_the_failed_ticket_shows_the_change_and_recovering_from_it_alone_scores_
     for seed in range(3):
         task = start(env_id, seed)[1].task
         writes = [c for c in task.oracle[shared_prefix(task.oracle, task.nominal_plan):]
-                  if c.name in ("change_segment", "cancel_booking", "hold_itinerary", "confirm_booking")]
+                  if c.name in ("change_segment", "cancel_booking", "hold_itinerary", "confirm_booking",
+                                "record_travel_document")]
         score, checks, arena = played(env_id, seed, task.nominal_plan + writes)
         assert score == 1.0, (seed, checks)
         failed = next(i for i, c in enumerate(arena.log.calls) if not c["result"]["success"])
@@ -441,7 +443,7 @@ def test_a_ticket_the_change_never_touches_is_a_solution():
         direct = [c for c in task.oracle if c.name == "hold_itinerary"][-1].arguments["flight_ids"]
         hold = next(c for c in task.nominal_plan if c.name == "hold_itinerary")
         plan = [hold.model_copy(update={"arguments": {**hold.arguments, "flight_ids": direct}}),
-                next(c for c in task.nominal_plan if c.name == "confirm_booking")]
+                next(c for c in task.nominal_plan if c.name == "confirm_booking"), task.nominal_plan[-1]]
         score, checks, arena = played("STTArena/Airline-S3-easy", seed, plan)
         assert score == 1.0 and not arena.log.revealed, (seed, checks)
 
@@ -530,7 +532,8 @@ def next_flight_policy(env, seed: int, reread: bool) -> float:
 
 
 def rebook_same_policy(env, seed: int) -> float:
-    """Confirm the original itinerary blind: the nominal plan, then hold the same flights again and ticket them."""
+    """Confirm the original itinerary blind: the nominal plan, then hold the same flights again and ticket them
+    with the passport the nominal plan recorded."""
     env.reset(seed=seed)
     task, saved = env.unwrapped.task, {}
     for c in task.nominal_plan:
@@ -539,6 +542,8 @@ def rebook_same_policy(env, seed: int) -> float:
     again = call(env, "hold_itinerary", **hold.arguments)
     if again["success"]:
         call(env, "confirm_booking", booking_id=again["data"]["booking_id"])
+        call(env, "record_travel_document", booking_id=again["data"]["booking_id"],
+             document_number=task.nominal_plan[-1].arguments["document_number"])
     return finish(env)["score"]
 
 
@@ -713,3 +718,64 @@ def test_an_impossible_trip_s_refusal_says_why_the_other_routings_fail_too(confl
     alone = refusal(f"I'm sorry, I can't book this trip: {change}.")
     assert alone["score"] == 0.0 and not alone["named_why_no_alternative"], alone
     assert all(passed for name, passed in alone.items() if name not in ("score", "named_why_no_alternative")), alone
+
+
+# ------------------------------------------ hard: the passport on the traveller's profile switches after the recovery
+
+
+def test_the_passport_is_asked_for_and_answered_alike_at_every_level_and_switches_only_at_hard():
+    # A sentence or an answer only hard has would tell the agent the level; below hard the profile's passport holds.
+    question = "Which passport should I record on your ticket?"
+    for conflict in CONFLICTS:
+        replies = set()
+        for level in ("easy", "medium", "hard", "impossible"):
+            env, arena = start(f"STTArena/Airline-{conflict}-{level}", seed=1)
+            assert PASSPORT in arena.task.query and "current" not in arena.task.query
+            assert ("passport_switched" in [t.name for t in arena.task.triggers]) == (level == "hard")
+            replies.add(call(env, "chat_with_user", message=question)["data"]["reply"])
+        assert len(replies) == 1 and "passenger profile" in replies.pop(), conflict
+
+
+def stale(task) -> list[Call]:
+    """The oracle without its second look at the profile: the passport read at first stays on the ticket."""
+    records = [i for i, c in enumerate(task.oracle) if c.name == "record_travel_document"]
+    return task.oracle[:records[0] + 1] + task.oracle[records[-1] + 1:]
+
+
+@pytest.mark.parametrize("conflict", CONFLICTS)
+def test_at_hard_the_passport_switches_once_the_recovery_is_ticketed_and_only_the_profile_shows_it(conflict):
+    # The switch waits for the recovery's ticket and a recorded passport, whichever routing the recovery took, and
+    # leaves every write working: the number read at the start and recorded on the ticket goes stale.
+    for env, seed, task, switch in second_changes(f"STTArena/Airline-{conflict}-hard", "passport_switched",
+                                                  "get_passenger_profile"):
+        traveller = switch.observable.args["passenger_id"]
+        log = rollout(env, PlanAgent(task.oracle), seed=seed).info["trigger_log"]
+        assert log[-1]["during"] == "record_travel_document"
+        assert {tuple(c["path"].split(".")[:2]) for c in log[-1]["changes"]} == {("passengers", traveller)}
+        first = task.initial_state["passengers"][traveller]["travel_document"]
+        assert env.unwrapped.world.state["documents"][first] == task.initial_state["documents"][first]
+        traj = rollout(env, PlanAgent(stale(task)), seed=seed)
+        passed = {c["name"]: c["passed"] for c in traj.info["checklist"]}
+        # the recovered ticket still counts; the stale passport fails what it was for
+        assert passed["ticketed"] and not passed["passport_recorded"] and 0.0 < traj.reward < 1.0, passed
+        assert all(c["result"]["success"] for c in env.unwrapped.log.calls if c["name"] == "record_travel_document")
+        nominal = rollout(env, PlanAgent(task.nominal_plan), seed=seed)
+        assert "passport_switched" not in [e["trigger"] for e in nominal.info["trigger_log"]]
+
+
+@pytest.mark.parametrize("conflict", ["T2", "S1", "ST2"])
+def test_a_passport_recorded_on_the_hold_goes_stale_at_the_ticket(conflict):
+    # Whichever order the agent works in, the switch comes at the later of the ticket and the record (not T1, whose
+    # five-minute holds outlive no record before the ticket).
+    env_id = f"STTArena/Airline-{conflict}-hard"
+    for seed in range(2):
+        task = start(env_id, seed)[1].task
+        plan = stale(task)
+        record = next(i for i, c in enumerate(plan) if c.name == "record_travel_document")
+        ticket = max(i for i, c in enumerate(plan[:record]) if c.name == "confirm_booking")
+        early = plan[:ticket] + [plan[record], plan[ticket]] + plan[ticket + 1:record] + plan[record + 1:]
+        traj = rollout(gym.make(env_id), PlanAgent(early), seed=seed)
+        assert traj.info["trigger_log"][-1]["trigger"] == "passport_switched"
+        assert traj.info["trigger_log"][-1]["during"] == "confirm_booking"
+        passed = {c["name"]: c["passed"] for c in traj.info["checklist"]}
+        assert passed["ticketed"] and not passed["passport_recorded"] and 0.0 < traj.reward < 1.0, passed

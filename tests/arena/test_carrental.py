@@ -503,6 +503,18 @@ def test_an_extra_write_after_the_oracle_fails_the_collateral_gate(extra):
     assert not next(c for c in info["checklist"] if c["name"] == "no_collateral_change")["passed"]
 
 
+def test_s2_medium_the_car_called_back_from_the_road_leaves_no_transfer_on_its_way():
+    # A round-nine reviewer found the recalled car's transfer still on its way in the final state.
+    for seed in range(3):
+        env = gym.make("STTArena/CarRental-S2-medium")
+        traj = rollout(env, OracleAgent(), seed=seed)
+        world = env.unwrapped.world
+        first = next(c.arguments["vehicle_id"] for c in env.unwrapped.task.nominal_plan if c.name == "transfer_vehicle")
+        recalled = [t for t in world.transfers.values() if t["vehicle"] == first]
+        assert traj.reward == 1.0 and recalled and all(t["status"] == "recalled" for t in recalled), recalled
+        assert world.vehicles[first]["depot"] == recalled[0]["origin"] and not world.vehicles[first]["available_from"]
+
+
 def test_a_stored_task_replays_and_each_seed_draws_a_different_city():
     env, arena = start("STTArena/CarRental-S2-hard", seed=11)
     stored = json.loads(arena.task.model_dump_json())

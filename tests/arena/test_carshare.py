@@ -9,18 +9,20 @@ import re
 import gymnasium as gym
 import pytest
 
-from tests.arena.harness import WorldHarness
+from tests.arena.harness import WorldHarness, second_changes
 from tests.arena.withheld import assert_unpredictable, assert_withheld_story, question, unasked
 from sttgym.agents import NominalAgent, OracleAgent, PlanAgent  # importing sttgym registers the ids
 from sttgym.agents.probes import BlindWriter
+from sttgym.envs.arena.carshare.generator import APPOINTMENT
 from sttgym.envs.arena.carshare.world import CarShareWorld, walk_minutes
 from sttgym.judge.rule import names_fact
 from sttgym.rollout import rollout
-from sttgym.task import resolve
+from sttgym.task import Call, resolve
 from sttgym.user import RuleUser
 
 START = "2025-03-04T18:00"
 CONFLICTS = ["T1", "T2", "T3", "S1", "S2", "S3", "ST1", "ST2", "ST3"]
+APPOINTED = ["T2", "T3", "S1", "S2", "ST1", "ST2", "ST3"]  # the stories whose member drives to an appointment
 
 
 def city() -> dict:
@@ -139,6 +141,28 @@ def test_a_trip_starts_only_where_the_car_stands_within_the_credit_limit_and_wit
     assert w("start_trip", reservation_id=rid, member_zone_id="ZN-B", destination_zone_id="ZN-C",
              promo_code="HALF-1")["success"]  # 2.1 + 0.6 + 2 = 4.7, half off: 2.35
     assert w.world.state["promotions"]["HALF-1"]["used"] == 1
+
+
+def test_an_open_trip_is_sent_elsewhere_within_the_credit_limit_and_the_ride_reads_the_profile_at_the_end(w):
+    w.world.state["members"]["MB-1"].update(appointment_zone="ZN-C", appointment_note="client meeting")
+    ride = {"member": "MB-1", "home": "ZN-A", "max_walk": 5, "category": "compact", "min_level": 30,
+            "destination": "", "energy": "", "promo": False, "by": ""}
+    holds = lambda name, **kw: w.world.holds({"name": name, "args": kw})  # noqa: E731
+    rid = w("reserve_car", member_id="MB-1", car_id="CS-1")["data"]["reservation_id"]
+    trip = w("start_trip", reservation_id=rid, member_zone_id="ZN-A", destination_zone_id="ZN-B")["data"]["trip_id"]
+    assert holds("riding", ride=ride) and not holds("riding_to_appointment", ride=ride)
+    w.world.state["members"]["MB-1"]["credit_limit"] = 5
+    w.refused("change_destination", "credit limit", trip_id=trip, destination_zone_id="ZN-C")  # 6.2 over 5
+    w.refused("change_destination", "no zone", trip_id=trip, destination_zone_id="ZN-X")
+    w.world.state["members"]["MB-1"]["credit_limit"] = 20
+    moved = w("change_destination", trip_id=trip, destination_zone_id="ZN-C")
+    assert moved["success"] and moved["data"]["estimate"] == 6.2  # priced from where it started, as a fresh trip
+    assert moved["data"]["planned_end_at"] == "2025-03-04T18:12"  # started 18:02, ten minutes' drive
+    assert holds("riding_to_appointment", ride=ride)
+    w.world.state["members"]["MB-1"]["appointment_zone"] = "ZN-B"  # the profile as it reads at the end decides
+    assert not holds("riding_to_appointment", ride=ride) and holds("riding", ride=ride)
+    w("end_trip", trip_id=trip, zone_id="ZN-C")
+    w.refused("change_destination", "ended", trip_id=trip, destination_zone_id="ZN-B")
 
 
 def test_a_trip_ends_only_where_parking_is_open_and_petrol_is_allowed(w):
@@ -467,7 +491,8 @@ def test_the_member_answers_alike_on_every_level(conflict):
             return next((tuple(a.keywords) for a in answers if a.text == reply), re.sub(r"\S*\d\S*", "#", reply))
 
         replies.add(tuple(kind(user.reply(q)) for q in ("Is there a requirement for where you pick it up?",
-                                                         "Is there a deadline?", "What is your member id?")))
+                                                         "Is there a deadline?", "What is your member id?",
+                                                         "Which destination should the trip be planned to?")))
     assert len(replies) == 1, replies
 
 
@@ -513,3 +538,74 @@ def zone_cues(task) -> dict[str, bool]:
 @pytest.mark.parametrize("env_id", ["STTArena/CarShare-S3-medium", "STTArena/CarShare-T2-hard"])
 def test_nothing_the_tools_show_tells_which_zone_the_member_needs(env_id):
     assert_unpredictable(env_id, lambda env, seed: zone_cues(env.unwrapped.task))
+
+
+# ------------------------------------------------ the appointment (hard: it moves)
+
+
+def sentences(task, member: str) -> set[str]:
+    """The query's sentences with the member's name, the car they want, every id and number masked: what stays the
+    same across the levels' cities."""
+    query = task.query.replace(task.initial_state["members"][member]["name"], "#")
+    query = re.sub(r"\ban? (?:electric )?(?:city car|compact car|estate car|8-seat van) \(category \w+\)", "#", query)
+    return {re.sub(r"\S*\d\S*|ZN-[A-Z]+", "#", x) for x in re.split(r"(?<=[.?!])\s+", query)}
+
+
+@pytest.mark.parametrize("conflict", APPOINTED)
+def test_the_appointment_is_asked_for_at_every_level_and_moves_only_at_hard(conflict):
+    # A request only hard makes would tell the agent the level: at every level the zone comes from the profile alone.
+    said = {}
+    for level in ("easy", "medium", "hard", "impossible"):
+        task = start(f"STTArena/CarShare-{conflict}-{level}", seed=1)[1].task
+        member = next(c.arguments["member_id"] for c in task.oracle if "member_id" in c.arguments)
+        zone = task.initial_state["members"][member]["appointment_zone"]
+        planned = next(c for c in task.nominal_plan if c.name == "start_trip").arguments["destination_zone_id"]
+        assert APPOINTMENT in task.query and zone == planned and zone not in task.query
+        assert ("appointment_moved" in [t.name for t in task.triggers]) == (level == "hard")
+        said[level] = sentences(task, member)
+    assert said["hard"] <= said["easy"] | said["medium"] | said["impossible"], said
+
+
+def without(plan: list, name: str) -> list:
+    return [c for c in plan if c.name != name]
+
+
+@pytest.mark.parametrize("conflict", APPOINTED)
+def test_at_hard_the_appointment_moves_after_the_story_s_change_and_only_the_profile_shows_it(conflict):
+    # Once the recovery rides to the appointment (whichever car), the profile names another zone: the trip planned to
+    # the zone read at the start goes stale, yet still counts as the ride; nothing but get_member shows the move.
+    for env, seed, task, moved in second_changes(f"STTArena/CarShare-{conflict}-hard", "appointment_moved",
+                                                 "get_member"):
+        member = moved.observable.args["member_id"]
+        log = rollout(env, PlanAgent(task.oracle), seed=seed).info["trigger_log"]
+        assert log[-1]["during"] == "start_trip"
+        stale = without(task.oracle, "change_destination")
+        traj = rollout(env, PlanAgent(stale), seed=seed)
+        passed = {c["name"]: c["passed"] for c in traj.info["checklist"]}
+        assert passed["riding"] and not passed["to_appointment"] and 0.0 < traj.reward < 1.0
+        assert all(op.args["path"][:2] == ["members", member] for op in moved.effect)  # the old zone stays as it is
+        old = task.initial_state["members"][member]["appointment_zone"]
+        blind = [*without(stale, "get_member"), Call(name="list_member_trips", arguments={"member_id": member}),
+                 Call(name="get_zone", arguments={"zone_id": old})]
+        rollout(env, PlanAgent(blind), seed=seed)
+        assert not env.unwrapped.log.noticed("appointment_moved")  # the trip and the old zone read as they were
+        nominal = rollout(env, PlanAgent(task.nominal_plan), seed=seed)
+        assert "appointment_moved" not in [e["trigger"] for e in nominal.info["trigger_log"]]
+
+
+@pytest.mark.parametrize("conflict", ["S1", "T3"])
+def test_the_appointment_moves_at_the_later_of_the_unlock_and_the_trip_planned_there(conflict):
+    # A recovery planned elsewhere first meets the move only once it sends the trip to the appointment.
+    env = gym.make(f"STTArena/CarShare-{conflict}-hard")
+    for seed in range(3):
+        env.reset(seed=seed)
+        task = env.unwrapped.task
+        last = max(i for i, c in enumerate(task.oracle) if c.name == "start_trip")
+        planned, fix = task.oracle[last].arguments["destination_zone_id"], next(
+            c for c in task.oracle if c.name == "change_destination")
+        detour = [*task.oracle[:last], task.oracle[last].model_copy(update={"arguments": {
+            **task.oracle[last].arguments, "destination_zone_id": fix.arguments["destination_zone_id"]}}),
+            fix.model_copy(update={"arguments": {**fix.arguments, "destination_zone_id": planned}}),
+            *task.oracle[last + 1:]]
+        traj = rollout(env, PlanAgent(detour), seed=seed)
+        assert traj.info["trigger_log"][-1]["during"] == "change_destination" and traj.reward == 1.0

@@ -24,7 +24,8 @@ START = "2024-05-06T09:00"
 
 
 def network() -> dict:
-    """A ward, a hub and two labs: W-H 10 min, H-L1 15, W-L2 30, H-L2 20; a refrigerated specimen at W."""
+    """A ward with two doctors (DOC-1 on call), a hub and two labs: W-H 10 min, H-L1 15, W-L2 30, H-L2 20; a
+    refrigerated specimen at W."""
     def lab(limit: int, used: int, close: str = "18:00") -> dict:
         return {"status": "open", "notice": "", "tests": ["TROP"], "intake": {"open": "07:00", "close": close},
                 "capacity": {"limit": limit, "used": {"2024-05-06": used}}}
@@ -37,8 +38,10 @@ def network() -> dict:
         return {"name": kind, "kind": kind, "access": "open", "notice": ""}
 
     return {
-        "sites": {"WRD-1": {**site("ward"), "on_call": "Dr Varga", "bleep": "4417"}, "HUB-1": site("hub"),
-                  "LAB-1": site("lab"), "LAB-2": site("lab")},
+        "sites": {"WRD-1": {**site("ward"), "on_call": "DOC-1"}, "HUB-1": site("hub"), "LAB-1": site("lab"),
+                  "LAB-2": site("lab")},
+        "clinicians": {"DOC-1": {"name": "Dr Varga", "ward": "WRD-1", "bleep": "4417"},
+                       "DOC-2": {"name": "Dr Moreau", "ward": "WRD-1", "bleep": "5120"}},
         "roads": {"RD-1": {"a": "WRD-1", "b": "HUB-1", "minutes": 10, "open": True, "note": ""},
                   "RD-2": {"a": "HUB-1", "b": "LAB-1", "minutes": 15, "open": True, "note": ""},
                   "RD-3": {"a": "WRD-1", "b": "LAB-2", "minutes": 30, "open": True, "note": ""},
@@ -138,17 +141,21 @@ def test_intake_window_and_stability_limit_are_enforced(w):
     assert w("get_specimen", specimen_id="SP-1")["data"]["stable_until"] == "2024-05-06T09:40"
 
 
-def test_the_bleep_goes_on_a_pending_accession_and_counts_while_the_wards_record_shows_it(w):
-    assert w("get_site", site_id="WRD-1")["data"]["bleep"] == "4417"
+def test_the_bleep_goes_on_a_pending_accession_and_counts_while_the_wards_record_names_its_doctor(w):
+    assert w("get_site", site_id="WRD-1")["data"]["on_call"] == "DOC-1"
+    assert w("get_clinician", clinician_id="DOC-1")["data"]["bleep"] == "4417"
+    assert not w("get_clinician", clinician_id="WRD-1")["success"]
     assert w("accession_specimen", specimen_id="SP-1", lab_id="LAB-1")["success"]
     before = copy.deepcopy(w.world.state)
     worded = w("set_result_contact", accession_id="ACC-11", bleep="bleep 4417")
     assert not worded["success"] and "four digits" in worded["error"] and w.world.state == before
     assert w("set_result_contact", accession_id="ACC-11", bleep=" 4417 ")["success"]
     assert not w.holds("contact_current", order_id="ORD-1")  # no run yet: the result goes nowhere
+    assert not w.holds("contact_recorded", order_id="ORD-1")
     assert w("book_pickup", specimen_id="SP-1", courier_id="CR-1", accession_id="ACC-11")["success"]
-    assert w.holds("contact_current", order_id="ORD-1")
-    w.world.sites["WRD-1"].update(on_call="Dr Moreau", bleep="5120")  # a handover: nothing the agent made shows it
+    assert w.holds("contact_current", order_id="ORD-1") and w.holds("contact_recorded", order_id="ORD-1")
+    w.world.sites["WRD-1"]["on_call"] = "DOC-2"  # a handover: nothing the agent made or read but the ward shows it
+    assert w("get_clinician", clinician_id="DOC-1")["data"]["bleep"] == "4417"
     assert not w.holds("contact_current", order_id="ORD-1") and w.holds("routed", order_id="ORD-1")
     assert w("set_result_contact", accession_id="ACC-11", bleep="5120")["success"]  # a booked run does not stop it
     assert w.holds("contact_current", order_id="ORD-1")
@@ -353,9 +360,10 @@ def test_an_unrelated_write_after_the_recovery_fails_the_collateral_gate():
     _, arena = start(env_id, seed=0)
     task = arena.task
     order = focus(task)
-    other = next(o for o in task.initial_state["orders"] if o != order)
-    spec = task.initial_state["orders"][other]["specimen"]
     lab = next(c.arguments["lab_id"] for c in task.oracle if c.name == "accession_specimen")
+    other = next(o for o, x in task.initial_state["orders"].items()
+                 if o != order and x["test"] in task.initial_state["labs"][lab]["tests"])  # one the lab can take
+    spec = task.initial_state["orders"][other]["specimen"]
     for extra in (Call(name="request_recollection", arguments={"order_id": other, "reason": "just in case"}),
                   Call(name="accession_specimen", arguments={"specimen_id": spec, "lab_id": lab})):
         traj = rollout(gym.make(env_id), PlanAgent([*task.oracle[:-1], extra]), seed=0)
@@ -505,7 +513,11 @@ def test_every_level_asks_for_the_bleep_in_the_same_words_and_the_ward_answers_a
             queries.add(template(task))
             replies |= {RuleUser(task.profile).reply(q) for q in questions}
     assert len(queries) == 1, queries
-    assert replies == {"Whoever is on call for us is always on our ward's site record: use the bleep it shows."}
+    assert replies == {"Our ward's site record names our on-call doctor, and their clinician record has the bleep."}
+    # words saying the value may move send a careful agent back to the record before it finishes (arena-v12's
+    # "whoever is on call": 4 of 4 hard episodes re-read it), which would tell nothing of the level apart
+    said = f"{CONTACT} {replies.pop()}".lower()
+    assert not [word for word in ("whoever", "now", "current", "always", "latest") if re.search(rf"\b{word}\b", said)]
 
 
 @pytest.mark.parametrize("conflict", ["T2", "S1", "ST3"])
@@ -522,7 +534,8 @@ def test_a_recovery_that_never_records_the_bleep_does_not_pass_at_any_level(conf
 
 
 def looks(task, ward: str) -> list[Call]:
-    """Reads of what the recovery made and used, and of the other sites; none of them is the ward's record."""
+    """Reads of what the recovery made and used, of the doctor the agent knows, and of the other sites; none of them
+    is the ward's record."""
     state, order = task.initial_state, focus(task)
     spec = state["orders"][order]["specimen"]
     booked = [c.arguments for c in task.oracle if c.name == "book_pickup"][-1]
@@ -532,18 +545,31 @@ def looks(task, ward: str) -> list[Call]:
             Call(name="get_custody", arguments={"specimen_id": spec}),
             Call(name="get_run", arguments={"run_id": Ref(step="r1", path=("data", "run_id"))}),
             Call(name="get_courier", arguments={"courier_id": booked["courier_id"]}),
+            Call(name="get_clinician", arguments={"clinician_id": state["sites"][ward]["on_call"]}),
             Call(name="list_orders", arguments={"ward_id": ward}), Call(name="list_labs", arguments={}),
             Call(name="list_sites", arguments={"kind": "lab"}), Call(name="get_site", arguments={"site_id": hub})]
 
 
+def bleep_late(plan: list[Call], bleep: str) -> tuple[list[Call], int]:
+    """``plan`` recording no bleep until its last booking is made, then ``bleep`` on that booking's accession; the
+    plan and the index of that write."""
+    book = max(i for i, c in enumerate(plan) if c.name in ("book_pickup", "schedule_handoff"))
+    late = Call(name="set_result_contact", arguments={"accession_id": plan[book].arguments["accession_id"],
+                                                       "bleep": bleep})
+    before = [c for c in plan[:book] if c.name != "set_result_contact"]
+    return [*before, plan[book], late, *plan[book + 1:]], len(before) + 1
+
+
 @pytest.mark.parametrize("conflict", CONFLICTS)
 def test_at_hard_the_on_call_hands_over_once_the_recovery_is_booked_and_only_the_wards_record_shows_it(conflict):
-    # The second change waits for the first run booked after the story's change, whichever lab and courier the
-    # recovery took, and leaves every write working: the bleep read at the start and recorded on the accession is
-    # stale, and no read of the run, the order, the labs or the couriers says so.
+    # The second change waits for the later of the first run booked after the story's change (whichever lab and
+    # courier the recovery took) and a bleep on its accession, and leaves every write working: the bleep recorded
+    # is stale, and no read of the run, the order, the labs, the couriers or the doctor it came from says so.
     hard = f"STTArena/ClinicalLab-{conflict}-hard"
     for env, seed, task, moved in second_changes(hard, "on_call_handover", "get_site"):
         ward = moved.observable.args["site_id"]
+        first = task.initial_state["sites"][ward]["on_call"]
+        planned = task.initial_state["clinicians"][first]["bleep"]
         reread = max(i for i, c in enumerate(task.oracle) if c.name == "get_site")
         plan = [*task.oracle[:reread], *looks(task, ward), *task.oracle[reread:]]
         traj = rollout(env, PlanAgent(plan), seed=seed)
@@ -551,12 +577,24 @@ def test_at_hard_the_on_call_hands_over_once_the_recovery_is_booked_and_only_the
         assert traj.reward == 1.0 and traj.info["trigger_log"][-1]["during"] == "book_pickup", traj.info["checklist"]
         shown = log.calls[log.revealed["on_call_handover"]]
         assert (shown["name"], shown["arguments"]) == ("get_site", {"site_id": ward})
-        planned = task.initial_state["sites"][ward]["bleep"]
-        stale = [c.model_copy(update={"arguments": {**c.arguments, "bleep": planned}})
-                 if c.name == "set_result_contact" else c for c in task.oracle]
-        traj = rollout(env, PlanAgent(stale), seed=seed)
-        checks = {c["name"]: c["passed"] for c in traj.info["checklist"]}
-        # the recovered run still counts; the stale bleep fails what it was for
-        assert checks["rerouted"] and not checks["contact_current"] and 0.0 < traj.reward < 1.0, checks
+        known = next(s for s in traj.steps[reread:] if s["action"].get("arguments") == {"clinician_id": first})
+        assert json.loads(known["observation"])["data"]["bleep"] == planned  # the doctor it knows is as they were
+        successor = task.initial_state["clinicians"][env.unwrapped.world.state["sites"][ward]["on_call"]]
+        assert successor["ward"] == ward and successor["bleep"] != planned
+        # the bleep written after the booking is as stale: the handover waits for it
+        late, at = bleep_late(task.oracle, planned)
+        traj = rollout(env, PlanAgent(late), seed=seed)
+        handover = traj.info["trigger_log"][-1]
+        assert traj.reward == 1.0 and handover["trigger"] == "on_call_handover" and handover["during"] == \
+            "set_result_contact" and handover["call_index"] == at + 1  # the calls after that write see it
+        unrecorded = [c for c in task.oracle if c.name != "set_result_contact"]
+        assert "on_call_handover" not in [e["trigger"] for e in rollout(env, PlanAgent(unrecorded), seed=seed)
+                                          .info["trigger_log"]]
+        for stale in ([c.model_copy(update={"arguments": {**c.arguments, "bleep": planned}})
+                       if c.name == "set_result_contact" else c for c in task.oracle], late[:at + 1]):
+            traj = rollout(env, PlanAgent(stale), seed=seed)
+            checks = {c["name"]: c["passed"] for c in traj.info["checklist"]}
+            # the recovered run still counts; the stale bleep fails what it was for
+            assert checks["rerouted"] and not checks["contact_current"] and 0.0 < traj.reward < 1.0, checks
         nominal = rollout(env, PlanAgent(task.nominal_plan), seed=seed)
         assert "on_call_handover" not in [e["trigger"] for e in nominal.info["trigger_log"]]

@@ -24,7 +24,7 @@ from sttgym.geo import shortest_route
 from sttgym.task import Call, Ref
 from sttgym.tools import collect_tools, validate_arguments
 from sttgym.validation import PANEL
-from tests.arena.harness import second_changes
+from tests.arena.harness import by_level, second_changes
 from tests.arena.withheld import assert_unpredictable, assert_withheld_story, question, unasked
 
 
@@ -62,7 +62,8 @@ def free(world, base, lot):
     ("get_cooling_unit_status", ("CU-0",)), ("list_depot_maintenance_schedule", ("HUB-X",)),
     ("get_shipment_journey_status", ("SHP-0",)), ("get_route_stop_details", ("VH-000",)),
     ("get_goods_inventory_at_site", ("",)), ("list_clinic_immunization_schedule", ("DPT-00",)),
-    ("list_operational_hours", ("x" * 500,)), ("get_travel_time", ("A", "B")), ("list_roads", ("RD-0",))])
+    ("list_operational_hours", ("x" * 500,)),
+    ("get_registration_list", ("IMM-0",)), ("get_travel_time", ("A", "B")), ("list_roads", ("RD-0",))])
 def test_reads_of_unknown_ids_fail_without_changing_anything(region, call):
     base, world = region
     before = copy.deepcopy(world.state)
@@ -468,9 +469,10 @@ def test_hard_cascades_the_medium_fix_is_not_enough(conflict):
         if conflict == "S1":  # ship with the relocated van without servicing its unit first
             return _without(task.oracle, "schedule_cooling_unit_reset", "record_cooling_unit_reset")
         final = dispatched(task.oracle)
-        # T1: the user's own van fetches from the city hub; T2: the requisitioned city van carries the doses
-        requisitioned = task.triggers[-1].effect[0].args["path"][1]
-        return _swap_van(task, final, van if conflict == "T1" else requisitioned)
+        if conflict == "T1":  # the user's own van fetches from the city hub
+            return _swap_van(task, final, van)
+        requisitioned = next(t for t in task.triggers if t.name == "city_van_requisitioned").effect[0].args["path"][1]
+        return _swap_van(task, final, requisitioned)  # T2: the requisitioned city van carries the doses
 
     traj, _ = play(env_id, medium_fix, seed=4)
     assert traj.reward < 1.0
@@ -478,15 +480,12 @@ def test_hard_cascades_the_medium_fix_is_not_enough(conflict):
 
 
 RECOUNT = "session_recounted"
-# The stories whose hard level meets late registrations. T2 and ST3 change the session's own entry (its start, its
-# team's timetable), so there the schedule is a record the story already sends the agent back to.
-RECOUNTED = ("T1", "T3", "S1", "S2", "S3", "ST1", "ST2")
 
 
 def needed(task) -> int:
     """The doses the session needs once the late registrations of a hard level came."""
     (recount,) = [t for t in task.triggers if t.name == RECOUNT]
-    return next(op.args["value"] for op in recount.effect if op.args["path"][-1] == "doses")
+    return next(op.args["value"] for op in recount.effect if op.args["path"][-1] == "registered")
 
 
 def topping_up(call) -> bool:
@@ -509,7 +508,8 @@ def reads_showing(env, trigger) -> list[tuple[str, dict]]:
     state, product = world.state, product_of(env.unwrapped.task)
     ids = {"site_id": [s for c in ("distribution_hubs", "depots", "clinics") for s in sorted(state[c])],
            "vehicle_id": sorted(state["vehicles"]), "cooling_unit_id": sorted(state["cooling_units"]),
-           "depot_id": sorted(state["depots"]), "shipment_id": sorted(state["shipments"]), "product": [product]}
+           "depot_id": sorted(state["depots"]), "shipment_id": sorted(state["shipments"]), "product": [product],
+           "registration_list_id": sorted(state["registration_lists"])}
     ids["origin_site_id"] = ids["destination_site_id"] = ids["site_id"]
     tools, twin = collect_tools(world), collect_tools(ColdChainWorld(undone, world.clock))
     shown = []
@@ -524,15 +524,15 @@ def reads_showing(env, trigger) -> list[tuple[str, dict]]:
     return shown
 
 
-@pytest.mark.parametrize("conflict", RECOUNTED)
-def test_at_hard_late_registrations_raise_the_count_once_the_recovery_commits_and_only_the_schedule_shows_it(
-        conflict):
+@pytest.mark.parametrize("conflict", CONFLICTS)
+def test_at_hard_late_registrations_raise_the_count_once_the_recovery_commits_and_only_the_list_shows_it(conflict):
     """The second change waits for the recovery's first commitment after the story's change, whichever lot, site or
-    van it chose, and leaves every write working and every booking as the agent left it: only the clinic's schedule
-    shows the new count. The recovery made with the count read at the start keeps the milestone of its own, not the
-    goal; the stale plan never gets that far and never meets it."""
+    van it chose, and leaves every write working and every booking as the agent left it: only the session's
+    registration list shows the new count, one hop behind the schedule, which still names the same list (and which
+    T2 and ST3 send the agent back to for their own change). The recovery made with the count read at the start
+    keeps the milestone of its own, not the goal; the stale plan never gets that far and never meets it."""
     hard = f"STTArena/ColdChain-{conflict}-hard"
-    for env, seed, task, recount in second_changes(hard, RECOUNT, "list_clinic_immunization_schedule"):
+    for env, seed, task, recount in second_changes(hard, RECOUNT, "get_registration_list"):
         met = sttgym.rollout(env, PlanAgent(task.oracle), seed=seed).info["trigger_log"][-1]
         assert met["during"] in ("create_new_shipment", "assign_shipment_to_vehicle")
         stale = [c for c in task.oracle if not topping_up(c)]
@@ -540,22 +540,20 @@ def test_at_hard_late_registrations_raise_the_count_once_the_recovery_commits_an
         passed = {c["name"]: c["passed"] for c in traj.info["checklist"]}
         assert passed["alternative_secured"] and not passed["dispatched_in_time"] and not passed["doses_delivered"]
         assert 0.0 < traj.reward < 1.0 and RECOUNT in fired(traj)
-        clinic = recount.observable.args["site_id"]
-        assert reads_showing(env, RECOUNT) == [("list_clinic_immunization_schedule", {"site_id": clinic})]
+        assert reads_showing(env, RECOUNT) == [("get_registration_list", recount.observable.args)]
         unmoved = task.model_copy(update={"triggers": task.triggers[:-1]})
         alike = sttgym.rollout(gym.make(env.spec.id), PlanAgent(stale), seed=seed, options={"task": unmoved})
         differ = [s["action"] for s, t in zip(traj.steps, alike.steps) if s["observation"] != t["observation"]]
-        assert differ and all(a["name"] == "list_clinic_immunization_schedule" for a in differ)  # every write alike
+        assert differ and all(a["name"] == "get_registration_list" for a in differ)  # every write alike
         assert RECOUNT not in fired(sttgym.rollout(env, PlanAgent(task.nominal_plan), seed=seed))
 
 
-def test_the_count_moves_only_at_hard_and_never_in_the_sessions_own_stories():
+def test_the_count_moves_only_at_hard():
     """Impossible levels stay impossible with the same refusal: the count never moves there, nor below hard."""
     for env_id in sttgym.arena_ids("ColdChain"):
         env = gym.make(env_id)
         env.reset(seed=0)
-        conflict, level = env_id.split("-")[1:]
-        assert (RECOUNT in {t.name for t in env.unwrapped.task.triggers}) == (level == "hard" and conflict in RECOUNTED)
+        assert (RECOUNT in {t.name for t in env.unwrapped.task.triggers}) == env_id.endswith("hard")
 
 
 @pytest.mark.parametrize("conflict", ["S1", "ST2"])
@@ -583,15 +581,16 @@ def test_the_raised_count_booked_again_instead_of_topped_up_scores_full_marks(co
 
 
 @pytest.mark.parametrize("conflict", CONFLICTS)
-def test_every_level_takes_the_count_from_the_schedule_in_the_same_words(conflict):
-    """The request names no count of its own and takes it from the clinic's schedule at every level alike: a
-    sentence only the hard level had would tell the agent the level."""
+def test_every_level_takes_the_count_from_the_registration_list_in_the_same_words(conflict):
+    """The request names no count of its own and takes it from the session's registration list at every level alike:
+    a sentence only the hard level had would tell the agent the level. It names the list once as where the count
+    comes from, never in words that say the count moves (players who read "always lists ... now" re-read the
+    schedule before finishing and caught the hard level's change)."""
     queries = set()
-    for level in ("easy", "medium", "hard", "impossible"):
-        env = gym.make(f"STTArena/ColdChain-{conflict}-{level}")
-        env.reset(seed=0)
-        query = env.unwrapped.task.query
+    for level, env, task in by_level(f"STTArena/ColdChain-{conflict}", seed=0):
+        query = task.query
         assert COUNT in query and not re.search(r"\d+ doses", query), query
+        assert not MOVING.search(query), query
         queries.add(blanked(query.replace(f" {CONSULT}", "").replace(product_of(env.unwrapped.task), "#")))
     assert len(queries) == 1, queries
 
@@ -626,6 +625,10 @@ def test_impossible_needs_the_blocking_fact_and_no_forbidden_change():
                                                                                "no_collateral_change"]
 
 
+# Words that tell an agent a value moves, so that it re-reads the record before finishing.
+MOVING = re.compile(r"\b(now|current|currently|always|latest|live|up to date|still|whoever)\b", re.IGNORECASE)
+
+
 def blanked(text: str) -> str:
     """A reply with its ids, dates, times and numbers (signs too: the product's band is drawn) blanked, much as
     validation's solvability panel compares them."""
@@ -641,9 +644,7 @@ def test_the_user_answers_alike_at_every_level_and_names_no_lot(conflict):
     hard level's late registrations would leave stale; the stock question is answered only when asked, and never
     with a lot id."""
     replies = {}
-    for level in ("easy", "medium", "hard", "impossible"):
-        env = gym.make(f"STTArena/ColdChain-{conflict}-{level}")
-        env.reset(seed=0)
+    for level, env, task in by_level(f"STTArena/ColdChain-{conflict}", seed=0):
 
         def say(text):
             return env.step({"name": "chat_with_user", "arguments": {"message": text}})[4]["result"]["data"]["reply"]
@@ -656,7 +657,8 @@ def test_the_user_answers_alike_at_every_level_and_names_no_lot(conflict):
                                                 *PANEL))
         assert "no fewer and no more" in replies[level][0]
         count = say("How many doses are needed?")
-        assert "immunization schedule" in count and not re.search(r"\d+ doses", count), count
+        assert "registration list" in count and not re.search(r"\d+ doses", count), count
+        assert not MOVING.search(count), count
     assert len(set(replies.values())) == 1, replies
 
 
@@ -786,19 +788,20 @@ def test_s1_easy_a_refused_booking_that_names_the_depot_is_noticing_enough():
                                                               "quantity"))
         van = next(c for c in task.nominal_plan if c.name == "assign_shipment_to_vehicle").arguments["vehicle_id"]
         depot = next(op.args["value"] for op in task.triggers[0].effect if op.args["path"][-1] == "site_id")
-        schedule = Call(name="list_clinic_immunization_schedule", arguments={"site_id": clinic})
+        count = [Call(name="list_clinic_immunization_schedule", arguments={"site_id": clinic}),
+                 next(c for c in task.nominal_plan if c.name == "get_registration_list")]
         for carrier, stops in ((van, [hub, depot, clinic]), (cold_vans(task, depot)[0], [depot, clinic])):
-            plan = [schedule, create, *delivery("ship", lot, depot, clinic, qty, carrier, stops)]
+            plan = [*count, create, *delivery("ship", lot, depot, clinic, qty, carrier, stops)]
             traj = sttgym.rollout(gym.make(env_id), PlanAgent(plan), seed=seed)
-            assert json.loads(traj.steps[1]["observation"])["error"].startswith(f"lot {lot} is stored at {depot}")
+            assert json.loads(traj.steps[2]["observation"])["error"].startswith(f"lot {lot} is stored at {depot}")
             assert traj.reward == 1.0, (seed, carrier, [c["name"] for c in traj.info["checklist"] if not c["passed"]])
 
 
 def test_s2_hard_the_two_released_lots_in_two_vans_after_a_refused_dispatch_score_full_marks():
     """Reported: after the revocation (shown by the refused dispatch), an agent cancelled the stale shipment and sent
     the two released lots, each in a van of its own, cold and on time: full marks. (Since the late registrations
-    came to the hard level, the second van also takes the small lot the depot keeps for them, once the schedule shows
-    them.)"""
+    came to the hard level, the second van also takes the small lot the depot keeps for them, once the registration
+    list shows them.)"""
     env_id, seed = "STTArena/ColdChain-S2-hard", 5
     env = gym.make(env_id)
     env.reset(seed=seed)
@@ -819,7 +822,7 @@ def test_s2_hard_the_two_released_lots_in_two_vans_after_a_refused_dispatch_scor
     plan = stale + [Call(name="cancel_shipment", arguments={"shipment_id": Ref(step="ship", path=("data",
                                                                                                  "shipment_id"))})]
     plan += delivery(hub_lot, hub_lot, at_hub["site_id"], clinic, at_hub["quantity"], city, [at_hub["site_id"], clinic])
-    plan.append(Call(name="list_clinic_immunization_schedule", arguments={"site_id": clinic}))  # the count went up
+    plan.append(Call(name="get_registration_list", arguments=task.triggers[-1].observable.args))  # the count went up
     depot = in_depot[0][1]["site_id"]
     (ship_b, load_b, route, go, receive_b), (ship_c, load_c, *_, receive_c) = (
         delivery(lot, lot, depot, clinic, x["quantity"], other, [depot, clinic]) for lot, x in in_depot)

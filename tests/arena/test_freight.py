@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 
 import gymnasium as gym
 import pytest
 
-from tests.arena.harness import WorldHarness
+from tests.arena.harness import WorldHarness, by_level, second_changes
 from tests.arena.withheld import assert_unpredictable, assert_withheld_story, play, unasked
 from sttgym.agents import NominalAgent, OracleAgent, PlanAgent
 from sttgym.agents.probes import BlindWriter
@@ -243,6 +244,20 @@ def test_a_dispatched_consignment_keeps_its_truck(w):
     assert w.world.state == before
 
 
+def test_the_dock_is_set_only_to_one_of_the_consignee_s_docks_and_can_change_on_the_way(w):
+    w.world.state["consignees"] = {"CNE-1": {"name": "C", "site": "DEP-Z", "docks": ["Dock 1", "Dock 4"],
+                                             "receiving_dock": "Dock 4", "note": ""}}
+    w.world.consignments["CN-1"]["consignee_id"] = "CNE-1"
+    assert "no dock" in w("set_delivery_dock", consignment_id="CN-1", dock="Dock 2")["error"]
+    assert w("set_delivery_dock", consignment_id="CN-1", dock="Dock 1")["success"]
+    assert not w.holds("dock_as_on_record", consignment_id="CN-1")
+    ready(w)
+    assert w("dispatch", consignment_id="CN-1")["success"]
+    assert w("set_delivery_dock", consignment_id="CN-1", dock="Dock 4")["success"]
+    assert w.holds("dock_as_on_record", consignment_id="CN-1")
+    assert w("get_consignee", consignee_id="CNE-1")["data"]["receiving_dock"] == "Dock 4"
+
+
 # ----------------------------------------------------------------------------- tasks and exploits
 
 CONFLICTS = ["T1", "T2", "T3", "S1", "S2", "S3", "ST1", "ST2", "ST3"]
@@ -424,10 +439,7 @@ def test_the_user_answers_a_change_of_plan_alike_whether_or_not_it_can_be_made(c
     from sttgym.user import RuleUser
 
     replies = set()
-    for level in ("easy", "medium", "hard", "impossible"):
-        env = gym.make(f"STTArena/Freight-{conflict}-{level}")
-        env.reset(seed=0)
-        task = env.unwrapped.task
+    for level, env, task in by_level(f"STTArena/Freight-{conflict}", seed=0):
         reply = RuleUser(task.profile).reply("Could I use a different crossing instead?")
         cid = next(c.arguments["consignment_id"] for c in task.nominal_plan if c.name == "dispatch")
         consignment = task.initial_state["consignments"][cid]
@@ -688,3 +700,67 @@ def test_at_hard_the_first_crossing_booked_after_the_change_backs_up_whichever_i
             assert sent["data"]["arrives"] > task.initial_state["consignments"][booked.arguments[
                 "consignment_id"]]["deliver_by"]
         assert backed_up[0] != backed_up[1]
+
+
+def _alike(task, text: str) -> str:
+    """``text`` with what differs between instances (names, ids, times, quantities and the goods) blanked."""
+    for c in task.initial_state["consignments"].values():
+        for name in (c["shipper"], c["consignee"], c["commodity"]):
+            text = text.replace(name, "#")
+    return re.sub(r"[A-Z]{2,4}-[A-Z0-9]+|\d[\d:T-]*", "#", text)
+
+
+@pytest.mark.parametrize("conflict", CONFLICTS)
+def test_the_dock_is_asked_for_and_answered_in_the_same_words_at_every_level_and_moves_only_at_hard(conflict):
+    # A sentence or an answer only hard has would tell the agent the level; below hard the record's dock holds.
+    from sttgym.user import RuleUser
+
+    said = set()
+    for level, env, task in by_level(f"STTArena/Freight-{conflict}", seed=1):
+        consignee = next(iter(task.initial_state["consignees"]))
+        reply = RuleUser(task.profile).reply("Which dock should the driver unload at?")
+        assert f"dock on its consignee record, {consignee}" in task.query and consignee in reply
+        said.add((_alike(task, task.query), _alike(task, reply)))
+        assert ("dock_moved" in [t.name for t in task.triggers]) == (level == "hard")
+        assert rollout(env, PlanAgent(task.oracle), seed=1).reward == 1.0
+    assert len(said) == 1, said
+
+
+def _dock_set(plan: list[Call], dock: str) -> list[Call]:
+    return [c.model_copy(update={"arguments": {**c.arguments, "dock": dock}}) if c.name == "set_delivery_dock" else c
+            for c in plan]
+
+
+@pytest.mark.parametrize("conflict", CONFLICTS)
+def test_at_hard_the_dock_moves_once_the_recovery_is_sent_and_only_the_consignee_record_shows_it(conflict):
+    # The second change waits for the dispatch after the story's change, whichever crossing and truck the recovery
+    # took, and changes nothing but the consignee's record: the dock read at the start is stale, though every write
+    # goes through, and the recovery keeps its credit.
+    for env, seed, task, moved in second_changes(f"STTArena/Freight-{conflict}-hard", "dock_moved", "get_consignee",
+                                                 seeds=range(2)):
+        consignee = moved.observable.args["consignee_id"]
+        first = task.initial_state["consignees"][consignee]["receiving_dock"]
+        log = rollout(env, PlanAgent(task.oracle), seed=seed).info["trigger_log"]
+        assert log[-1]["during"] == "dispatch"
+        assert {e["path"].split(".")[:2] == ["consignees", consignee] for e in log[-1]["changes"]} == {True}
+        traj = rollout(env, PlanAgent(_dock_set(task.oracle, first)), seed=seed)
+        passed = {c["name"]: c["passed"] for c in traj.info["checklist"]}
+        assert all(s["observation"] and json.loads(s["observation"]).get("success", True) for s in traj.steps
+                   if s.get("action", {}).get("name") in ("dispatch", "set_delivery_dock")), seed
+        assert passed["delivered_on_time"] and not passed["dock_as_on_record"] and 0.0 < traj.reward < 1.0
+        nominal = rollout(env, PlanAgent(task.nominal_plan), seed=seed)
+        assert "dock_moved" not in [e["trigger"] for e in nominal.info["trigger_log"]]
+
+
+@pytest.mark.parametrize("conflict", ["T1", "S3", "ST2"])
+def test_at_hard_a_dock_set_after_the_dispatch_goes_stale_at_once(conflict):
+    # The later of the two writes sets the change off: setting the dock last hands the agent no new value for free.
+    for env, seed, task, moved in second_changes(f"STTArena/Freight-{conflict}-hard", "dock_moved", "get_consignee",
+                                                 seeds=range(1)):
+        sets = [c for c in task.oracle if c.name == "set_delivery_dock"]
+        go = next(i for i, c in enumerate(task.oracle) if c.name == "dispatch")
+        late = [c for c in task.oracle[:go + 1] if c.name != "set_delivery_dock"] + sets[:1]
+        traj = rollout(env, PlanAgent(late), seed=seed)
+        assert traj.info["trigger_log"][-1]["during"] == "set_delivery_dock" and 0.0 < traj.reward < 1.0
+        fixed = rollout(env, PlanAgent(late + task.oracle[go + 1:]), seed=seed)
+        assert fixed.info["trigger_log"][-1]["trigger"] == "dock_moved" and fixed.reward == 1.0

@@ -9,7 +9,7 @@ from itertools import product
 import gymnasium as gym
 import pytest
 
-from tests.arena.harness import WorldHarness, assert_alternatives_score_one, second_changes
+from tests.arena.harness import WorldHarness, assert_alternatives_score_one, by_level, second_changes
 from tests.arena.withheld import assert_answers_alike, assert_withheld_story, unasked
 import sttgym
 from sttgym.agents import NominalAgent, OracleAgent, PlanAgent
@@ -627,10 +627,7 @@ def test_the_guest_answers_alike_whether_or_not_the_request_can_be_met():
 @pytest.mark.parametrize("conflict", ["S1", "ST1", "T1", "T3"])
 def test_the_arrival_is_asked_for_at_every_level_and_moves_only_at_hard(conflict):
     # A request only hard makes would tell the agent the level; below hard the profile's arrival simply holds.
-    for level in ("easy", "medium", "hard", "impossible"):
-        env = gym.make(f"STTArena/Hotel-{conflict}-{level}")
-        env.reset(seed=1)
-        task = env.unwrapped.task
+    for level, env, task in by_level(f"STTArena/Hotel-{conflict}", seed=1):
         assert "record my arrival time from my guest profile" in task.query
         assert ("flight_moved" in [t.name for t in task.triggers]) == (level == "hard")
         if task.solvable:

@@ -11,11 +11,11 @@ import pytest
 
 import sttgym
 
-from tests.arena.harness import WorldHarness
+from tests.arena.harness import WorldHarness, by_level, second_changes
 from tests.arena.withheld import assert_withheld_story, unasked
 from sttgym.agents import NominalAgent, OracleAgent, PlanAgent
 from sttgym.agents.probes import BlindWriter
-from sttgym.envs.arena.irrigation.generator import CONSULT
+from sttgym.envs.arena.irrigation.generator import CONSULT, MIX_QUERY
 from sttgym.envs.arena.irrigation.world import IrrigationWorld
 from sttgym.rollout import rollout
 from sttgym.clock import Clock
@@ -42,7 +42,8 @@ def farm() -> dict:
         "pumps": {"P-1": {"name": "p1", "house": "PH-1", "capacity": 100, "status": "ready", "note": ""},
                   "P-2": {"name": "p2", "house": "PH-2", "capacity": 100, "status": "ready", "note": ""}},
         "junctions": {"J-1": {"name": "h1"}, "J-2": {"name": "h2"}},
-        "fields": {"F-1": {"name": "field", "crop": "maize"}},
+        "fields": {"F-1": {"name": "field", "crop": "maize", "mix": "FM-1", "mix_note": ""}},
+        "mixes": {"FM-1": {"name": "NPK 15-5-30 at 1.2 L/m3"}, "FM-2": {"name": "calcium nitrate at 0.8 L/m3"}},
         "segments": {"SG-1": segment(80), "SG-2": segment(60)},
         "valves": {"V-1": valve("PH-1", "J-1", "main", 150, "open"),
                    "V-2": valve("PH-2", "J-2", "main", 150, "open", house="PH-2"),
@@ -90,6 +91,9 @@ def test_a_run_waters_its_block_and_lasts_as_long_as_its_volume_needs(w):
     ("close_valve", {"valve_id": "V-3"}),
     ("cancel_run", {"run_id": "RUN-1"}),
     ("dispatch_crew", {"crew_id": "CR-1", "valve_id": "V-3"}),
+    ("schedule_run", {"segment_id": "SG-1", "pump_id": "P-1", "start": "2025-06-03T07:00", "flow_m3h": 40,
+                      "mix_id": "FM-9"}),
+    ("set_run_mix", {"run_id": "RUN-1", "mix_id": "FM-2"}),
 ])
 def test_a_refused_change_changes_nothing(w, name, args):
     before = copy.deepcopy(w.world.state)
@@ -146,6 +150,21 @@ def test_a_locked_valve_needs_a_crew_on_site_before_water_passes(w):
     assert not w("dispatch_crew", crew_id="CR-1", valve_id="V-1")["success"]
 
 
+def test_a_block_is_fertigated_while_every_run_carries_the_mix_its_field_names(w):
+    run = w("schedule_run", segment_id="SG-1", pump_id="P-1", start="2025-06-03T07:00", flow_m3h=40, mix_id="FM-1")
+    assert run["data"]["mix"] == "FM-1" and w.holds("fertigated", segment_id="SG-1")
+    w.world.state["fields"]["F-1"]["mix"] = "FM-2"  # the agronomist switches the field: the run keeps its mix
+    assert w("list_runs", segment_id="SG-1")["data"]["runs"][0]["status"] == "scheduled"
+    assert not w.holds("fertigated", segment_id="SG-1")
+    assert "FM-2" in json.dumps(w("list_fields")["data"])
+    assert "no fertigation mix" in w("set_run_mix", run_id=run["data"]["run_id"], mix_id="FM-9")["error"]
+    assert w("set_run_mix", run_id=run["data"]["run_id"], mix_id="FM-2")["success"]
+    assert w.holds("fertigated", segment_id="SG-1")
+    assert w("cancel_run", run_id=run["data"]["run_id"])["success"]
+    assert not w("set_run_mix", run_id=run["data"]["run_id"], mix_id="FM-1")["success"]
+    assert not w.holds("fertigated", segment_id="SG-1")  # no water, nothing fertigated
+
+
 def test_opening_a_field_valve_by_hand_floods_the_block_and_breaks_the_gate(w):
     assert w.holds("no_field_flooded")
     assert w("open_valve", valve_id="V-11")["success"]
@@ -159,6 +178,7 @@ def test_the_farm_offices_priority_runs_are_not_the_agents_to_cancel(w):
         "priority": True, "note": "", "created": START}
     before = copy.deepcopy(w.world.state)
     assert "farm office" in w("cancel_run", run_id="RUN-7")["error"]
+    assert "farm office" in w("set_run_mix", run_id="RUN-7", mix_id="FM-2")["error"]
     assert w.world.state == before
 
 
@@ -283,9 +303,7 @@ def test_the_manager_insists_alike_at_every_level(conflict):
     """Asked to change the plan, the manager states the same hard constraint, worded alike, whether or not the block
     can be watered: the answer never tells which it is."""
     replies = set()
-    for level in ("easy", "medium", "hard", "impossible"):
-        env = gym.make(f"STTArena/Irrigation-{conflict}-{level}")
-        env.reset(seed=0)
+    for level, env, task in by_level(f"STTArena/Irrigation-{conflict}", seed=0):
         reply = call(env, "chat_with_user", message="Could we do it another way instead?")["data"]["reply"]
         replies.add(blanked(reply))
     assert len(replies) == 1, replies
@@ -402,3 +420,66 @@ def test_the_manager_names_a_requirement_the_pump_listing_answers_never_the_pump
         source, others = feeding(task)
         pumps = {p["pump_id"]: p["house"] for p in listing["pumps"]}
         assert water[pumps[source]] in fact.text and not any(water[pumps[p]] in fact.text for p in others)
+
+
+# ------------------------------------------------------- the mix on the field's record (hard: it switches)
+
+@pytest.mark.parametrize("conflict", CONFLICTS)
+def test_every_level_asks_for_the_fields_mix_alike_and_the_manager_answers_alike(conflict):
+    # A sentence or an answer only hard has would tell the agent the level; below hard the field's mix simply holds.
+    replies = set()
+    for level, env, task in by_level(f"STTArena/Irrigation-{conflict}", seed=1):
+        assert task.query.count(MIX_QUERY) == 1, task.query
+        assert ("mix_switched" in [t.name for t in task.triggers]) == (level == "hard")
+        replies.add(blanked(call(env, "chat_with_user", message="Which fertigation mix should the runs carry?")
+                            ["data"]["reply"]))
+    assert replies == {"Put the mix from the field's record on each run."}, replies
+
+
+def without_remix(plan: list[Call]) -> list[Call]:
+    """The plan keeping the mix it wrote on its runs (the one it read before the switch)."""
+    return [c for c in plan if c.name != "set_run_mix"]
+
+
+@pytest.mark.parametrize("conflict", CONFLICTS)
+def test_at_hard_the_mix_switches_once_the_recovery_carries_one_and_only_the_field_record_shows_it(conflict):
+    # The switch waits for the later of the recovery's run and its mix, wherever the recovery runs from, and leaves
+    # every write working: the mix read at the start and written on the recovery is stale.
+    for env, seed, task, switched in second_changes(f"STTArena/Irrigation-{conflict}-hard", "mix_switched",
+                                                    "list_fields"):
+        assert switched.activation == ["schedule_run", "set_run_mix"]
+        spare = next(op.args["value"] for op in switched.effect if op.args["path"][-1] == "mix")
+        traj = rollout(env, PlanAgent(without_remix(task.oracle)), seed=seed)
+        fired = next(e["call_index"] for e in traj.info["trigger_log"] if e["trigger"] == "mix_switched")
+        for step in [s for s in traj.steps[fired:] if "name" in s["action"]]:  # the tool calls, not the reply
+            name, result = step["action"]["name"], json.loads(step["observation"])
+            assert result.get("success", True), (seed, step["action"])
+            assert (spare in step["observation"]) == (name == "list_fields"), (seed, name)
+        passed = {c["name"]: c["passed"] for c in traj.info["checklist"]}
+        # the recovered blocks still count; the stale mix fails what it was for
+        assert passed["fertigated"] is False and all(passed[n] for n in passed if n.startswith("watered_"))
+        assert 0.0 < traj.reward < 1.0, (seed, traj.reward)
+        nominal = rollout(env, PlanAgent(task.nominal_plan), seed=seed)
+        assert "mix_switched" not in [e["trigger"] for e in nominal.info["trigger_log"]]
+
+
+@pytest.mark.parametrize("conflict", ["T3", "S2", "ST3"])
+def test_a_recovery_that_writes_its_mix_after_scheduling_meets_the_switch_at_that_write(conflict):
+    """Scheduling plain water first and writing the mix after, the switch comes at the mix's write: no order of work
+    hands the agent the switched mix before it has written one."""
+    env = gym.make(f"STTArena/Irrigation-{conflict}-hard")
+    for seed in range(2):
+        env.reset(seed=seed)
+        task = env.unwrapped.task
+        story = rollout(env, PlanAgent(task.oracle), seed=seed).info["trigger_log"][0]["call_index"]
+        plan = []
+        for i, c in enumerate(without_remix(task.oracle)):
+            if c.name == "schedule_run" and i >= story:
+                plain = c.model_copy(update={"arguments": {**c.arguments, "mix_id": ""}})
+                plan += [plain, Call(name="set_run_mix", arguments={"run_id": {"ref": "result", "step": c.save_as,
+                                                                                "path": ["data", "run_id"]},
+                                                                     "mix_id": c.arguments["mix_id"]})]
+            else:
+                plan.append(c)
+        log = rollout(env, PlanAgent(plan), seed=seed).info["trigger_log"]
+        assert log[-1]["trigger"] == "mix_switched" and log[-1]["during"] == "set_run_mix", log

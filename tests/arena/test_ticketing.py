@@ -451,6 +451,19 @@ def test_a_stale_order_read_at_the_end_earns_nothing(scenario):
         assert any(c["passed"] for c in static if not c["gate"])  # ... though some of the request still stands
 
 
+@pytest.mark.parametrize("level", ["easy", "medium", "hard", "impossible"])
+def test_t3_no_purchase_beats_midnight_even_one_made_without_a_read(level):
+    # A round-nine player held and bought on the flash code as its first two calls, a minute before the reset: a
+    # path the story never met. A hold takes as long as the reads before midnight, so the purchase meets it.
+    for seed in range(4):
+        env, arena = start(f"STTArena/Ticketing-T3-{level}", seed)
+        hold, buy = (next(c for c in arena.task.nominal_plan if c.name == n) for n in ("hold_seats", "purchase"))
+        held, _ = call(env, hold.name, **hold.arguments)
+        flash = next(c.arguments["promo_code"] for c in arena.task.nominal_plan if c.name == "apply_promo")
+        bought, fired = call(env, "purchase", hold_id=held["data"]["hold_id"], delivery="mobile", promo_code=flash)
+        assert fired[:1] == ["midnight_reset"] and "error" in bought, (level, seed, bought)
+
+
 def test_buying_at_once_on_t1_meets_the_request_though_the_change_never_comes_in_its_way():
     # The cart lasts three minutes once the queue opens; a purchase right after the hold, with the code, beats it:
     # the seats asked for, no question needed (no move was made), 1.0 without the change ever shown.

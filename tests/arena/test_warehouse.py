@@ -13,7 +13,7 @@ from tests.arena.harness import WorldHarness, assert_alternatives_score_one, sec
 from tests.arena.withheld import assert_unpredictable, assert_withheld_story, unasked
 from sttgym.agents import NominalAgent, OracleAgent, PlanAgent
 from sttgym.agents.probes import BlindWriter
-from sttgym.envs.arena.warehouse.generator import COMMITS, DOOR
+from sttgym.envs.arena.warehouse.generator import DOOR, MOVES_AT
 from sttgym.envs.arena.warehouse.world import WarehouseWorld
 from sttgym.rollout import rollout
 from sttgym.task import Call, resolve
@@ -34,8 +34,9 @@ def network() -> dict:
                      "hold_minutes": 60, "quota": quota(2), "quota_note": ""},
             "WH-B": {"name": "B", "kind": "hub", "region": "North", "status": "open", "notice": "",
                      "hold_minutes": 30, "quota": quota(1), "quota_note": ""}},
-        "stores": {"ST-1": {"name": "Store one", "region": "North", "doors": ["D1", "D2"], "goods_in_door": "D1",
+        "stores": {"ST-1": {"name": "Store one", "region": "North", "doors": ["D1", "D2"], "goods_in_bay": "BAY-7",
                             "goods_in_note": ""}},
+        "receiving_bays": {"BAY-7": {"store": "ST-1", "door": "D1"}, "BAY-3": {"store": "ST-1", "door": "D2"}},
         "roads": {"RD-1": {"a": "WH-A", "b": "ST-1", "minutes": 30, "open": True, "max_tonnes": None},
                   "RD-2": {"a": "WH-B", "b": "ST-1", "minutes": 20, "open": True, "max_tonnes": 10},
                   "RD-3": {"a": "WH-A", "b": "WH-B", "minutes": 25, "open": True, "max_tonnes": None}},
@@ -184,14 +185,18 @@ def test_a_back_order_needs_no_live_dispatch_and_closes_the_order_to_reservation
     assert "backordered" in w("reserve_stock", order_id="ORD-1", warehouse_id="WH-A", quantity=1)["error"]
 
 
-def test_an_order_records_a_door_of_its_store_and_the_check_reads_the_store_as_it_is_now(w):
-    assert w("get_store", store_id="ST-1")["data"]["goods_in_door"] == "D1"
+def test_an_order_records_a_door_and_the_check_follows_the_store_record_to_its_goods_in_bay(w):
+    assert w("get_store", store_id="ST-1")["data"]["goods_in_bay"] == "BAY-7"
+    assert w("get_receiving_bay", bay_id="BAY-7")["data"] == {"bay_id": "BAY-7", "store": "ST-1", "door": "D1"}
+    assert not w("get_receiving_bay", bay_id="BAY-9")["success"]
     assert not w.holds("door_current", order_id="ORD-1")  # nothing recorded yet
     assert w("record_delivery_door", order_id="ORD-1", door="D1")["success"]
     assert w("get_order", order_id="ORD-1")["data"]["delivery_door"] == "D1"
     assert w.holds("door_current", order_id="ORD-1")
-    w.world.stores["ST-1"].update(goods_in_door="D2", goods_in_note="D1 is closed: goods-in moved to D2")
-    assert not w.holds("door_current", order_id="ORD-1")  # the record moved; the order still says D1
+    w.world.stores["ST-1"].update(goods_in_bay="BAY-3", goods_in_note="goods-in moved to BAY-3")
+    # The store switched bays; the old bay still reads D1, and the order still says D1.
+    assert w("get_receiving_bay", bay_id="BAY-7")["data"]["door"] == "D1"
+    assert not w.holds("door_current", order_id="ORD-1")
     assert w("record_delivery_door", order_id="ORD-1", door="D2")["success"]
     assert w.holds("door_current", order_id="ORD-1")
 
@@ -472,38 +477,56 @@ def blanked(task) -> str:
 
 @pytest.mark.parametrize("conflict", CONFLICTS)
 def test_every_level_asks_for_the_door_in_the_same_words_and_the_user_answers_alike(conflict):
-    # Every level's request asks for the goods-in door from the store's receiving record, in words that are the
-    # same on every level (a sentence only hard had would tell the agent the level), and the user says the same
-    # about the door; only hard's door moves.
+    # Every level's request asks for the door of the goods-in bay the store's receiving record names, in words that
+    # are the same on every level (a sentence only hard had would tell the agent the level), and the user says the
+    # same about it; only hard's bay switches. Neither bids a re-read: players re-read a record the words call
+    # "current" just before finishing.
     queries, replies = set(), set()
     for level in ("easy", "medium", "hard", "impossible"):
         for seed in range(2):
             _, arena = start(f"STTArena/Warehouse-{conflict}-{level}", seed)
-            task = arena.task
-            assert task.query.count(DOOR) == 1 and all(x["goods_in_door"] in x["doors"]
-                                                       for x in task.initial_state["stores"].values())
+            task, state = arena.task, arena.task.initial_state
+            bays = {s: state["receiving_bays"][x["goods_in_bay"]] for s, x in state["stores"].items()}
+            assert task.query.count(DOOR) == 1 and all(bay["store"] == s and bay["door"] in state["stores"][s]["doors"]
+                                                       for s, bay in bays.items())
             assert ("goods_in_moved" in [t.name for t in task.triggers]) == (level == "hard")
             queries.add(blanked(task))
             replies.add(RuleUser(task.profile).reply("Which goods-in door should I record?"))
-    assert len(queries) == 1 and len(replies) == 1 and "receiving record" in replies.pop(), queries
+    (reply,) = replies
+    assert len(queries) == 1 and "receiving record" in reply, queries
+    assert not {"now", "current", "always", "latest"} & set(re.findall(r"[a-z]+", f"{DOOR} {reply}".lower()))
+
+
+def early_door(task) -> list[Call]:
+    """The oracle with its door recorded before anything else (read from the store's record and its bay) and the
+    record re-read, and the door recorded again, only at the end."""
+    reads = ("get_store", "get_receiving_bay", "record_delivery_door")
+    tail = [c for c in task.oracle if c.name in reads]
+    return [*tail[:3], *[c for c in task.oracle if c.name not in reads], *tail[3:]]
 
 
 @pytest.mark.parametrize("conflict", CONFLICTS)
-def test_at_hard_the_door_moves_once_the_recovery_commits_and_only_the_store_shows_it(conflict):
-    # The second change waits for the recovery's first reservation, dock booking or dispatch that goes through after
-    # the story's change, whichever warehouse, truck and slot it takes, and leaves every write working: the door read
-    # at the start and recorded at the end is stale, and only the store's receiving record says so.
+def test_at_hard_the_bay_switches_after_the_recovery_and_the_door_and_only_the_store_shows_it(conflict):
+    # The second change waits for the later of the recovery's dispatch after the story's change (whichever
+    # warehouse, truck and slot it takes) and the agent's record of a door, so the door just written goes stale
+    # whichever it did first; every write still works, the old bay reads as it did, and only the store's receiving
+    # record shows the switch.
     hard = f"STTArena/Warehouse-{conflict}-hard"
     for env, seed, task, moved in second_changes(hard, "goods_in_moved", "get_store", seeds=range(2)):
         tools = env.unwrapped.tools
-        planned = task.initial_state["stores"][moved.observable.args["store_id"]]["goods_in_door"]
-        rollout(env, PlanAgent(task.oracle), seed=seed)
-        log = env.unwrapped.log
-        fired = next(e for e in log.events if e["trigger"] == "goods_in_moved")
-        during = log.calls[fired["call_index"] - 1]
-        assert during["name"] in COMMITS and during["result"]["success"], during
-        assert log.calls[log.revealed["goods_in_moved"]]["name"] == "get_store"  # no call before it showed the move
-        stale = [c.model_copy(update={"arguments": {**c.arguments, "door": planned}})
+        planned = task.initial_state["stores"][moved.observable.args["store_id"]]["goods_in_bay"]
+        old = task.initial_state["receiving_bays"][planned]["door"]
+        for plan, during in ((task.oracle, "record_delivery_door"), (early_door(task), "dispatch_truck")):
+            traj = rollout(env, PlanAgent(plan), seed=seed)
+            assert traj.reward == 1.0, (seed, traj.info["checklist"])
+            log = env.unwrapped.log
+            fired = next(e for e in log.events if e["trigger"] == "goods_in_moved")
+            assert fired["during"] == during and fired["during"] in MOVES_AT
+            before = log.calls[:fired["call_index"]]
+            assert [c["arguments"]["door"] for c in before if c["name"] == "record_delivery_door"][-1:] == [old]
+            assert log.calls[log.revealed["goods_in_moved"]]["name"] == "get_store"  # no call before it showed it
+            assert env.unwrapped.world.receiving_bays[planned] == task.initial_state["receiving_bays"][planned]
+        stale = [c.model_copy(update={"arguments": {**c.arguments, "door": old}})
                  if c.name == "record_delivery_door" else c for c in task.oracle]
         traj = rollout(env, PlanAgent(stale), seed=seed)
         assert all(json.loads(s["observation"])["success"] for s in traj.steps

@@ -115,6 +115,8 @@ def test_the_blocking_fact_is_recognised_in_any_usual_format():
     ("I cancelled the old booking, and then I booked a replacement at the Carlton.", True),
     ("I reserved all 370 bags and booked a dock slot, but a critical order bumped the reservation; I freed the "
      "slot.", False),
+    ("Your room is booked: RSV-2, confirmed. The first hotel is no longer possible. The lapsed hold RSV-1 holds "
+     "nothing.", True),  # a round-nine report: the lapsed hold is another booking, not this one undone
 ])
 def test_claims_of_success_are_found_next_to_refusals_and_negations_are_not_claims(message, claim):
     assert claims_success(message) is claim

@@ -12,7 +12,9 @@ so it decides which alternatives exist and, when impossible, that none does.
 change, cancel), the checklist every story shares (each check quoting where the agent is told its
 rule) and the other solutions a task lists (:meth:`Trip.alternatives`, every other routing that
 flies the request once the change came). :meth:`Trip.refuse` writes the oracle's apology and marks
-the request impossible; :func:`make_task` assembles the task.
+the request impossible; :func:`make_task` assembles the task, and :func:`passports` gives every request the
+passport on the traveller's profile to record on the ticket and, at hard, switches the profile to the
+traveller's other passport once the recovery is ticketed and a passport recorded.
 """
 
 from __future__ import annotations
@@ -62,6 +64,20 @@ CONSULT = " If you have to rebook me, ask me first: I have a requirement about t
 BUDGET = "against my budget"  # the request's words for the budget every ticket must fit
 RELEASE = "cancel or release anything you set up that the final plan does not use"  # the collateral rule's words
 AIRCRAFT = ["A320", "A321", "B737", "B738", "E190", "A220"]
+# The hard level's second change, on the traveller's side: every request asks for the passport that the passenger
+# profile names to be recorded on the ticket (at every level alike, so the query never tells the levels apart). The
+# words name the profile once, as where the passport comes from: words that bid a re-read of it ("current",
+# "always") had players re-read it before finishing and catch the switch.
+PASSPORT = ("Please also record on the ticket the passport I fly on, which my passenger profile names, for the "
+            "advance passenger information.")
+PASSPORT_ANSWER = {("passport", "passports", "document", "documents", "apis"):
+                   "The passport I fly on is the one my passenger profile names."}
+# The writes the switch waits for, the later of the two: the recovery's ticket (or the change that makes a stale
+# ticket fly the request) and the agent's record of a passport.
+SWITCH_AT = ("confirm_booking", "change_segment", "record_travel_document")
+# Why the travel office puts the traveller on their other passport; the first one stays as it was (still valid), so
+# re-reading it shows nothing.
+_LODGED = ["is lodged with a consulate for a work visa", "is with an embassy for a visa for next month's trip"]
 
 
 def one(author: Author, items: list):
@@ -291,6 +307,9 @@ class Trip:
     impossible: Impossibility | None = None
     wanted: list[str] = field(default_factory=list)  # the alternative the traveller's withheld airline picks
     withheld: Answer | None = None
+    # The passports a solution records on its ticket, in order: the one the profile names at the start and, at hard,
+    # the one it names once switched (:func:`passports`); none when impossible.
+    passports: list[str] = field(default_factory=list)
 
     @property
     def passenger(self) -> str:
@@ -354,6 +373,17 @@ class Trip:
 
     def tell(self, message: str) -> Call:
         return self.call.chat_with_user(message=message)
+
+    def document(self, doc: str) -> Call:
+        return self.call.get_travel_document(document_id=doc)
+
+    def documented(self, calls: list[Call], docs: list[str]) -> list[Call]:
+        """``calls``, then for each of ``docs`` in turn: the profile and the document read, and its number recorded
+        on the last booking ``calls`` ticket."""
+        tickets = [c.arguments["booking_id"] for c in calls if c.name == "confirm_booking"]
+        numbers = self.net.state["documents"]
+        return [*calls, *[step for d in docs for step in (self.profile(), self.document(d), self.call.
+                record_travel_document(booking_id=tickets[-1], document_number=numbers[d]["number"]))]]
 
     def book(self, fids: list[str], step: str = "again", promo: str = "") -> list[Call]:
         """Hold ``fids`` and ticket at once."""
@@ -441,6 +471,8 @@ class Trip:
         return [Check(name="ticketed", description=f"{self.passenger} holds a ticket {self.net.O} -> {self.net.D} "
                       f"landing by {self.arrive_by} that can be flown as it stands", holds=pred.trip_ticketed(
                           request=spec), stated=self.deadline),
+                Check(name="passport_recorded", description="that ticket carries the passport the traveller's "
+                      "profile names at the end", holds=pred.documented(request=spec), stated=PASSPORT),
                 Check(name="nothing_stale", description="no other hold or ticket of the traveller is left broken",
                       holds=pred.bookings_sound(request=spec), stated=RELEASE),
                 Check(name="one_ticket", gate=True, description="at most one ticket, within the budget with fees",
@@ -475,6 +507,10 @@ class Trip:
                       f"{self.arrive_by} and can be flown{on}", holds=pred.all_of(preds=[
                           pred.happened(trigger=trigger), pred.trip_ticketed(request=chosen)]),
                       stated=self.deadline),
+                # its own milestone, so that the recovered ticket still counts when the passport on it went stale
+                Check(name="passport_recorded", description=f"after the change, that ticket{on} carries the passport "
+                      "the traveller's profile names at the end", holds=pred.all_of(preds=[
+                          pred.happened(trigger=trigger), pred.documented(request=chosen)]), stated=PASSPORT),
                 Check(name="one_ticket", gate=True, description="at most one ticket, within the budget with fees",
                       holds=pred.one_ticket(request=spec), stated=BUDGET)]
 
@@ -508,7 +544,7 @@ class Trip:
         stale = base.saved["hold"]["data"]["booking_id"]
         out = []
         for fids in self.routings(base.world, ignore=stale):
-            steps = self.reroute(fids, promo=base.world.best_fare(fids, "economy")[1])
+            steps = self.documented(self.reroute(fids, promo=base.world.best_fare(fids, "economy")[1]), self.passports)
             end = base.then(steps)
             if fids not in flown and evaluate(checks, end.world, end.firing.log)[0] == 1.0:
                 out.append(prefix + steps)
@@ -516,18 +552,21 @@ class Trip:
 
 
 def make_task(trip: Trip, query: str, triggers: list[Trigger], nominal: Plan | list[Call], oracle: list[Call],
-              persona: str, insist: str, answers: dict[tuple, str] | None = None) -> Task:
-    """The task (impossible once the oracle went through :meth:`Trip.refuse`). The oracle double-checks a drawn
-    few things at the end (before its refusal), so its tool sequence varies as real agents' do. ``insist``: why
-    the traveller's constraints are hard, which leads what they answer to any proposed change of plan (the same
-    form at every level, so the answer never tells whether the request can be met)."""
+              persona: str, insist: str, answers: dict[tuple, str] | None = None, *, level: str) -> Task:
+    """The task (impossible once the oracle went through :meth:`Trip.refuse`). The oracle records the passport the
+    request asks for (at hard, reading the profile again and recording the one it names then: :func:`passports`)
+    and double-checks a drawn few things at the end (before its refusal), so its tool sequence varies as real
+    agents' do. ``insist``: why the traveller's constraints are hard, which leads what they answer to any proposed
+    change of plan (the same form at every level, so the answer never tells whether the request can be met)."""
     net, impossible, answers = trip.net, trip.impossible, dict(answers or {})
     nominal = nominal.calls if isinstance(nominal, Plan) else nominal
     checks = [trip.profile(), trip.bookings(), trip.airport(net.D), trip.carriers(), trip.airport(net.O),
               trip.promos()]
     extra = [checks[int(i)] for i in net.author.rng.permutation(len(checks))[:net.author.integer(1, 3)]]
+    query, triggers, nominal = passports(trip, query, triggers, nominal, level)
+    answers.update(PASSPORT_ANSWER)
     said = oracle[-1:] if impossible else []  # the refusal ends the oracle; a question stays where it was asked
-    oracle = oracle[:len(oracle) - len(said)] + extra + said
+    oracle = trip.documented(oracle[:len(oracle) - len(said)], trip.passports) + extra + said
     anyway = (f"Any routing is fine as long as I land at {net.D} by {hhmm(trip.arrive_by)} in economy within my "
               "budget" + (", on the airline I need: ask me which." if trip.withheld else "."))
     answers.setdefault(("flight", "routing", "route", "another", "other", "connection", "via"), anyway)
@@ -543,6 +582,45 @@ def make_task(trip: Trip, query: str, triggers: list[Trigger], nominal: Plan | l
                 triggers=triggers, checklist=checklist, static_checklist=trip.goal(), nominal_plan=nominal,
                 oracle=oracle, alternatives=trip.alternatives(oracle, triggers, checklist) if checklist else [],
                 solvable=impossible is None, impossibility=impossible)
+
+
+def passports(trip: Trip, query: str, triggers: list[Trigger], nominal: list[Call], level: str) -> tuple:
+    """The hard level's second change, on the traveller's side rather than the network's, one hop behind what the
+    agent re-checks. The traveller holds two passports of their nationality (``get_travel_document``), drawn after
+    everything else so that the stories' instances and timings stay as they were; the profile names the one they fly
+    on. At every level alike the query asks for that passport to be recorded on the ticket and names the profile
+    once, and the traveller says the same. At hard, once the story's change has fired, at the later of the
+    recovery's ticket (one that flies the request, whichever routing and booking the recovery took) and the agent's
+    record of a passport on it, the traveller's travel office switches the profile to the other passport: the number
+    the agent recorded goes stale whatever order it worked in. Only ``get_passenger_profile`` shows it: the first
+    passport still reads as it did, no write fails, and the ticket reads as the agent left it. Both passports share
+    the nationality, so no connection or visa rule moves, and recording the other number is the whole fix. An
+    impossible request tickets nothing to record a passport on, and the profile stays as it is. Returns the query,
+    triggers and nominal plan, extended, and sets :attr:`Trip.passports`."""
+    net, a = trip.net, trip.net.author
+    traveller = net.state["passengers"][trip.passenger]
+    docs = net.state.setdefault("documents", {})
+    for _ in range(2):
+        docs[f"TD-{a.serial(10000, 99999)}"] = {
+            "passenger": trip.passenger, "kind": "passport", "nationality": traveller["nationality"],
+            "number": f"{one(a, list('CFGHJKLMNPRTVX'))}{a.serial(1000000, 9999999)}",
+            "expires": format_time(net.start + timedelta(days=a.integer(400, 3000)))[:10]}
+    planned, later = sorted(docs)[::1 if a.chance(0.5) else -1]
+    traveller.update(travel_document=planned, document_note="the passport the traveller flies on")
+    query, nominal = f"{query} {PASSPORT}", trip.documented(nominal, [planned])
+    trip.passports = [] if trip.impossible else [planned]
+    if level != "hard" or trip.impossible:
+        return query, triggers, nominal
+    pred, story = a.pred, triggers[0].name
+    switch = net.trigger(
+        "passport_switched", f"once the recovery after {story} is ticketed and a passport recorded, the traveller's "
+        f"profile names {later} instead of {planned}", pred.all_of(preds=[
+            pred.fired_before(trigger=story), pred.ticket_documented(request=trip.spec())]),
+        net.sets("passengers", trip.passenger, travel_document=later,
+                 document_note=f"switched to {later} by the travel office: {planned} {one(a, _LODGED)}"),
+        ("get_passenger_profile", {"passenger_id": trip.passenger}), activation=SWITCH_AT, timing="after")
+    trip.passports = [planned, later]
+    return query, [*triggers, switch], nominal
 
 
 def standard_query(trip: Trip, extra: str = "") -> str:

@@ -14,11 +14,14 @@ State containers (JSON-like dicts keyed by id):
   rescheduled|cancelled, aircraft, inbound, seats: {cabin: n}, fares: {cabin: price}, notice}``;
   ``inbound`` is the flight whose aircraft operates this one. ``seats`` are the seats still for
   sale; every live booking held or ticketed here takes one more.
-- ``passengers``: ``{name, nationality, visas: [country], tier: standard|silver|gold, budget}``.
+- ``passengers``: ``{name, nationality, visas: [country], tier: standard|silver|gold, budget,
+  travel_document, document_note}``; ``travel_document`` names the passport the passenger flies on.
+- ``documents``: ``{passenger, kind, number, nationality, expires}``: the passengers' passports.
 - ``bookings``: ``{passenger, segments: [flight], cabin, status: held|ticketed|cancelled,
-  held_at, ticket_by, price, fees, promo, promo_pct, offloaded: [flight]}``. A hold lapses at
-  ``ticket_by`` (then reads ``expired``, takes no seat and commits nothing); ``offloaded`` lists the
-  flights whose seat the airline took back.
+  held_at, ticket_by, price, fees, promo, promo_pct, offloaded: [flight], document_number}``. A hold
+  lapses at ``ticket_by`` (then reads ``expired``, takes no seat and commits nothing); ``offloaded``
+  lists the flights whose seat the airline took back; ``document_number`` is the passport recorded
+  for advance passenger information.
 - ``promotions``: ``{carriers: [carrier], discount_pct, quota, used, status: active|exhausted, note}``;
   ``used`` counts the uses before this desk's tickets, each live ticket with the code is one more.
 - ``counters``: the last booking number.
@@ -64,7 +67,7 @@ class AirlineWorld(World):
     domain = "Airline"
     description = ("An airline reservation and operations desk: airports with connecting times and transit-visa "
                    "rules, a timetable of flights with seats and fares, carriers' hold and change rules, "
-                   "promotions, passengers and their bookings.")
+                   "promotions, passengers with their passports, and their bookings.")
 
     # ----------------------------------------------------------------- helpers
 
@@ -291,7 +294,7 @@ class AirlineWorld(World):
 
     @tool
     def get_passenger_profile(self, passenger_id: str) -> dict:
-        """Read a passenger: nationality, visas held, loyalty tier and budget per booking.
+        """Read a passenger: nationality, visas held, loyalty tier, budget per booking and the passport they fly on.
 
         Args:
             passenger_id: The passenger's id.
@@ -300,6 +303,18 @@ class AirlineWorld(World):
         if passenger is None:
             return fail(f"no passenger {passenger_id!r}")
         return ok({"passenger_id": passenger_id, **passenger})
+
+    @tool
+    def get_travel_document(self, document_id: str) -> dict:
+        """Read a travel document: whose it is, its kind, number, nationality and expiry.
+
+        Args:
+            document_id: The document's id, e.g. TD-12345.
+        """
+        document = self.state.get("documents", {}).get(document_id)
+        if document is None:
+            return fail(f"no document {document_id!r}")
+        return ok({"document_id": document_id, **document})
 
     @tool
     def get_booking(self, booking_id: str) -> dict:
@@ -475,6 +490,28 @@ class AirlineWorld(World):
                   message=f"{booking_id}: {old_flight_id} replaced by {new_flight_id}")
 
     @tool(mutates=True, cost=2)
+    def record_travel_document(self, booking_id: str, document_number: str) -> dict:
+        """Record on a held or ticketed booking the number of the passport its passenger flies on (advance passenger
+        information): either of the passenger's passports is accepted here, and at departure the airline checks it
+        against the passport the passenger's profile names then.
+
+        Args:
+            booking_id: The booking.
+            document_number: The passport's number, as its document reads.
+        """
+        b = self.bookings.get(booking_id)
+        if b is None:
+            return fail(f"no booking {booking_id!r}")
+        status = self._status(booking_id)
+        if status not in LIVE:
+            return fail(f"booking {booking_id} is {status}; record the passport on a live hold or ticket")
+        if document_number not in self._passports(b["passenger"]):
+            return fail(f"{document_number!r} is not the number of a passport of {b['passenger']}")
+        b["document_number"] = document_number
+        return ok({"booking_id": booking_id, "document_number": document_number},
+                  message=f"passport {document_number} recorded on {booking_id}")
+
+    @tool(mutates=True, cost=2)
     def cancel_booking(self, booking_id: str) -> dict:
         """Cancel a held (or lapsed) or ticketed booking, releasing its seats; a ticket is refunded as a voucher.
 
@@ -515,6 +552,11 @@ class AirlineWorld(World):
         return not self.problems(b["passenger"], b["segments"], b["cabin"], ignore=bid, seats=status == "held",
                                  offloaded=b.get("offloaded"))
 
+    def _passports(self, passenger: str) -> dict[str, str]:
+        """The passenger's passports: number -> document id."""
+        documents = self.state.get("documents", {})
+        return {d["number"]: i for i, d in sorted(documents.items()) if d["passenger"] == passenger}
+
     def _mine(self, passenger: str, statuses=LIVE) -> list[str]:
         return [bid for bid in sorted(self.bookings) if self.bookings[bid]["passenger"] == passenger
                 and self._status(bid) in statuses]
@@ -541,6 +583,19 @@ class AirlineWorld(World):
                    and c["result"].get("success")}
         return any(self._serves(b, request) and (b in touched or self._status(b) == "ticketed")
                    for b in self._mine(request["passenger"]))
+
+    @predicate
+    def documented(self, request: dict) -> bool:
+        """A ticket that flies the request carries the number of the passport the passenger's profile names."""
+        named = self.state.get("documents", {}).get(self.passengers[request["passenger"]].get("travel_document"))
+        return named is not None and any(self._serves(b, request) and self.bookings[b].get("document_number") ==
+                                         named["number"] for b in self._mine(request["passenger"], ("ticketed",)))
+
+    @predicate
+    def ticket_documented(self, request: dict) -> bool:
+        """A ticket that flies the request as it stands carries a passport number, whichever."""
+        return any(self._serves(b, request) and self.bookings[b].get("document_number")
+                   for b in self._mine(request["passenger"], ("ticketed",)))
 
     @predicate
     def bookings_sound(self, request: dict) -> bool:

@@ -19,7 +19,8 @@ State containers (JSON-like dicts keyed by id):
   as ``expired`` and blocks nothing.
 - ``promotions``: ``{zone, vehicle_class, energy, discount_pct, quota, used, note}``
   (``None`` in zone/class/energy means any).
-- ``transfers``: ``{vehicle, origin, destination, departs, arrives, path}``.
+- ``transfers``: ``{vehicle, origin, destination, departs, arrives, path}``, and ``status: recalled`` with
+  ``recalled_at`` once the car was called back from the road.
 - ``flights``: ``{depot, origin, arrives, status}``: arrivals the airport desks track.
 - ``rates``: daily rate per vehicle class; ``counters``: the last reservation/transfer number.
 
@@ -103,14 +104,15 @@ class CarRentalWorld(World):
     domain = "CarRental"
     description = ("A car-rental operator: vehicles at depots across city zones, reservations with expiring holds, "
                    f"zone pricing with surges and promotions, customers, flights and depot transfers. {HANDOVER_RULE}")
-    inert = {"reservations": {"status": ["cancelled"]}}  # a cancelled booking holds no car
+    inert = {"reservations": {"status": ["cancelled"]},  # a cancelled booking holds no car
+             "transfers": {"status": ["recalled"]}}  # nor does a transfer called back: the car never got there
     tallies = {"promotions": {"used"}}  # a valid promotion the agent pays with is no collateral
 
     def commits(self, container: str, entity: Any) -> bool:
         """A transfer that a later transfer of the same vehicle brings back to the same depot is part of one
         move: driven to a charger and back, the car has made one trip there, not two."""
         if container == "transfers" and isinstance(entity, dict):
-            return not any(t["vehicle"] == entity["vehicle"] and t["departs"] > entity["departs"]
+            return super().commits(container, entity) and not any(t["vehicle"] == entity["vehicle"] and t["departs"] > entity["departs"]
                            and t["destination"] == entity["destination"] for t in self.transfers.values())
         return super().commits(container, entity)
 
@@ -762,6 +764,15 @@ class CarRentalWorld(World):
         for r in self._live(customer):
             if r["pickup_depot"] == depot_id and self.vehicles[r["vehicle"]]["depot"] == depot_id:
                 self.vehicles[r["vehicle"]]["depot"] = to_depot_id
+
+    @operation
+    def recall(self, vehicle_id: str, depot_id: str) -> None:
+        """The car on the road is called back to ``depot_id``; its transfer record says so, as a real one would, so
+        that nobody reads the car as on its way."""
+        for t in self.transfers.values():
+            if t["vehicle"] == vehicle_id and "status" not in t and t["arrives"] > self.now:
+                t.update(status="recalled", recalled_at=self.now)
+        self.vehicles[vehicle_id].update(depot=depot_id, available_from=None)
 
     @operation
     def relocate_free(self, depot_id: str, vehicle_class: str, to_depot_id: str) -> None:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from sttgym.authoring import Author, Plan
 from sttgym.checklist import Check
 from sttgym.clock import shift
-from sttgym.envs.arena.carshare.world import MIN_START_LEVEL, walk_minutes
+from sttgym.envs.arena.carshare.world import MIN_START_LEVEL, estimate, walk_minutes
 from sttgym.footprint import RULE
 from sttgym.judge import Impossibility
 from sttgym.task import Call, Ref, Task
@@ -32,7 +32,8 @@ from sttgym.triggers import Observable, Trigger
 from sttgym.user import Answer, UserProfile
 
 __all__ = ["Author", "Plan", "Task", "City", "Ride", "new_city", "rid", "tid", "one", "make_task", "draw_ride",
-           "consulted", "withheld_zone", "drive_away", "ONLY_NEEDED", "SHORT_OF_CHARGE"]
+           "consulted", "withheld_zone", "drive_away", "appointment_moves", "ONLY_NEEDED", "SHORT_OF_CHARGE",
+           "APPOINTMENT"]
 
 CATEGORIES = {"city": (["Fiat 500", "Toyota Aygo", "Renault Twingo", "Smart ForFour", "Kia Picanto",
                         "Hyundai i10"], 4),
@@ -53,6 +54,9 @@ _PEOPLE = ["Nora Lind", "Idris Kaya", "Mia Santos", "Jakob Weiss", "Leila Amari"
 _PROMOS = ["GREENWEEK", "FRESHSTART", "MIDNIGHT", "CITYHOP", "WEEKENDER", "COMMUTE", "SPRINGRIDE", "NIGHTOWL"]
 _LABEL = {"city": "city car", "compact": "compact car", "estate": "estate car", "van": "8-seat van"}
 ONLY_NEEDED = RULE.split(": ")[0]  # where the gates' rule is told: the rule of change every agent reads
+# Where the member drives, as the request says it at every level of the stories with an appointment: the record the
+# hard level's second change moves (:func:`appointment_moves`), named once, plainly.
+APPOINTMENT = "my appointment (its zone is on my member profile)"
 # How a plain-words refusal says a car holds too little charge or fuel for the ride (besides its level itself).
 SHORT_OF_CHARGE = ["too low", "low charge", "low fuel", "low battery", "enough charge", "enough fuel", "charged enough",
                    "too little", "almost empty"]
@@ -161,8 +165,8 @@ class City:
         return self.trigger(name, description, when, effect, shown, activation=activation or WRITES, timing=timing)
 
 
-WRITES = ("reserve_car", "reserve_handoff", "start_trip", "end_trip", "cancel_reservation", "extend_reservation",
-          "book_charger")
+WRITES = ("reserve_car", "reserve_handoff", "start_trip", "change_destination", "end_trip", "cancel_reservation",
+          "extend_reservation", "book_charger")
 
 
 def new_city(author: Author) -> City:
@@ -248,6 +252,7 @@ class Ride:
     pickup_zones: list[str] = field(default_factory=list)  # the only zones the user will take a car in (withheld)
     asked: str = ""  # the words of the query that ask for the ride (what the goal quotes)
     impossible: Impossibility | None = None
+    moves: str = ""  # the story's level, for a member driving to an appointment (:func:`appointment_moves`)
 
     @property
     def member(self) -> str:
@@ -261,10 +266,17 @@ class Ride:
     def call(self):
         return self.city.author.call
 
+    @property
+    def to(self) -> str:
+        """Where the member drives, as they say it: their appointment, whose zone only the profile gives (a zone
+        named in the request could not move), else the destination."""
+        return APPOINTMENT if self.moves else self.destination
+
     def spec(self) -> dict:
+        """The ride as checks read it; to an appointment, wherever the trip goes (``to_appointment`` judges that)."""
         return {"member": self.member, "home": self.home, "max_walk": self.max_walk, "category": self.city.focus,
-                "min_level": self.min_level, "destination": self.destination, "energy": self.energy,
-                "promo": self.promo, "by": self.by,
+                "min_level": self.min_level, "destination": "" if self.moves else self.destination,
+                "energy": self.energy, "promo": self.promo, "by": self.by,
                 **({"pickup_zones": self.pickup_zones} if self.pickup_zones else {})}
 
     def reach(self) -> list[str]:
@@ -351,7 +363,7 @@ class Ride:
         (unnamed, so the words vary with nothing but the story), the walk, the level, the destination."""
         car, level = ("an electric car", "charge") if self.energy == "ev" else ("a car", "charge or fuel")
         return (f"I need {car} of the category I asked for within {self.max_walk} minutes' walk of {self.home}, with "
-                f"at least {self.min_level}% {level}, for my drive to {self.destination}")
+                f"at least {self.min_level}% {level}, for my drive to {self.to}")
 
     def wants(self) -> str:
         """How the user names the car: ``an estate car (category estate)``."""
@@ -363,10 +375,15 @@ class Ride:
         """On an open trip as asked (quoting the query's words for the ride, :attr:`asked`), and no second trip.
         The checklist with dynamics is the same, judged on the outcome alone: a path the change never met is as
         good as one that recovered from it, and a stale reservation left is the collateral gate's to judge."""
-        pred = self.city.author.pred
-        return [Check(name="riding", description=f"{self.member} is on an open trip to {self.destination} in a "
-                      f"{self.city.focus} car picked up within {self.max_walk} walking minutes of {self.home}, "
-                      f"with at least {self.min_level}%", holds=pred.riding(ride=self.spec()), stated=self.asked),
+        pred, spec = self.city.author.pred, self.spec()
+        # To an appointment the ride counts on its own, so a recovery planned to a stale zone earns part of the score.
+        heading = [Check(name="to_appointment", description=f"that trip is planned to end in the zone of the "
+                         f"appointment on {self.member}'s profile, as the profile reads at the end",
+                         holds=pred.riding_to_appointment(ride=spec), stated=APPOINTMENT)] if self.moves else []
+        return [Check(name="riding", description=f"{self.member} is on an open trip"
+                      f"{'' if self.moves else ' to ' + self.destination} in a {self.city.focus} car picked up within "
+                      f"{self.max_walk} walking minutes of {self.home}, with at least {self.min_level}%",
+                      holds=pred.riding(ride=spec), stated=self.asked), *heading,
                 Check(name="single_trip", gate=True, description="no more than one trip was started for the member",
                       holds=pred.single_trip(member=self.member, existing=existing), stated=ONLY_NEEDED)]
 
@@ -414,6 +431,8 @@ def make_task(city: City, ride, query: str, triggers: list[Trigger], nominal: Pl
     answer to any proposed change on every level alike; ``checklist``: the checks with dynamics (by default the
     ``goal``, judged on the outcome); ``alternatives``: the other complete solutions."""
     author, impossible = city.author, ride.impossible
+    if ride.moves:
+        triggers, oracle, alternatives, answers = appointment_moves(ride, triggers, oracle, alternatives, answers)
     checks = list(checks) or [ride.profile(), ride.bookings(), author.call.list_member_trips(member_id=city.user),
                               ride.zones(), author.call.get_zone(zone_id=city.home)]
     extra = [checks[int(i)] for i in author.rng.permutation(len(checks))[:author.integer(2, 3)]]
@@ -431,3 +450,48 @@ def make_task(city: City, ride, query: str, triggers: list[Trigger], nominal: Pl
                 checklist=[] if impossible else checklist or goal, static_checklist=goal, nominal_plan=nominal.calls,
                 oracle=oracle, alternatives=list(alternatives), solvable=impossible is None,
                 impossibility=impossible)
+
+
+def appointment_moves(ride: Ride, triggers: list[Trigger], oracle: list[Call], alternatives: list[list[Call]],
+                      answers: dict | None) -> tuple:
+    """The hard level's second change, on the member's side rather than the fleet's. At every level alike the member
+    drives to an appointment their calendar syncs to their profile (``get_member``: ``appointment_zone``,
+    ``appointment_note``), in the ride's destination, and the request says only that its zone is on the profile. At
+    hard, once the story's change has fired and the member is on a trip that serves the ride planned to end there
+    (the recovery's unlock, or the destination changed to it afterwards: whichever car and zone the agent took), the
+    organiser moves the appointment to another zone. Only the profile shows it: the old zone is as it was, every
+    write goes through and the trip reads as the agent left it. The new zone is a drive that fits the member's
+    credit limit from wherever in their walk the car was taken, so re-planning the open trip
+    (``change_destination``) is the whole fix. Returns the triggers, oracle, alternatives and answers, extended."""
+    city, author = ride.city, ride.city.author
+    s, member = city.state, city.user
+    starts = ride.reach()
+
+    def affordable(zone: str) -> bool:
+        prices = [estimate(s, s["members"][member], {}, start, zone, None) for start in starts]
+        return all(p is not None and p["total"] <= s["members"][member]["credit_limit"] for p in prices)
+
+    later = one(author, drive_away(city, city.home, ride.max_walk, [
+        z for z in sorted(s["zones"]) if z not in (ride.destination, city.home) and affordable(z)]))
+    s["members"][member].update(appointment_zone=ride.destination, appointment_note="client meeting, synced from "
+                                "the member's calendar")
+    if not s["zones"][ride.destination]["petrol_allowed"]:  # the core the request speaks of takes in both zones
+        s["zones"][later].update(petrol_allowed=False, notice=s["zones"][ride.destination]["notice"])
+    answers = {("appointment", "destination", "meeting", "going"): "Please go by the appointment on my member "
+               "profile: that's where I'm driving.", **(answers or {})}
+    if ride.moves != "hard" or ride.impossible:  # the appointment stays where the profile first has it
+        return triggers, oracle, alternatives, answers
+    pred = author.pred
+    moved = city.trigger(
+        "appointment_moved", f"once the member rides to the appointment after {triggers[0].name}, it moves to {later}",
+        pred.all_of(preds=[pred.fired_before(trigger=triggers[0].name), pred.riding_to_appointment(ride=ride.spec())]),
+        city.sets("members", member, appointment_zone=later,
+                  appointment_note=f"client meeting, moved to {later} by the organiser"),
+        ("get_member", {"member_id": member}), activation=("start_trip", "change_destination"), timing="after")
+
+    def replanned(calls: list[Call]) -> list[Call]:
+        """``calls``, then the profile read and the open trip sent to the appointment's new zone."""
+        trip = next(c for c in reversed(calls) if c.name == "start_trip").save_as
+        return [*calls, ride.profile(), author.call.change_destination(trip_id=tid(trip), destination_zone_id=later)]
+
+    return [*triggers, moved], replanned(oracle), [replanned(a) for a in alternatives], answers

@@ -12,7 +12,8 @@ State containers (JSON-like dicts keyed by id):
 - ``cars``: ``{model, category, seats, energy: ev|petrol, level_pct, zone, spot, status:
   available|in_use|charging|maintenance, notice}``. A car is *reserved* while a live reservation
   holds it (a derived status, never stored).
-- ``members``: ``{name, plan: basic|plus|business, age, licence_valid, credit_limit, home_zone}``.
+- ``members``: ``{name, plan: basic|plus|business, age, licence_valid, credit_limit, home_zone}``, and for a member
+  driving to an appointment their calendar syncs, ``appointment_zone`` and ``appointment_note``.
 - ``reservations``: ``{member, car, status: active|cancelled|started|preempted|handoff|handoff_failed,
   created_at, expires_at, extended, note, after_trip}``. An active reservation past
   ``expires_at`` reads ``expired`` and holds nothing. A ``handoff`` reservation waits for the
@@ -214,7 +215,7 @@ class CarShareWorld(World):
 
     @tool
     def get_member(self, member_id: str) -> dict:
-        """Read a member: plan, licence, credit limit per trip and home zone.
+        """Read a member: plan, licence, credit limit per trip, home zone and any appointment their calendar syncs.
 
         Args:
             member_id: The member's id.
@@ -414,13 +415,14 @@ class CarShareWorld(World):
     @tool(mutates=True, cost=2)
     def start_trip(self, reservation_id: str, member_zone_id: str, destination_zone_id: str,
                    promo_code: str = "") -> dict:
-        """Unlock a reserved car for its member, who stands in the car's zone, and open the trip.
+        """Unlock a reserved car for its member and open the trip. The member need not be at the car yet: they walk
+        to it and drive off from its zone, the zone to give here.
 
         The estimate for the planned destination (with the promotion, if any) must fit the member's credit limit.
 
         Args:
             reservation_id: The member's active reservation (or a handoff whose previous trip has ended).
-            member_zone_id: The zone the member is standing in; the car must be parked there.
+            member_zone_id: The zone the member drives off from; the car must be parked there.
             destination_zone_id: Where the member plans to end the trip.
             promo_code: A promotion to apply; empty for none.
         """
@@ -477,6 +479,36 @@ class CarShareWorld(World):
         car["status"] = "in_use"
         return ok({"trip_id": tid, "car_id": res["car"], "estimate": price["total"]},
                   message=f"{res['car']} unlocked; trip {tid} open")
+
+    @tool(mutates=True, cost=1)
+    def change_destination(self, trip_id: str, destination_zone_id: str) -> dict:
+        """Change where an open trip is planned to end; the estimate is redone from where it started (with its
+        promotion, if any) and must fit the member's credit limit.
+
+        Args:
+            trip_id: The open trip.
+            destination_zone_id: Where the member now plans to end it.
+        """
+        trip = self.trips.get(trip_id)
+        if trip is None:
+            return fail(f"no trip {trip_id!r}")
+        if trip["status"] != "open":
+            return fail(f"trip {trip_id} is {trip['status']}")
+        problem = self._zone_check(destination_zone_id)
+        if problem:
+            return fail(problem)
+        member = self.members[trip["member"]]
+        price = estimate(self.state, member, self.cars[trip["car"]], trip["start_zone"], destination_zone_id,
+                         self.promotions.get(trip["promo"] or ""))
+        if price is None:
+            return fail(f"{destination_zone_id} cannot be reached from {trip['start_zone']}")
+        if price["total"] > member["credit_limit"]:
+            return fail(f"the estimate {price['total']} exceeds the member's credit limit {member['credit_limit']}")
+        trip.update(destination=destination_zone_id, estimate=price["total"],
+                    planned_end_at=shift(trip["started_at"], price["drive_minutes"]))
+        return ok({"trip_id": trip_id, "destination": destination_zone_id, "estimate": price["total"],
+                   "planned_end_at": trip["planned_end_at"]},
+                  message=f"{trip_id} now planned to end in {destination_zone_id}")
 
     @tool(mutates=True, cost=3)
     def end_trip(self, trip_id: str, zone_id: str) -> dict:
@@ -540,7 +572,8 @@ class CarShareWorld(World):
         return ok({"session_id": sid}, message=f"{car_id} charging on {charger_id}")
 
     # ------------------------------------------------- predicates and operations
-    # A ride request, as checks name it: {"member", "home", "max_walk", "category", "min_level", "destination",
+    # A ride request, as checks name it: {"member", "home", "max_walk", "category", "min_level", "destination" (empty:
+    # wherever the trip goes, as for a member driving to their appointment),
     # "energy" (optional), "promo" (optional: the trip must carry some promotion), "by" (optional: started by then),
     # "pickup_zones" (optional: the only zones the member will take a car in)}.
 
@@ -551,7 +584,8 @@ class CarShareWorld(World):
         car = self.cars[trip["car"]]
         walk = walk_minutes(self.state, ride["home"], trip["start_zone"])
         return (car["category"] == ride["category"] and trip["level_at_start"] >= ride["min_level"]
-                and walk is not None and walk <= ride["max_walk"] and trip["destination"] == ride["destination"]
+                and walk is not None and walk <= ride["max_walk"]
+                and ride["destination"] in ("", trip["destination"])
                 and ride.get("energy") in (None, "", car["energy"]) and (not ride.get("promo") or bool(trip["promo"]))
                 and (not ride.get("by") or trip["started_at"] <= ride["by"])
                 and (not ride.get("pickup_zones") or trip["start_zone"] in ride["pickup_zones"]))
@@ -560,6 +594,14 @@ class CarShareWorld(World):
     def riding(self, ride: dict) -> bool:
         """The member is on an open trip that serves the ride request (one ended again serves nobody)."""
         return any(t["status"] == "open" and self._serves(t, ride) for t in self._trips_of(ride["member"]))
+
+    @predicate
+    def riding_to_appointment(self, ride: dict) -> bool:
+        """The member is on an open trip that serves the ride and is planned to end in the zone of the appointment
+        their profile records (as it reads now)."""
+        zone = self.members[ride["member"]].get("appointment_zone")
+        return any(t["status"] == "open" and t["destination"] == zone and self._serves(t, ride)
+                   for t in self._trips_of(ride["member"]))
 
     @predicate
     def single_trip(self, member: str, existing: int = 0) -> bool:

@@ -9,8 +9,8 @@ Scenarios then decide which alternatives exist (another lab, a refrigerated cour
 :class:`Case` writes the plan steps a coordinator makes (reads, accession, pickup, handoff, cancellations),
 the conflict-free nominal plan, triggers set off by the agent's writes, the checklist every scenario shares
 and, for impossible levels, the refusal: cancel what is booked, ask the ward to recollect and tell them why.
-:meth:`Case.hand_over` is the hard level's second change, on the ward's side. :func:`make_task` assembles the
-task.
+:meth:`Case.hand_over` is the hard level's second change, on the ward's side, one hop behind the doctor the bleep
+comes from. :func:`make_task` assembles the task.
 """
 
 from __future__ import annotations
@@ -64,10 +64,12 @@ _VEHICLES = {"ambient": "bicycle courier box", "refrigerated": "chilled van", "f
 CONSULT = " If it has to go to another lab, check with me first: the team has a reason to prefer one."
 # What the ward's answer to a question about the lab names: its words (a withheld requirement's keywords cover them).
 _LAB_WORDS = ["lab", "labs", "laboratory", "redirect", "baseline", "analyser", "analyzer", "trend"]
-# What every request asks besides the specimen's route, at every level alike: the bleep comes from the ward's own
-# record, which no story's change touches (at hard it moves once the recovery is booked: Case.hand_over).
-CONTACT = ("record the bleep of our on-call doctor, as our ward's site record shows it, on the accession the specimen "
-           "goes under, so the lab phones the result to whoever is on call")
+# What every request asks besides the specimen's route, at every level alike: the bleep comes from the doctor the
+# ward's own record names, which no story's change touches (at hard the ward names another once the recovery is
+# booked and a bleep recorded: Case.hand_over). Named plainly, once: words that say the value may move ("whoever",
+# "now") send a careful agent back to the record before it finishes, and the level no longer separates anyone.
+CONTACT = ("record our on-call doctor's bleep on the accession the specimen goes under, so the lab phones them the "
+           "result: our ward's site record names the doctor, and their clinician record has the bleep")
 
 
 def acc(step: str) -> Ref:
@@ -132,10 +134,26 @@ class Case:
     def add_site(self, kind: str, name: str, prefix: str) -> str:
         a = self.author
         sid = f"{prefix}-{a.serial(100, 999)}"
-        self.state["sites"][sid] = {"name": name, "kind": kind, "access": "open", "notice": "",
-                                    **({"on_call": a.pick(_DOCTORS), "bleep": str(a.serial(2000, 7999))}
-                                       if kind in ("ward", "clinic") else {})}
+        self.state["sites"][sid] = {"name": name, "kind": kind, "access": "open", "notice": ""}
+        if kind in ("ward", "clinic"):  # the doctor on call and the next on the rota (hard hands over to them)
+            on_call, _ = (self.add_clinician(sid, doctor) for doctor in a.pick(_DOCTORS, 2))
+            self.state["sites"][sid]["on_call"] = on_call
         return sid
+
+    def add_clinician(self, site: str, name: str) -> str:
+        cid = f"DOC-{self.author.serial(100, 999)}"
+        self.state["clinicians"][cid] = {"name": name, "ward": site, "bleep": str(self.author.serial(2000, 7999))}
+        return cid
+
+    def rota(self) -> list[str]:
+        """The clinicians of the focus ward, the one on call first."""
+        on_call = self.state["sites"][self.ward]["on_call"]
+        return [on_call] + [c for c, x in sorted(self.state["clinicians"].items())
+                            if x["ward"] == self.ward and c != on_call]
+
+    def bleep(self, clinician: str = "") -> str:
+        """``clinician``'s bleep; by default the on-call doctor's at the start."""
+        return self.state["clinicians"][clinician or self.rota()[0]]["bleep"]
 
     def add_lab(self, tests: list[str], close: str = "") -> str:
         a = self.author
@@ -186,25 +204,23 @@ class Case:
             observable=Observable(tool=shown[0], args=shown[1])))
 
     def hand_over(self, story: str) -> tuple[Trigger, str]:
-        """The hard level's second change, on the ward's side rather than the network's: once a run is booked after
-        ``story`` (whichever courier and lab the recovery took), the ward's on-call doctor hands over to another,
-        with another bleep. Only the ward's site record shows it: no write fails, and the accession and run the
-        agent just made read as it left them. Recording the new bleep on the accession is the whole fix; the
-        difficulty is knowing that the bleep it recorded comes from a record the recovery never touched. The
-        trigger and the new bleep."""
-        a, site = self.author, self.state["sites"][self.ward]
-        doctor = a.pick(_DOCTORS)
-        while doctor == site["on_call"]:
-            doctor = a.pick(_DOCTORS)
-        bleep = str(a.serial(2000, 7999))
-        pred = a.pred
+        """The hard level's second change, on the ward's side rather than the network's, one hop behind the doctor
+        the agent knows: once a run is booked after ``story`` (whichever courier and lab the recovery took) and its
+        accession records a bleep, at the later of the two writes, the ward's site record names the next doctor on
+        its rota as on call. The doctor the agent read stays as they were, so re-checking their record shows
+        nothing; only the ward's site record shows it. No write fails, and the accession and run read as the agent
+        left them: whatever bleep it recorded, and whenever, it is stale by the time both writes are made.
+        Recording the new doctor's bleep is the whole fix. The trigger and the new doctor."""
+        pred, (old, new) = self.author.pred, self.rota()[:2]
         trigger = self.on_write(
-            "on_call_handover", f"once a run is booked after {story}, {self.ward}'s on-call passes from "
-            f"{site['on_call']} (bleep {site['bleep']}) to {doctor} (bleep {bleep})",
-            ("book_pickup", "schedule_handoff"), self.sets("sites", self.ward, on_call=doctor, bleep=bleep),
-            ("get_site", {"site_id": self.ward}), when=pred.all_of(preds=[
-                pred.fired_before(trigger=story), pred.routed_since(order_id=self.oid, trigger=story)]))
-        return trigger, bleep
+            "on_call_handover", f"once a run is booked after {story} and a bleep recorded on its accession, "
+            f"{self.ward}'s on-call passes from {old} (bleep {self.bleep(old)}) to {new} (bleep {self.bleep(new)})",
+            ("book_pickup", "schedule_handoff", "set_result_contact"),
+            [self.set("sites", self.ward, "on_call", value=new)], ("get_site", {"site_id": self.ward}),
+            when=pred.all_of(preds=[
+                pred.fired_before(trigger=story), pred.routed_since(order_id=self.oid, trigger=story),
+                pred.contact_recorded(order_id=self.oid)]))
+        return trigger, new
 
     def dry(self, calls: list[Call], triggers: list[Trigger] = ()):
         return self.author.dry_run(self.state, format_time(self.start), calls, list(triggers))
@@ -293,8 +309,10 @@ class Case:
     def lab(self, lab: str) -> Call:
         return self.call.get_lab(lab_id=lab)
 
-    def ward_record(self) -> Call:
-        return self.call.get_site(site_id=self.ward)
+    def ward_records(self, clinician: str = "") -> list[Call]:
+        """The ward's site record and the clinician record of its on-call doctor (``clinician``, once known)."""
+        return [self.call.get_site(site_id=self.ward),
+                self.call.get_clinician(clinician_id=clinician or self.rota()[0])]
 
     def find_labs(self) -> Call:
         return self.call.list_labs(test=self.test)
@@ -321,13 +339,12 @@ class Case:
     def unaccession(self, step: str = "a0") -> Call:
         return self.call.cancel_accession(accession_id=acc(step))
 
-    def contact(self, step: str = "a0", bleep: str = "") -> Call:
-        """The bleep on the accession ``step`` made: ``bleep``, or the one the ward's record shows at the start."""
-        return self.call.set_result_contact(accession_id=acc(step),
-                                            bleep=bleep or self.state["sites"][self.ward]["bleep"])
+    def contact(self, step: str = "a0", clinician: str = "") -> Call:
+        """``clinician``'s bleep (by default the on-call doctor's at the start) on the accession ``step`` made."""
+        return self.call.set_result_contact(accession_id=acc(step), bleep=self.bleep(clinician))
 
     def register(self, lab: str, step: str = "a0", date: str = "") -> list[Call]:
-        """The accession at ``lab`` with the ward's bleep on it, as the request asks."""
+        """The accession at ``lab`` with the on-call doctor's bleep on it, as the request asks."""
         return [self.accession(lab, step, date), self.contact(step)]
 
     def pickup(self, courier: str, step: str = "a0", save: str = "r0") -> Call:
@@ -377,10 +394,10 @@ class Case:
         return datetime.fromisoformat(self.result_of(plan.without("look").calls)["data"]["arrives"])
 
     def nominal(self, courier: str = "") -> Plan:
-        """Read the order, specimen, home lab, couriers, the drive and the ward's record; accession at the home lab
-        with the ward's bleep; book the pickup."""
+        """Read the order, specimen, home lab, couriers, the drive, the ward's record and its on-call doctor's;
+        accession at the home lab with the doctor's bleep; book the pickup."""
         return Plan(look=[self.read(), self.specimen(), self.lab(self.home), self.couriers(),
-                          self.travel(self.ward, self.home), self.ward_record()],
+                          self.travel(self.ward, self.home), *self.ward_records()],
                     register=self.register(self.home), book=[self.pickup(courier or self.courier)])
 
     def redirect(self, lab: str, courier: str, date: str = "", a: str = "a1", r: str = "r1") -> list[Call]:
@@ -406,17 +423,18 @@ class Case:
         return [Check(name="accessioned_in_time", description=f"a booked run gets {self.sid} accessioned at a lab "
                       f"able to run {self.test} within its intake window and stability limit",
                       holds=pred.routed(order_id=self.oid), stated=ACCESSIONED_IN_TIME),
-                Check(name="contact_current", description=f"that run's accession records the bleep {self.ward}'s "
-                      "site record shows now", holds=pred.contact_current(order_id=self.oid), stated=CONTACT)]
+                Check(name="contact_current", description=f"that run's accession records the bleep of the doctor "
+                      f"{self.ward}'s site record names", holds=pred.contact_current(order_id=self.oid),
+                      stated=CONTACT)]
 
     def checklist(self, trigger: str) -> list[Check]:
         """The milestones of a recovery, each an outcome reached once the change was met (by any route: a read, a
         listing, a failed write's error, a booking that shows the courier's notes; meeting it earns nothing by
         itself): nothing halted or off track left standing, the ward asked about the lab before the booking (when
         it has a requirement), a run booked since the change that gets the specimen accessioned in time (at the
-        lab meeting the requirement, if any), and its accession recording the bleep the ward's record shows at the
-        end (a milestone of its own, so a recovery with a stale bleep keeps the route's credit). The gate: nothing
-        booked would spoil it."""
+        lab meeting the requirement, if any), and its accession recording the bleep of the doctor the ward's record
+        names at the end (a milestone of its own, so a recovery with a stale bleep keeps the route's credit). The
+        gate: nothing booked would spoil it."""
         pred = self.author.pred
         saw = pred.noticed(trigger=trigger)
         asked = [Check(name="asked_lab", description="after meeting the change, the agent asked the ward about the "
@@ -433,9 +451,9 @@ class Case:
             Check(name="rerouted", description=f"a run booked after {trigger} gets {self.sid} accessioned in time"
                   + (f" at {self.choice}, the lab meeting the ward's requirement" if self.choice else ""),
                   holds=routed, stated=self.withheld.text if self.choice else ACCESSIONED_IN_TIME),
-            Check(name="contact_current", description=f"that run's accession records the bleep {self.ward}'s site "
-                  "record shows now", holds=pred.all_of(preds=[routed, pred.contact_current(order_id=self.oid)]),
-                  stated=CONTACT),
+            Check(name="contact_current", description=f"that run's accession records the bleep of the doctor "
+                  f"{self.ward}'s site record names", holds=pred.all_of(preds=[
+                      routed, pred.contact_current(order_id=self.oid)]), stated=CONTACT),
             Check(name="no_spoiled_run", gate=True, description=f"no booked run of {self.sid} would deliver it "
                   "spoiled or to a lab that cannot take it", holds=pred.nothing_stale(order_id=self.oid),
                   stated=NOTHING_SPOILED),
@@ -448,8 +466,8 @@ def new_case(author: Author, test: str = "", start: datetime | None = None, n_la
     if start is None:
         start = datetime(a.integer(2024, 2025), 1, 1) + timedelta(days=a.integer(10, 330), hours=a.integer(8, 10),
                                                                   minutes=5 * a.integer(0, 11))
-    state: dict = {k: {} for k in ("sites", "roads", "labs", "analysers", "tests", "orders", "specimens",
-                                   "couriers", "accessions", "runs")}
+    state: dict = {k: {} for k in ("sites", "clinicians", "roads", "labs", "analysers", "tests", "orders",
+                                   "specimens", "couriers", "accessions", "runs")}
     state["counters"] = {"accession": a.integer(10000, 89999), "run": a.integer(1000, 8999)}
     case = Case(a, state, start)
     codes = sorted(_TESTS)
@@ -529,8 +547,8 @@ def make_task(case: Case, query: str, triggers: list[Trigger], nominal: Plan | l
         said -= 1
     steps = oracle[:said] + [closing[int(k)] for k in picked] + oracle[said:]
     replies = {  # a ward with a requirement for the lab tells it instead (withheld answers come first)
-        ("bleep", "doctor", "contact", "phone", "phoned"): "Whoever is on call for us is always on our ward's site "
-                                                          "record: use the bleep it shows.",
+        ("bleep", "doctor", "contact", "phone", "phoned"): "Our ward's site record names our on-call doctor, and "
+                                                          "their clinician record has the bleep.",
         ("lab", "labs", "laboratory", "redirect"): "Any lab that runs the test will do, as long as the specimen is "
                                                    "accessioned before it goes off.",
         ("courier", "couriers", "relay", "handoff"): "Any courier in service that can keep the specimen will do, as "
@@ -601,9 +619,9 @@ def finish(case: Case, level: str, triggers: list[Trigger], plan: Plan, seen: li
     After the stale plan and the reads that show the change (``seen``) and the unwinding (``unwind``), the oracle
     looks for the earliest direct route that still gets the specimen accessioned: easy takes it at once; medium
     first reads the labs and couriers it weighs; hard also rules out a trap (the lab nearest the ward is full
-    today, shown by ``get_lab``) and checks the courier it picks, and once its run is booked the ward's on-call
-    doctor hands over (:meth:`Case.hand_over`), so it reads the ward's record again and records the new bleep on
-    the accession. The specimen's stability limit is then drawn so
+    today, shown by ``get_lab``) and checks the courier it picks, and once its run is booked with a bleep on its
+    accession the ward's on-call doctor hands over (:meth:`Case.hand_over`), so it reads the ward's record and the
+    new doctor's again and records the new bleep on the accession. The specimen's stability limit is then drawn so
     the nominal plan (without the change) and the recovery fit while the stale plan does not. Impossible: no lab
     but the home lab runs the test and no route the change leaves fits the stability limit; the oracle reads
     the evidence, unwinds, asks for recollection and says why. With ``consult`` (medium and hard), the change
@@ -618,13 +636,13 @@ def finish(case: Case, level: str, triggers: list[Trigger], plan: Plan, seen: li
     a = case.author
     stale = plan.calls
     before = stale + seen + unwind
-    bleep = ""  # hard: the ward's bleep once the recovery is booked
+    doctor = ""  # hard: the ward's on-call doctor once the recovery is booked
     if level == "hard":  # the trap: the lab nearest the ward has no capacity left today
         others = [x for x in case.labs if x != case.home]
         trap = min(others, key=lambda x: (case.minutes(case.ward, x) or 999, x))
         day = format_time(case.start)[:10]
         case.state["labs"][trap]["capacity"]["used"][day] = case.state["labs"][trap]["capacity"]["limit"]
-        handover, bleep = case.hand_over(triggers[0].name)
+        handover, doctor = case.hand_over(triggers[0].name)
         triggers = [*triggers, handover]
     if level == "impossible":
         for lab in case.labs[1:]:
@@ -682,7 +700,7 @@ def finish(case: Case, level: str, triggers: list[Trigger], plan: Plan, seen: li
         _, lab, courier = route
         kept = lab == case.home and keep_lab
         fix = [case.pickup(courier, "a0", "r1")] if kept else case.redirect(lab, courier)
-        recontact = [case.ward_record(), case.contact("a0" if kept else "a1", bleep)] if bleep else []
+        recontact = [*case.ward_records(doctor), case.contact("a0" if kept else "a1", doctor)] if doctor else []
         return stale + seen + look + ([case.ask_lab()] if consult else []) + unwind + fix + recontact
 
     oracle = recovery(pick)

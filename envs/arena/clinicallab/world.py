@@ -4,7 +4,8 @@ State containers (JSON-like dicts keyed by id):
 
 - ``sites``: ``{name, kind: ward|clinic|hub|lab, access: open|restricted, notice}``: where specimens are
   collected, where couriers meet and where labs receive. A restricted site takes no pickup, handoff or delivery.
-  A ward or clinic also names who is on call for it now: ``on_call`` (the doctor) and their ``bleep``.
+  A ward or clinic also names its on-call doctor: ``on_call``, a clinician id.
+- ``clinicians``: ``{name, ward, bleep}``: the doctors of the wards and clinics, and the bleep each carries.
 - ``roads``: ``{a, b, minutes, open, note}`` between sites; couriers drive the fastest open route.
 - ``labs``: keyed by the lab's site id: ``{status: open|outage, notice, tests, intake: {open, close} (HH:MM,
   daily), capacity: {limit, used: {date: count}}}``. ``used`` counts accessions registered outside this system;
@@ -55,7 +56,8 @@ NOTHING_SPOILED = ("never leave a booked run that would deliver a specimen spoil
 NO_COURIER = "When a specimen cannot be accessioned in time, send no courier for it"
 RECOLLECT = "ask the ward to recollect it (request_recollection) and tell them why"
 RESULT_CONTACT = ("A lab phones a specimen's result to the bleep recorded on its accession (set_result_contact); a "
-                  "ward's or clinic's site record (get_site) names who is on call for it now and their bleep.")
+                  "ward's or clinic's site record (get_site) names its on-call doctor, and the doctor's clinician "
+                  "record (get_clinician) has their bleep.")
 
 
 class ClinicalLabWorld(World):
@@ -230,8 +232,8 @@ class ClinicalLabWorld(World):
 
     @tool
     def get_site(self, site_id: str) -> dict:
-        """Read a site: its kind, access status and notice; a ward or clinic also shows who is on call for it now
-        and their bleep.
+        """Read a site: its kind, access status and notice; a ward or clinic also names its on-call doctor (a
+        clinician id).
 
         Args:
             site_id: The site's id.
@@ -239,6 +241,17 @@ class ClinicalLabWorld(World):
         if site_id not in self.sites:
             return fail(f"no site {site_id!r}")
         return ok({"site_id": site_id, **self.sites[site_id]})
+
+    @tool
+    def get_clinician(self, clinician_id: str) -> dict:
+        """Read a clinician: name, ward or clinic, and the bleep they carry.
+
+        Args:
+            clinician_id: The clinician's id.
+        """
+        if clinician_id not in self.clinicians:
+            return fail(f"no clinician {clinician_id!r}")
+        return ok({"clinician_id": clinician_id, **self.clinicians[clinician_id]})
 
     @tool
     def list_labs(self, test: str = "") -> dict:
@@ -439,7 +452,8 @@ class ClinicalLabWorld(World):
 
         Args:
             accession_id: The pending accession.
-            bleep: The bleep number, four digits (who is on call for a ward or clinic is on its site record).
+            bleep: The bleep number, four digits (a ward's on-call doctor is on its site record, their bleep on
+                their clinician record).
         """
         acc = self.accessions.get(accession_id)
         if acc is None:
@@ -610,12 +624,19 @@ class ClinicalLabWorld(World):
 
     @predicate
     def contact_current(self, order_id: str) -> bool:
-        """The accession of the specimen's run that gets it accessioned in time records the bleep that the
-        ordering ward's site record shows now."""
+        """The accession of the specimen's run that gets it accessioned in time records the bleep of the doctor
+        the ordering ward's site record names as on call."""
         order = self.orders[order_id]
-        bleep = self.sites[order["ward"]]["bleep"]
+        bleep = self.clinicians[self.sites[order["ward"]]["on_call"]]["bleep"]
         return any(x["specimen"] == order["specimen"] and self._run_valid(r)
                    and self.accessions[x["accession"]]["result_bleep"] == bleep for r, x in self.runs.items())
+
+    @predicate
+    def contact_recorded(self, order_id: str) -> bool:
+        """The accession of the specimen's booked run records a bleep, whichever."""
+        sid = self._spec_of(order_id)
+        return any(x["specimen"] == sid and x["status"] == LIVE_RUN
+                   and self.accessions[x["accession"]]["result_bleep"] for x in self.runs.values())
 
     @predicate
     def has_accession(self, order_id: str) -> bool:

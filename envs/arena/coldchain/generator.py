@@ -70,9 +70,13 @@ TELL = told("If a request cannot be met, tell the user why")
 UNWIND = told("cancel or release anything you set up that the final plan does not use")
 TEAM = "The team signs for cold deliveries in person"  # ST3's request says so (and quotes it)
 CONSULT = "If the doses have to come from another site, ask me first which stock we may use."
-# How many doses a request asks for: the clinic's count, never a number of the request's own (at hard it goes up once
-# the recovery commits, see Region.recounted), at every level alike, so that the words never tell the level.
-COUNT = "The clinic's immunization schedule always lists how many doses the session needs now: send exactly that many."
+# How many doses a request asks for: the session's registrations, never a number of the request's own, at every level
+# alike, so that the words never tell the level. The count sits one hop behind the schedule, on the list the session's
+# entry names, and the words name that record once as where it comes from and never hint that it moves (at hard it
+# goes up once the recovery commits, see recount): "always", "now" or "current" had players re-read it before
+# finishing and catch the change.
+COUNT = ("Send one dose for each person on the session's registration list (the clinic's immunization schedule "
+         "names the list).")
 
 
 @dataclass
@@ -143,9 +147,14 @@ class Region:
         return vehicle_id
 
     def add_session(self, clinic: str, start: str, doses: int, product: str | None = None) -> str:
-        session_id = f"IMM-{self.author.serial()}"
+        """A session on ``clinic``'s schedule, whose entry names the registration list that holds its count."""
+        session_id, listed = f"IMM-{self.author.serial()}", f"REG-{self.author.serial()}"
+        self.state["registration_lists"][listed] = {"session_id": session_id, "site_id": clinic,
+                                                    "product": product or self.product, "registered": int(doses),
+                                                    "note": None}
         self.state["clinics"][clinic]["immunization_schedule"][session_id] = {
-            "product": product or self.product, "doses": int(doses), "start": start, "site_id": clinic, "note": None}
+            "product": product or self.product, "registration_list": listed, "start": start, "site_id": clinic,
+            "note": None}
         return session_id
 
     def add_shipment(self, destination: str, status: str, quantity: int | None = None, **extra) -> str:
@@ -180,6 +189,15 @@ class Region:
     @property
     def session_path(self) -> list:
         return ["clinics", self.clinic, "immunization_schedule", self.session]
+
+    @property
+    def registration_list(self) -> str:
+        """The id of the target session's registration list, where its count is."""
+        return self.state["clinics"][self.clinic]["immunization_schedule"][self.session]["registration_list"]
+
+    def registered(self) -> Call:
+        """The read that shows the session's count."""
+        return self.author.call.get_registration_list(registration_list_id=self.registration_list)
 
     @property
     def session_start(self) -> str:
@@ -343,8 +361,7 @@ class Region:
     def recounted(self, oracle: list[Call], triggers: list[Trigger]) -> list[Call]:
         """At hard, ``oracle`` as it meets the second change on the clinic's side (:func:`recount`): the doses the
         late registrations add topped up on its last van to leave (:func:`top_up`); at the other levels as it is. A
-        scenario calls it once its oracle is whole, before it measures any timing on it; a story whose own change is
-        to the session's entry (T2's start, ST3's team timetable) does not, and its count never moves."""
+        scenario calls it once its oracle is whole, before it measures any timing on it."""
         if self.level != "hard":
             return oracle
         self.registrations()
@@ -358,7 +375,7 @@ class Region:
         a conflict (so that it never tells whether the request can be met): ``where`` the doses must be received,
         which ``stock`` will do, and any ``extra`` constraint of the story."""
         where = where or f"reach {self.clinic} before session {self.session} starts"
-        return (f"All the doses the session needs (its count on the clinic's immunization schedule), no fewer and no "
+        return (f"All the doses the session needs (one per person on its registration list), no fewer and no "
                 f"more, have to {where}, kept between {self.band[0]} and "
                 f"{self.band[1]} degrees C the whole way; {stock} and any van that holds that band will do."
                 + (f" {extra}" if extra else ""))
@@ -403,7 +420,8 @@ def build_base(author: Author, level: str = "") -> Region:
     districts = pick(DISTRICTS, 3)
     product, _, lo, hi = pick(PRODUCTS)
     state: dict = {"distribution_hubs": {}, "depots": {}, "clinics": {}, "vehicles": {}, "cooling_units": {},
-                   "cooling_unit_resets": {}, "goods_inventory": {}, "shipments": {}, "route_stops": {}, "roads": {}}
+                   "cooling_unit_resets": {}, "goods_inventory": {}, "shipments": {}, "route_stops": {}, "roads": {},
+                   "registration_lists": {}}
     r = Region(author=author, state=state, start=start, district=districts[0], product=product, band=(lo, hi),
                qty=integer(4, 15) * 50, level=level)
     for i, name in enumerate(hub_names):
@@ -467,12 +485,12 @@ def survey(r: Region, first: Call | None = None) -> list[Call]:
     """The reads a careful coordinator makes before committing (some also look up the drive); ``first`` replaces
     the look at the hub's stock."""
     call = r.author.call
-    reads = [first or call.get_goods_inventory_at_site(site_id=r.hub),
-             call.list_clinic_immunization_schedule(site_id=r.clinic),
-             call.list_operational_hours(site_id=r.clinic),
-             call.get_vehicle_status(vehicle_id=r.vehicle),
-             *maybe(r, call.get_travel_time(origin_site_id=r.hub, destination_site_id=r.clinic))]
-    return [reads[i] for i in r.author.rng.permutation(len(reads))]  # people check things in any order
+    reads = [[first or call.get_goods_inventory_at_site(site_id=r.hub)],
+             [call.list_clinic_immunization_schedule(site_id=r.clinic), r.registered()],  # the list the entry names
+             [call.list_operational_hours(site_id=r.clinic)],
+             [call.get_vehicle_status(vehicle_id=r.vehicle)],
+             *[[c] for c in maybe(r, call.get_travel_time(origin_site_id=r.hub, destination_site_id=r.clinic))]]
+    return [c for i in r.author.rng.permutation(len(reads)) for c in reads[i]]  # people check things in any order
 
 
 def shipment(tag: str = "ship") -> Ref:
@@ -532,7 +550,7 @@ def goal(r: Region) -> tuple[Check, list[Check]]:
     # Exactly the request: with "at least", a policy that ships whatever large number it likes passes without
     # reading the quantity (under RL the tiny CPU model learned to ship 700 doses whatever was asked: docs/training.md).
     delivered = Check(name="doses_delivered", description=f"exactly the doses of {r.product} that session "
-                      f"{r.session} needs, as the clinic's schedule lists them at the end, were received at "
+                      f"{r.session} needs, as its registration list has them at the end, were received at "
                       + " or ".join(r.targets), stated=COUNT,
                       holds=pred.doses_received(**args, clinic=r.clinic, session=r.session))
     gates = [gate("on_time", "every delivery was received where and while the team was there" if r.team else
@@ -569,8 +587,8 @@ def unshipped(r: Region, lots: list[str], name: str, why: str, stated: str) -> C
 # alone: it is folded into every recovery milestone, so a change shown to the agent and left unanswered earns
 # nothing, and so does ignoring the request's lot and van without having met the change. Every milestone counts
 # the doses asked for, no fewer and no more, so guessing a large quantity earns no credit a wrong guess would not: as
-# the clinic's schedule lists them at the end, except that a recovery in progress may carry no fewer than it first
-# listed (so a recovery made before the count went up, at hard, is progress of its own).
+# the session's registration list has them at the end, except that a recovery in progress may carry no fewer than it
+# first had (so a recovery made before the count went up, at hard, is progress of its own).
 
 def cancelled(r: Region, **match):
     return r.author.pred.shipment_exists(statuses=["cancelled"], **match)
@@ -578,7 +596,7 @@ def cancelled(r: Region, **match):
 
 def routed(r: Region, statuses: tuple[str, ...] = ("assigned", "in_transit", "delivered"), at_least: int | None = None,
            **match):
-    """The doses the session needs as the schedule lists them at the end (or from ``at_least`` up to those) are on a
+    """The doses the session needs as its registration list has them at the end (or from ``at_least`` up to those) are on a
     van that can leave now (or, by ``statuses``, on the road, or received) whose route reaches the clinic, or the
     team, in time over open roads, cold all the way."""
     return r.author.pred.reaches_in_time(product=r.product, sites=r.targets, clinic=r.clinic, session=r.session,
@@ -601,14 +619,14 @@ def unwound(r: Region, trigger: str, stale: dict | Pred) -> Check:
 
 def secured(r: Region, trigger: str) -> Check:
     return Check(name="alternative_secured", holds=seen(r, trigger, routed(r, at_least=r.qty)), stated=ON_TIME,
-                 description="after the change was shown, the doses asked for (no fewer than the schedule first "
-                             "listed, no more than it lists at the end) were loaded on a van that can leave and reach "
+                 description="after the change was shown, the doses asked for (no fewer than the registration "
+                             "list first had, no more than it has at the end) were loaded on a van that can leave and reach "
                              "the clinic (or the team) in time, over open roads, cold all the way")
 
 
 def dispatched(r: Region, trigger: str) -> Check:
-    return Check(name="dispatched_in_time", description="after the change was shown, the doses the schedule lists at "
-                 "the end left on a run that reaches the clinic (or the team) in time, over open roads, cold all the "
+    return Check(name="dispatched_in_time", description="after the change was shown, the doses the registration list has "
+                 "at the end left on a run that reaches the clinic (or the team) in time, over open roads, cold all the "
                  "way", stated=ON_TIME,
                  holds=seen(r, trigger, routed(r, statuses=("in_transit", "delivered"))))
 
@@ -619,17 +637,21 @@ def dispatched(r: Region, trigger: str) -> Check:
 def recount(r: Region, story: list[Trigger]) -> Trigger:
     """The hard level's second change, on the clinic's side rather than the stock's, the vans' or the roads': once
     the agent has met the story's change and the story is done changing, its first write that commits doses (a
-    shipment booked or loaded, whatever the lot, site or van) is met by late registrations that raise the session's
-    count on the clinic's schedule (:attr:`Region.added`). Only ``list_clinic_immunization_schedule`` shows it: no
-    write fails, and what the agent booked still reads as it left it. The lot the recovery loads still holds the
-    added doses, so a top-up on the same van before it leaves (or the shipment booked again for the new count) is the
-    whole fix; the difficulty is knowing that the count comes from a record the recovery never touched."""
+    shipment booked or loaded, whatever the lot, site or van) is met by late registrations that raise the count on
+    the session's registration list (:attr:`Region.added`). That write is the later of the recovery's commitment and
+    the agent's writing of the count (a booking's quantity; a shipment booked before the story's change commits
+    again only when loaded), so however the agent orders its work the count it wrote goes stale. Only
+    ``get_registration_list`` shows it: the schedule, which the agent re-checks for the session's start, still
+    names the same list; no write fails, and what the agent booked still reads as it left it. The lot the recovery
+    loads still holds the added doses, so a top-up on the same van before it leaves (or the shipment booked again
+    for the new count) is the whole fix; the difficulty is knowing that the count comes from a record the recovery
+    never touched."""
     pred, needed, names = r.author.pred, r.qty + r.added, [t.name for t in story]
     return r.change(
-        "session_recounted", f"once the recovery commits doses after {', '.join(names)}, {r.added} more registrations "
-        f"raise session {r.session} to {needed} doses",
-        r.author.call.list_clinic_immunization_schedule(site_id=r.clinic),
-        r.set(r.session_path, doses=needed, note=f"{r.added} more registrations: {needed} doses needed"),
+        "session_recounted", f"once the recovery commits doses after {', '.join(names)}, {r.added} late registrations "
+        f"raise session {r.session}'s list {r.registration_list} to {needed}", r.registered(),
+        r.set(["registration_lists", r.registration_list], registered=needed,
+              note=f"{r.added} late registrations added"),
         activation=["create_new_shipment", "assign_shipment_to_vehicle"], timing="after", when=pred.all_of(preds=[
             pred.any_of(preds=[pred.noticed(trigger=n) for n in names]), *[pred.fired_before(trigger=n) for n in names],
             pred.committing(product=r.product)]))
@@ -637,7 +659,7 @@ def recount(r: Region, story: list[Trigger]) -> Trigger:
 
 def top_up(r: Region, base: DryRun, calls: list[Call]) -> list[Call] | None:
     """``calls`` (the end of a whole solution, after ``base``) once the session needs :attr:`Region.added` doses more:
-    after a look at the schedule, the added doses booked from a usable lot that still has them free, one already on
+    after a look at the registration list, the added doses booked from a usable lot that still has them free, one already on
     the last van to leave or else one where its route picks up, loaded on that van before it leaves and received
     with the rest; None where no such lot has them."""
     call = r.author.call
@@ -660,7 +682,7 @@ def top_up(r: Region, base: DryRun, calls: list[Call]) -> list[Call] | None:
         return None
     ref = shipment("top_up")
     received = max(i for i, c in enumerate(calls) if c.name == "register_goods_receipt")
-    return [*calls[:go], call.list_clinic_immunization_schedule(site_id=r.clinic),
+    return [*calls[:go], r.registered(),
             call.create_new_shipment(save_as="top_up", goods_id=source, origin_site_id=inventory[source]["site_id"],
                                      destination_site_id=to, quantity=r.added),
             call.assign_shipment_to_vehicle(shipment_id=ref, vehicle_id=van), *calls[go:received + 1],
@@ -696,7 +718,7 @@ def alternatives(r: Region, oracle: list[Call], triggers: list[Trigger], checks:
     stale_part = next((i for i, (a, b) in enumerate(zip(oracle, nominal)) if a != b), min(len(oracle), len(nominal)))
     # The recovery's deliveries go, and with them (at hard) the oracle's look at the raised count, which each
     # alternative's own top-up makes again.
-    recount_look = call.list_clinic_immunization_schedule(site_id=r.clinic) if r.added else None
+    recount_look = r.registered() if r.added else None
     kept = oracle[:stale_part] + [c for c in oracle[stale_part:] if not _delivers(c) and c != recount_look]
     stale = next(c.arguments["shipment_id"] for c in nominal if c.name == "assign_shipment_to_vehicle")
     kept_stale = [c for c in kept if not (c.name == "cancel_shipment" and c.arguments["shipment_id"] == stale)]
@@ -743,8 +765,8 @@ def profile(r: Region, vehicle_note: str, facts: list[str], insist: str, withhel
     requirement where it decides nothing."""
     return UserProfile(
         persona=f"I coordinate cold-chain deliveries for the {r.district} immunization programme.",
-        known_facts=[f"Session {r.session} at {r.clinic} needs doses of {r.product}; the clinic's immunization "
-                     "schedule always lists how many.", *facts],
+        known_facts=[f"Session {r.session} at {r.clinic} needs one dose of {r.product} for each person on its "
+                     "registration list, which the clinic's immunization schedule names.", *facts],
         clarifications=[
             Answer(keywords=["vehicle", "van", "truck", "driver"], text=vehicle_note),
             Answer(keywords=["deadline", "time", "when", "session", "start"],
@@ -752,8 +774,8 @@ def profile(r: Region, vehicle_note: str, facts: list[str], insist: str, withhel
             Answer(keywords=["temperature", "cold", "cooling", "fridge"],
                    text=f"Keep them between {r.band[0]} and {r.band[1]} degrees C the whole way."),
             Answer(keywords=["quantity", "doses", "how", "many"],
-                   text=f"As many as the clinic's immunization schedule lists for session {r.session} now, no fewer "
-                        "and no more: the clinic keeps its count there."),
+                   text=f"One for each person on session {r.session}'s registration list, no fewer and no more; "
+                        "the clinic's immunization schedule names the list."),
             Answer(keywords=["other", "alternative", "elsewhere", "stock"],
                    text=f"Any released, usable stock of {r.product} in the region will do."),
             *([rule] if rule else [])],
@@ -771,8 +793,8 @@ def task(r: Region, level: str, *, query: str = "", triggers: list[Trigger], ora
     ends by telling the user the ``refusal`` and the judge wants one of the ``blocking`` facts and every
     ``forbidden`` check to hold (nothing left pending besides ``ignore``); at the feasible levels those three are
     not used. With ``withheld`` (the stock the programme may use, see :meth:`Region.rival_lot`), the request asks
-    to be consulted before stock is taken from elsewhere. Every request takes its count from the clinic's schedule
-    (:data:`COUNT`); at hard, where the scenario's oracle was :meth:`Region.recounted`, that count goes up once the
+    to be consulted before stock is taken from elsewhere. Every request takes its count from the session's registration
+    list (:data:`COUNT`); at hard, where the scenario's oracle was :meth:`Region.recounted`, that count goes up once the
     recovery commits (:func:`recount`). The user insists on ``insist`` (by default :meth:`Region.insist`) at every
     level."""
     delivered, gates = goal(r)

@@ -5,7 +5,9 @@ State containers (all keyed by id):
 - ``distribution_hubs``, ``depots``, ``clinics``: sites with receiving ``hours`` ("HH:MM" open/close),
   a ``status`` (``operational``, or e.g. ``outage``/``closed``) and a ``notice``. Hubs may carry a
   ``cold_dispatch`` quota (slots left before ``shift_ends`` and in the next shift); clinics carry an
-  ``immunization_schedule``.
+  ``immunization_schedule`` whose sessions each name their ``registration_list``.
+- ``registration_lists``: who is registered for a session (one dose each): its ``session_id``, clinic,
+  product, ``registered`` count and a note.
 - ``vehicles``: where a vehicle is (``site_id``), its ``status`` (``idle``, ``in_transit``, ``reserved``),
   its ``cooling_unit_id``, ``capacity`` in doses, ``available_from`` and the shipments on board.
 - ``cooling_units``: the temperature band a unit can hold, its ``status`` and ``reset_due_by``
@@ -271,7 +273,7 @@ class ColdChainWorld(World):
 
     @tool(cost=2)
     def list_clinic_immunization_schedule(self, site_id: str) -> dict:
-        """List a clinic's immunization sessions: product, doses needed, start time and where the session is held.
+        """List a clinic's immunization sessions: product, registration list, start time and where the session is held.
 
         Args:
             site_id: The clinic's id.
@@ -282,6 +284,19 @@ class ColdChainWorld(World):
         sessions = sorted(({"session_id": sid, **s} for sid, s in clinic["immunization_schedule"].items()),
                           key=lambda s: (s["start"], s["session_id"]))
         return ok({"site_id": site_id, "sessions": sessions})
+
+    @tool(cost=2)
+    def get_registration_list(self, registration_list_id: str) -> dict:
+        """Read a session's registration list: its session, clinic and product, and how many people are registered
+        (each gets one dose).
+
+        Args:
+            registration_list_id: The list's id, as the clinic's immunization schedule names it, e.g. "REG-3310".
+        """
+        registrations = self.registration_lists.get(registration_list_id)
+        if registrations is None:
+            return fail(f"no registration list {registration_list_id!r}")
+        return ok({"registration_list_id": registration_list_id, **registrations})
 
     @tool(cost=2)
     def list_operational_hours(self, site_id: str) -> dict:
@@ -711,17 +726,21 @@ class ColdChainWorld(World):
     def _bounds(self, at_least: int | None, at_most: int | None, clinic: str | None,
                 session: str | None) -> tuple[int, int | None]:
         """The bounds a dose count must keep: a bound left out, where a session is named, is the doses it needs as
-        its clinic's schedule lists them now (the count may have gone up since the request)."""
+        the registration list its clinic's schedule names has them now (the count may have gone up since the
+        request)."""
         if session is None:
             return at_least or 0, at_most
-        needed = self.clinics[clinic]["immunization_schedule"][session]["doses"]
+        entry = self.clinics[clinic]["immunization_schedule"][session]
+        # a task stored before sessions named registration lists carries the count on the session itself
+        needed = self.registration_lists[entry["registration_list"]]["registered"] if "registration_list" in entry \
+            else entry["doses"]
         return (needed if at_least is None else at_least), (needed if at_most is None else at_most)
 
     @predicate
     def doses_received(self, product: str, sites: list, at_least: int | None = None, at_most: int | None = None,
                        clinic: str | None = None, session: str | None = None) -> bool:
         """At least ``at_least`` doses of ``product`` were received at ``sites`` (and no more than ``at_most``); with
-        a ``session`` of ``clinic``, a bound left out is the doses it needs as the schedule lists them now."""
+        a ``session`` of ``clinic``, a bound left out is the doses its registration list has now."""
         total = sum(s["quantity"] for s in self._delivered(product, sites))
         return _within(total, *self._bounds(at_least, at_most, clinic, session))
 
@@ -803,8 +822,8 @@ class ColdChainWorld(World):
                         at_least: int | None = None, team: bool = False, goods_id: str | None = None,
                         origin_site_id: str | None = None, vehicle_id: str | None = None,
                         at_most: int | None = None) -> bool:
-        """At least ``at_least`` (and no more than ``at_most``; a bound left out is the doses the session needs as
-        the schedule lists them now) doses of ``product`` in ``statuses`` (matching the given fields) are on a run,
+        """At least ``at_least`` (and no more than ``at_most``; a bound left out is the doses the session's
+        registration list has now) doses of ``product`` in ``statuses`` (matching the given fields) are on a run,
         planned or driven, that gets them to ``sites`` over open roads, in time for the session, while the site is
         open and with the cold chain intact (or were received so)."""
         want = {k: v for k, v in (("goods_id", goods_id), ("origin_site_id", origin_site_id),

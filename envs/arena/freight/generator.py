@@ -16,6 +16,9 @@ trials that find the first slot a plan can really use (:meth:`Job.working`), mea
 tools. :meth:`Job.task` settles the deliver-by time from the runs and assembles the task, with the other
 solutions it lists (:meth:`Job.alternatives`); a :class:`Consult` passed to it makes the user's choice between
 workable alternatives a requirement they say only when asked.
+
+The consignee's own record (``get_consignee``) names the dock it receives at, which every request asks the agent
+to set on the consignment; at hard that dock moves once the recovery is sent (:meth:`Job.dock_moves`).
 """
 
 from __future__ import annotations
@@ -56,7 +59,9 @@ _COMMODITIES = ["frozen fish", "vaccines", "steel coils", "fresh berries", "mach
                 "dairy products"]
 _BROKERS = ["Albion Customs", "Bastion Clearing", "Corvid Brokerage", "Dunmore Customs", "Egret Clearance",
             "Falk Brokers", "Griffin Customs", "Harrow Clearing", "Ibex Brokerage", "Juniper Customs"]
+_DOCKS = [f"Dock {n}" for n in range(1, 9)]
 DISPATCH = "and dispatch it"  # the request's words for sending the consignment: what readiness checks quote
+DOCK = "set that as the consignment's delivery dock"  # the request's words for the dock: what its check quotes
 DOCS = ["commercial_invoice", "packing_list", "certificate_of_origin", "health_certificate",
         "phytosanitary_certificate"]
 # The standing rules that keep one of the other crossings shut to the consignment in an impossible story, each found
@@ -117,7 +122,7 @@ class Job:
         self.start = format_time(start)
         st = self.state = {k: {} for k in ("sites", "roads", "crossings", "slots", "reservations", "consignments",
                                            "declarations", "permits", "carriers", "trucks", "permit_desks",
-                                           "movements")}
+                                           "movements", "consignees")}
         st["counters"] = {"declaration": a.integer(1000, 8999), "permit": a.integer(100, 899),
                           "reservation": a.integer(100, 899), "movement": a.integer(100, 899)}
         self.home, self.abroad = a.pick(_COUNTRIES, 2)
@@ -193,8 +198,13 @@ class Job:
         self.cid = f"CN-{a.serial(10000, 99999)}"
         self.weight = 500 * a.integer(8, 40)
         self.documents = list(DOCS[:3]) + (["health_certificate"] if a.chance(0.5) else [])
+        self.consignee, consignee = f"CNE-{a.serial(100, 999)}", a.pick(_CONSIGNEES)
+        docks = sorted(a.pick(_DOCKS, a.integer(3, 4)))
+        st["consignees"][self.consignee] = {"name": consignee, "site": self.dest, "docks": docks,
+                                            "receiving_dock": docks[a.integer(0, len(docks) - 1)], "note": ""}
         st["consignments"][self.cid] = {
-            "shipper": a.pick(_SHIPPERS), "consignee": a.pick(_CONSIGNEES), "commodity": self.commodity,
+            "shipper": a.pick(_SHIPPERS), "consignee": consignee, "consignee_id": self.consignee,
+            "delivery_dock": "", "commodity": self.commodity,
             "weight_kg": self.weight, "declared_value": 1000 * a.integer(20, 400), "origin": self.origin,
             "location": self.origin, "available_from": self.start, "destination": self.dest,
             "deliver_by": shift(self.start, days=2), "documents": {d: "valid" for d in self.documents},
@@ -310,6 +320,16 @@ class Job:
     def assign(self, truck: str) -> Call:
         return self.call.assign_truck(consignment_id=self.cid, truck_id=truck)
 
+    def consignee_read(self) -> Call:
+        return self.call.get_consignee(consignee_id=self.consignee)
+
+    def dock(self, dock: str) -> Call:
+        return self.call.set_delivery_dock(consignment_id=self.cid, dock=dock)
+
+    @property
+    def receiving(self) -> str:
+        return self.state["consignees"][self.consignee]["receiving_dock"]
+
     def go(self) -> Call:
         return self.call.dispatch(save_as="m0", consignment_id=self.cid)
 
@@ -317,13 +337,13 @@ class Job:
         return self.call.chat_with_user(message=message)
 
     def nominal(self, skip: int = 1) -> Plan:
-        """The plain plan: read the consignment, the crossing's rules and slots and the terminal's trucks; file
-        the declaration, book the slot, assign the truck, dispatch. Picks the slot the request names: the first
-        the plan can use without dynamics."""
+        """The plain plan: read the consignment, the crossing's rules and slots and the terminal's trucks; set the
+        dock from the consignee's record; file the declaration, book the slot, assign the truck, dispatch. Picks the
+        slot the request names: the first the plan can use without dynamics."""
         def plan(slot: str) -> Plan:
             return Plan(look=[self.read(), self.crossing(self.main), self.slots(self.main), self.trucks(self.origin)],
-                        declare=[self.declare(self.main)], book=[self.book(slot)], assign=[self.assign(self.truck)],
-                        go=[self.go()])
+                        dock=[self.consignee_read(), self.dock(self.receiving)], declare=[self.declare(self.main)],
+                        book=[self.book(slot)], assign=[self.assign(self.truck)], go=[self.go()])
         self.slot = self.working(lambda s: plan(s).calls, self.main, skip=skip)[0]
         return plan(self.slot)
 
@@ -400,16 +420,26 @@ class Job:
             Check(name="delivered_on_time", description=f"{self.cid} is dispatched and arrives by its deliver-by "
                   f"time{which}", holds=pred.all_of(preds=[pred.on_time(consignment_id=self.cid), *chose]),
                   stated=self.due),
+            self.docked(*chose),
             Check(name="not_late", gate=True, description=f"no movement of {self.cid} arrives after its deliver-by "
                   "time", holds=pred.not_late(consignment_id=self.cid), stated=self.due),
         ]
+
+    def docked(self, *chose) -> Check:
+        """The dock asked for, a milestone of its own on top of the recovery (so a recovery that unloads at a stale
+        dock keeps its credit) and only with it (a dock set on a consignment that goes nowhere is no progress)."""
+        pred = self.author.pred
+        return Check(name="dock_as_on_record", description=f"{self.cid} is on its way, or ready to cross, and unloads "
+                     f"at the receiving dock on consignee record {self.consignee}", stated=DOCK,
+                     holds=pred.all_of(preds=[pred.ready_to_cross(consignment_id=self.cid),
+                                              pred.dock_as_on_record(consignment_id=self.cid), *chose]))
 
     def goal(self) -> list[Check]:
         pred = self.author.pred
         return [Check(name="ready_to_cross", description=f"{self.cid} is on its way", stated=DISPATCH,
                       holds=pred.ready_to_cross(consignment_id=self.cid)),
                 Check(name="delivered_on_time", description=f"{self.cid} arrives by its deliver-by time",
-                      holds=pred.on_time(consignment_id=self.cid), stated=self.due)]
+                      holds=pred.on_time(consignment_id=self.cid), stated=self.due), self.docked()]
 
     def refuse(self, message: str, changed_by: list[str], facts: list[str],
                others: list[str]) -> tuple[list[Call], Impossibility]:
@@ -583,6 +613,30 @@ class Job:
         self.congested = (congestion, [oracle, mirror[0]], triggers, [mirror[1]])
         return moved, both, [mirror[1]]
 
+    def dock_moves(self, story: list[Trigger]) -> tuple[Trigger, list[Call]]:
+        """The hard level's second change on the consignee's side, in a record no recovery touches: once the story's
+        change has come, at the later of the dispatch (whichever crossing, slot and truck the recovery took) and the
+        agent's setting of the dock, the consignee moves its receiving dock to another of its docks. Only
+        ``get_consignee`` shows it: every write goes through, the old dock is still a dock there and the consignment
+        reads as the agent left it, so the dock it set is stale whichever it set last. Setting the new dock (allowed
+        on the way) is the whole fix. Returns the trigger and the fix (a read of the record, then the dock)."""
+        a, pred = self.author, self.author.pred
+        record = self.state["consignees"][self.consignee]
+        old = record["receiving_dock"]
+        new = a.pick([d for d in record["docks"] if d != old])
+        after_change = pred.any_of(preds=[pred.fired_before(trigger=t.name) for t in story])
+        moved = a.check_trigger(Trigger(
+            name="dock_moved", description=f"once {self.cid} is dispatched after the change and its dock is set, "
+            f"{record['name']} receives at {new} instead of {old}",
+            when=pred.all_of(preds=[after_change, pred.none_of(preds=[pred.no_movement(consignment_id=self.cid)]),
+                                    pred.dock_recorded(consignment_id=self.cid)]),
+            effect=[self.set("consignees", self.consignee, "receiving_dock", value=new),
+                    self.set("consignees", self.consignee, "note",
+                             value=f"receiving moved to {new}; {old} takes outbound loads only")],
+            activation=["dispatch", "set_delivery_dock"], timing="after",
+            observable=Observable(tool="get_consignee", args={"consignee_id": self.consignee})))
+        return moved, [self.consignee_read(), self.dock(new)]
+
     def rebooked(self, prefix: list[Call], stuck: str, triggers: list[Trigger], tail: list[Call]) -> list[Call] | None:
         """``prefix`` (which booked a slot at crossing ``stuck``, now backed up), a read of that route, then a
         declaration (and a permit, where needed) and the first slot at another crossing that still gets the
@@ -602,14 +656,18 @@ class Job:
 
     def backed_up(self, triggers: list[Trigger]) -> list[Trigger]:
         """``triggers`` with the congestion's delay set, now that the deliver-by time is: long enough that a trip
-        through the first crossing booked after the change, the story's or the alternative's, arrives late."""
+        through the first crossing booked after the change, the story's or the alternative's, arrives late, while its
+        dispatch still goes through (a driver it kept past their shift would be refused, which tells of the backlog)."""
         congestion, first_plans, before, _ = self.congested
         due = datetime.fromisoformat(self.record["deliver_by"])
         worst = max((due - datetime.fromisoformat(self.arrival(p, before))).total_seconds() // 60
                     for p in first_plans)
         minutes = int(worst) + 5 * self.author.integer(6, 24)
         effect = [self.author.op.congest(minutes=minutes, cause=congestion.effect[0].args["cause"])]
-        return [t if t is not congestion else t.model_copy(update={"effect": effect}) for t in triggers]
+        delayed = [t if t is not congestion else t.model_copy(update={"effect": effect}) for t in triggers]
+        if not all(self.succeeds(p, delayed) for p in first_plans):
+            raise Redraw("the backlog keeps a driver past their shift, so a refused dispatch would tell of it")
+        return delayed
 
     def alternatives(self, oracle: list[Call], nominal: list[Call], triggers: list[Trigger],
                      checks: list[Check]) -> list[list[Call]]:
@@ -657,16 +715,17 @@ class Job:
 
     def request(self, intro: str) -> str:
         return (f"{intro} Please move {self.what}: file the declaration at {self.main}, book crossing slot "
-                f"{self.slot}, assign truck {self.truck} {DISPATCH}.")
+                f"{self.slot}, assign truck {self.truck} {DISPATCH}. {self.record['consignee']} receives goods at the "
+                f"dock on its consignee record, {self.consignee}: please {DOCK}.")
 
     def task(self, query: str, triggers: list[Trigger], nominal: Plan, oracle: list[Call], persona: str, why: str,
              impossible: Impossibility | None = None, answers: dict | None = None,
-             consult: Consult | None = None) -> Task:
+             consult: Consult | None = None, moves: bool = False) -> Task:
         """Assemble the task. Before signing off (or refusing) the oracle re-reads one to three drawn records, as
         operators do, so its call sequence differs between seeds. ``why``: the reason the deliver-by time is hard,
         which leads what the user answers to any proposed change of plan (the same form at every level, so the
         answer never tells whether the request can be met); ``consult``: the choice the user withholds until
-        asked."""
+        asked; ``moves`` (hard): the consignee's receiving dock moves once the recovery is sent (:meth:`dock_moves`)."""
         a = self.author
         if self.succeeds(nominal.calls, triggers):
             raise Redraw("the change leaves the nominal plan working")
@@ -676,8 +735,12 @@ class Job:
         end = len(oracle)
         while end and oracle[end - 1].name == "chat_with_user":  # a closing message stays last; a question stays put
             end -= 1
-        oracle = oracle[:end] + extra + oracle[end:]
-        answers = dict(answers or {})
+        story = self.congested[2] if self.congested else triggers
+        moved, fix = self.dock_moves(story) if moves and not impossible else (None, [])
+        oracle = oracle[:end] + fix + extra + oracle[end:]
+        answers = {("dock", "docks", "unload", "unloading", "receiving", "goods-in"):
+                   f"{self.record['consignee']} receives goods at the dock on its consignee record, {self.consignee}; "
+                   "set that one.", **(answers or {})}
         pointer = f", as long as it meets the requirement about the {consult.topic} I mentioned" if consult else ""
         answers.setdefault(("crossing", "slot", "truck", "route", "another", "other"),
                            f"Any compliant crossing, slot and truck are fine as long as it arrives by the deliver-by "
@@ -697,9 +760,10 @@ class Job:
                 name="no_movement", gate=True, description=f"nothing was dispatched for {self.cid} anyway",
                 holds=a.pred.no_movement(consignment_id=self.cid), stated=self.due)]})
             alternatives = self.shuttled_back(oracle, end + len(extra), triggers)
-        elif self.congested:  # the hard level's second change: its own alternative, and its delay set
-            triggers, alternatives = self.backed_up(triggers), self.congested[3]
+        elif self.congested:  # the hard level's second changes: the delay set, the dock moved, its own alternative
+            triggers, alternatives = [*self.backed_up(triggers), moved], [a + fix for a in self.congested[3]]
         else:
+            triggers = [*triggers, moved] if moved else triggers
             alternatives = self.alternatives(oracle, nominal.calls, triggers, checklist)
         return Task(query=f"{query} {consult.request}" if consult else query, profile=profile, start_time=self.start,
                     initial_state=self.state, triggers=triggers, checklist=checklist, static_checklist=self.goal(),

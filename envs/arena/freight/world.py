@@ -21,7 +21,10 @@ State containers (JSON-like dicts keyed by id):
   free (taken or cancelled under it, it is lost). Tools show a slot with a live booking as booked or used.
 - ``consignments``: ``{shipper, consignee, commodity, weight_kg, declared_value, origin, location,
   available_from, destination, deliver_by, documents: {type: valid|rejected}, reissuable, priority,
-  truck, note}``: ``location`` is the terminal it waits at, from ``available_from`` on.
+  truck, note}``: ``location`` is the terminal it waits at, from ``available_from`` on; ``consignee_id``
+  names the consignee's record and ``delivery_dock`` the dock the forwarder told the driver to unload at.
+- ``consignees``: ``{name, site, docks, receiving_dock, note}``: the consignee's own record of the docks at
+  its site and the one it receives goods at.
 - ``declarations``: ``{consignment, crossing, status: cleared|held|void, missing, filed_at, note}``: a
   consignment has one declaration in force, a new one voids the one before.
 - ``permits``: ``{consignment, crossing, valid_from, valid_to, status: valid|revoked, note}``.
@@ -75,6 +78,7 @@ class FreightWorld(World):
         # A task stored before slot bookings were records of their own has no container for them yet.
         state.setdefault("reservations", {})
         state.setdefault("counters", {}).setdefault("reservation", 0)
+        state.setdefault("consignees", {})  # nor one stored before consignees had records of their own
 
     # ----------------------------------------------------------------- helpers
 
@@ -264,6 +268,17 @@ class FreightWorld(World):
     def list_carriers(self) -> dict:
         """The carriers the forwarder works with, and whether they hold a customs bond."""
         return ok({"carriers": [{"carrier_id": c, **x} for c, x in sorted(self.carriers.items())]})
+
+    @tool
+    def get_consignee(self, consignee_id: str) -> dict:
+        """Read a consignee's record: its site, the docks there and the dock it receives goods at.
+
+        Args:
+            consignee_id: The consignee's id (a consignment's ``consignee_id``).
+        """
+        if consignee_id not in self.consignees:
+            return fail(f"no consignee {consignee_id!r}")
+        return ok({"consignee_id": consignee_id, **self.consignees[consignee_id]})
 
     @tool
     def get_permit(self, permit_id: str) -> dict:
@@ -626,6 +641,26 @@ class FreightWorld(World):
         return ok(message=f"{movement_id} delivered")
 
     @tool(mutates=True, cost=2)
+    def set_delivery_dock(self, consignment_id: str, dock: str) -> dict:
+        """Set the dock at the consignee's site where the driver unloads the consignment (kept on the consignment's
+        record; it can change until delivery, even on the way).
+
+        Args:
+            consignment_id: The consignment.
+            dock: One of the docks on the consignee's record.
+        """
+        c = self.consignments.get(consignment_id)
+        if c is None:
+            return fail(f"no consignment {consignment_id!r}")
+        consignee = self.consignees.get(c.get("consignee_id") or "")
+        if consignee is None:
+            return fail(f"{consignment_id} has no consignee record")
+        if dock not in consignee["docks"]:
+            return fail(f"no dock {dock!r} at {consignee['site']}; docks: {', '.join(consignee['docks'])}")
+        c["delivery_dock"] = dock
+        return ok(message=f"{consignment_id} unloads at {dock}")
+
+    @tool(mutates=True, cost=2)
     def notify_consignee(self, consignment_id: str, message: str) -> dict:
         """Send the consignee a message about their consignment (kept on the consignment's record).
 
@@ -654,6 +689,18 @@ class FreightWorld(World):
         """No scheduled movement of the consignment arrives after its deliver-by time."""
         due = local_time(self.consignments[consignment_id]["deliver_by"])
         return all(local_time(m["arrives"]) <= due for m in self._live(consignment_id))
+
+    @predicate
+    def dock_recorded(self, consignment_id: str) -> bool:
+        """The consignment has a delivery dock set."""
+        return bool(self.consignments[consignment_id].get("delivery_dock"))
+
+    @predicate
+    def dock_as_on_record(self, consignment_id: str) -> bool:
+        """The consignment's delivery dock is the receiving dock on its consignee's record."""
+        c = self.consignments[consignment_id]
+        consignee = self.consignees.get(c.get("consignee_id") or "")
+        return consignee is not None and c.get("delivery_dock") == consignee["receiving_dock"]
 
     @predicate
     def no_movement(self, consignment_id: str) -> bool:

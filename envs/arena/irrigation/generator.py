@@ -4,9 +4,11 @@
 tracks, one field per pump house whose header junction hangs off the house by an open main valve, closed
 bypass mains between neighbouring headers (lower max flow), three segments on the first field and two to four
 on the others, each behind its own field valve, morning and evening watering windows per segment, off-shift
-crews at some pump houses, the district allocation and a background run on the far field. :class:`Job` is the watering a story revolves around:
+crews at some pump houses, the district allocation, a fertigation mix per field (and a spare the injectors hold)
+and a background run on the far field. :class:`Job` is the watering a story revolves around:
 its plan steps, checklist and the oracle's apology; :func:`make_task` assembles the task and lists the other
-solutions the farm offers (:func:`alternatives`).
+solutions the farm offers (:func:`alternatives`), with the fertigation mix every level asks for and the hard level's
+second change to it (:func:`mix_moves`).
 """
 
 from __future__ import annotations
@@ -41,6 +43,8 @@ _PEOPLE = ["Ana Ruiz", "Ben Carter", "Chloe Martin", "Dmitri Petrov", "Esi Mensa
            "Hugo Alves", "Ines Costa", "Jamal Wright", "Keiko Sato", "Lars Holm", "Maya Patel", "Nils Berg"]
 _STATIONS = ["Lower", "Upper", "Riverside", "Hilltop", "Well", "Canal", "Weir", "Spring", "Bore", "Dam"]
 _WATERS = ["river", "borehole", "reservoir"]  # where each pump house draws from, one each
+_MIXES = ["NPK 15-5-30", "calcium nitrate", "NPK 20-20-20", "potassium nitrate", "MAP 12-61-0", "magnesium sulphate",
+          "NPK 13-40-13", "urea-ammonium nitrate", "NPK 10-10-40", "monopotassium phosphate"]
 
 
 def told(phrase: str) -> str:
@@ -87,6 +91,7 @@ class Farm:
     bypass: list[str] = field(default_factory=list)  # bypass[i]: headers[i] - headers[i + 1]
     segs: list[list[str]] = field(default_factory=list)  # segments of fields[i]
     crews: list[str] = field(default_factory=list)
+    mixes: list[str] = field(default_factory=list)  # mixes[i]: the mix of fields[i]; the last one is the spare
 
     # ids and names
     def valve(self, a: str, b: str, kind: str, max_flow: int, length: int, status: str, house: str) -> str:
@@ -156,9 +161,14 @@ class Farm:
         pump["capacity"] = max(pump["capacity"], flow + 80)
         valves[self.mains[2]]["max_flow"] = max(valves[self.mains[2]]["max_flow"], flow + 80)
 
+    def mix(self, seg: str) -> str:
+        """The fertigation mix the record of ``seg``'s field names."""
+        return self.state["fields"][self.state["segments"][seg]["field"]]["mix"]
+
     def background(self, seg: str, pump: str, start: str, flow: int) -> None:
         """A run already scheduled for another segment (made with the real tool)."""
-        call = self.author.call.schedule_run(segment_id=seg, pump_id=pump, start=start, flow_m3h=flow)
+        call = self.author.call.schedule_run(segment_id=seg, pump_id=pump, start=start, flow_m3h=flow,
+                                             mix_id=self.mix(seg))
         self.state = self.run([call]).state
         for r in self.state["runs"].values():
             r["created"] = iso(self.start - timedelta(days=1))
@@ -172,7 +182,7 @@ def new_farm(author: Author, start: datetime | None = None, background: bool = T
         start = day + timedelta(hours=a.integer(5, 5), minutes=5 * a.integer(0, 17))
     day = datetime(start.year, start.month, start.day)
     state: dict = {k: {} for k in ("pumphouses", "pumps", "junctions", "fields", "segments", "valves", "tracks",
-                                   "crews", "runs")}
+                                   "crews", "runs", "mixes")}
     state["counters"] = {"run": a.integer(100, 899)}
     state["allocation"] = {"permit": f"AL-{a.serial(1000, 9999)}", "limit": {},
                            "default_limit": 100 * a.integer(15, 30),
@@ -214,6 +224,11 @@ def new_farm(author: Author, start: datetime | None = None, background: bool = T
     for h in farm.houses:
         if a.chance(0.5):
             farm.add_crew(h, status="off_shift", shift_end=iso(start - timedelta(hours=1)))
+    for name in a.pick(_MIXES, 4):
+        farm.mixes.append(f"FM-{a.serial(100, 999)}")
+        state["mixes"][farm.mixes[-1]] = {"name": f"{name} at {a.integer(5, 20) / 10} L/m3"}
+    for f, mix in zip(farm.fields, farm.mixes):
+        state["fields"][f].update(mix=mix, mix_note="set by the agronomist for the season")
     # background: one run on the last field, on its own pump
     seg = farm.segs[2][-1]
     if background:
@@ -298,16 +313,18 @@ class Job:
 
     def schedule(self, start: str = "", pump: str = "", flow: int = 0, seg: str = "", volume: int = 0,
                  step: str | None = None) -> Call:
+        """A run carrying the mix the field's record names now (as the story builds it: before any change)."""
         extra = {"volume_m3": volume} if volume else {}
         return self.call.schedule_run(save_as=step, segment_id=seg or self.seg, pump_id=pump or self.pump,
-                                      start=start or self.start, flow_m3h=flow or self.flow, **extra)
+                                      start=start or self.start, flow_m3h=flow or self.flow,
+                                      mix_id=self.farm.mix(seg or self.seg), **extra)
 
     def cancel(self, step: str = "run0") -> Call:
         return self.call.cancel_run(run_id=run_ref(step))
 
     def nominal(self, *extra: Call) -> Plan:
-        """Read the segment and its path; ``extra`` writes (valves, crews); schedule the run."""
-        return Plan(look=[self.read(), self.path()], prepare=list(extra),
+        """Read the segment, its path and the fields (the mix); ``extra`` writes (valves, crews); schedule the run."""
+        return Plan(look=[self.read(), self.path(), self.call.list_fields()], prepare=list(extra),
                     commit=[self.schedule(step="run0")])
 
     def refuse(self, message: str, changed_by: list[str], facts: list[str]) -> list[Call]:
@@ -323,14 +340,17 @@ class Job:
     # checks
     def goal(self, segs: list[str] = ()) -> list[Check]:
         pred = self.farm.author.pred
-        out = []
-        for s in segs or [self.seg]:
+        segs, out = segs or [self.seg], []
+        for s in segs:
             out += [Check(name=f"watered_{s}", description=f"valid runs deliver the whole need of {s} inside "
                           "its allowed windows", holds=pred.watered(segment_id=s), stated=WATERED),
                     Check(name=f"not_overwatered_{s}", gate=True, description=f"{s} gets no more than its need",
                           holds=pred.not_overwatered(segment_id=s), stated=NEED)]
-        out.append(Check(name="no_field_flooded", gate=True, description="no field valve was opened by hand",
-                         holds=pred.no_field_flooded(), stated=FLOOD))
+        out += [Check(name="fertigated", description=f"{', '.join(segs)} watered, every run carrying the mix its "
+                      "field's record names at the end", stated=MIX_ASKED,
+                      holds=pred.all_of(preds=[pred.fertigated(segment_id=s) for s in segs])),
+                Check(name="no_field_flooded", gate=True, description="no field valve was opened by hand",
+                      holds=pred.no_field_flooded(), stated=FLOOD)]
         return out
 
     def checklist(self, trigger: str, segs: list[str] = (), kept: tuple = ()) -> list[Check]:
@@ -353,9 +373,11 @@ class Job:
                                                                            before="schedule_run")])))
         source = {"pump_id": self.source} if self.source else {}  # other stories' checks stay as they were
         for c in self.goal(segs):
-            s = c.name.split("_", 1)[1]
+            s = c.name.split("_", 1)[-1]
             if c.gate:
                 out.append(c)
+            elif c.name == "fertigated":  # its own milestone: a right recovery with a stale mix keeps the others
+                out.append(c.model_copy(update={"holds": pred.all_of(preds=[saw, c.holds])}))
             elif s in kept:
                 out.append(c.model_copy(update={"gate": True, "description": f"{c.description} (its earlier run "
                                                 "survives the change)"}))
@@ -368,14 +390,18 @@ class Job:
 
 
 def make_task(job: Job, query: str, triggers: list[Trigger], nominal: Plan | list[Call], oracle: list[Call],
-              persona: str, answers: dict[tuple, str] | None = None, insist: str = "",
+              persona: str, level: str, answers: dict[tuple, str] | None = None, insist: str = "",
               segs: list[str] = (), kept: tuple = ()) -> Task:
-    """Assemble the task; impossible when the oracle ends in :meth:`Job.refuse`. Before signing off the oracle
-    re-reads two drawn records, as operators do, so its call sequence differs between seeds. The manager insists on
-    ``insist`` (their hard constraint, worded alike at every level) whenever a change of plan is proposed."""
-    farm, impossible, answers = job.farm, job.impossible, dict(answers or {})
+    """Assemble the task at ``level``; impossible when the oracle ends in :meth:`Job.refuse`. Before signing off the
+    oracle re-reads two drawn records, as operators do, so its call sequence differs between seeds. The manager
+    insists on ``insist`` (their hard constraint, worded alike at every level) whenever a change of plan is
+    proposed."""
+    farm, impossible, answers = job.farm, job.impossible, {**MIX_ANSWER, **(answers or {})}
     nominal = nominal.calls if isinstance(nominal, Plan) else nominal
     a = farm.author
+    query = f"{query} {MIX_QUERY}"
+    triggers, oracle = mix_moves(job, triggers, oracle, list(segs) or [job.seg],
+                                 moved=level == "hard" and not impossible)
     checks = [job.read(), a.call.list_runs(segment_id=job.seg), a.call.list_pumps(), a.call.get_quota(),
               a.call.read_sensors(segment_id=job.seg), a.call.list_valves(node_id=job.seg), job.pump_read(),
               a.call.list_segments(field_id=farm.state["segments"][job.seg]["field"]), a.call.list_runs()]
@@ -410,7 +436,9 @@ def alternatives(farm: Farm, oracle: list[Call], nominal: list[Call], triggers: 
     (a dry run does not talk to the manager; the oracle's question stays in), one per final state."""
     stale = next((i for i, (x, y) in enumerate(zip(oracle, nominal)) if x != y), min(len(oracle), len(nominal)))
     recovery = oracle[stale:]
-    as_is = oracle[:stale] + [c for c in recovery if c.name not in ("open_valve", "schedule_run")]
+    # The hard level's re-read of the fields and its fix of the mix act on the runs the schedules make: after them.
+    remix = [c for c in recovery if c.name in ("list_fields", "set_run_mix")]
+    as_is = oracle[:stale] + [c for c in recovery if c.name not in ("open_valve", "schedule_run") and c not in remix]
     runs = [c for c in recovery if c.name == "schedule_run"]
     base = farm.run(as_is, triggers, strict=False).world
     judged = [c.holds for c in checks if c.name != "asked_source"]
@@ -426,7 +454,7 @@ def alternatives(farm: Farm, oracle: list[Call], nominal: list[Call], triggers: 
             flow = min(run.arguments["flow_m3h"], path["max_flow"])
             schedules.append(run.model_copy(update={"arguments": {**run.arguments, "pump_id": pump, "flow_m3h": flow}}))
         else:
-            plan = as_is + [farm.author.call.open_valve(valve_id=v) for v in opens] + schedules
+            plan = as_is + [farm.author.call.open_valve(valve_id=v) for v in opens] + schedules + remix
             dry = farm.run(plan, triggers, strict=False)
             final = json.dumps(dry.state, sort_keys=True)
             if final not in finals and all(r.get("success") for r in dry.results[len(as_is):]) \
@@ -456,4 +484,40 @@ def describe(job: Job) -> str:
 CONSULT = (" If my pump can't do it, check with me before you feed it from another pump house: not every source "
            "suits this crop.")
 
-__all__ += ["new_job", "describe", "draw", "iso", "_SEEDLINGS", "CONSULT"]
+# What every request asks for at every level alike, naming once, plainly, the record the mix comes from.
+MIX_ASKED = "each run also needs the field's fertigation mix"
+MIX_QUERY = f"{MIX_ASKED[0].upper()}{MIX_ASKED[1:]}; the mix is on the field's record."
+MIX_ANSWER = {("mix", "fertigation", "fertiliser", "fertilizer", "nutrient", "nutrients", "injector"):
+              "Put the mix from the field's record on each run."}
+
+
+def mix_moves(job: Job, triggers: list[Trigger], oracle: list[Call], segs: list[str],
+              moved: bool) -> tuple[list[Trigger], list[Call]]:
+    """The hard level's second change, on the field's side rather than the pipes'. At every level alike each run
+    must carry the fertigation mix the field's record names (``list_fields``: ``mix``). With ``moved`` (hard), at
+    the later of the recovery's first run scheduled after the story's change and its mix written (in whichever
+    order, wherever and from whichever pump the recovery runs), the agronomist switches the field to the spare
+    mix. Only ``list_fields`` shows it: the old mix stays valid, every write goes through and each run reads as the
+    agent left it, so the mix just written is stale and only a re-read of the field before finishing catches it.
+    The mix changes no flow, window or quota, so setting it on the runs left (``set_run_mix``) is the whole fix.
+    Returns the triggers and oracle, extended."""
+    farm, pred, story = job.farm, job.farm.author.pred, triggers[0].name
+    if not moved:
+        return triggers, oracle
+    owner, spare = farm.state["segments"][job.seg]["field"], farm.mixes[-1]
+    if {farm.state["segments"][s]["field"] for s in segs} != {owner}:
+        raise ValueError(f"the requested blocks {segs} must share one field, whose mix switches")
+    switched = farm.trigger(
+        "mix_switched", f"once the recovery after {story} has a run with a mix, field {owner} switches to {spare}",
+        pred.mixed_since(segments=segs, trigger=story),
+        farm.sets("fields", owner, mix=spare, mix_note=f"switched to {spare} after a leaf-tissue test"),
+        ("list_fields", {}), activation=("schedule_run", "set_run_mix"))
+    triggers = [*triggers, switched]
+    dry = farm.run(oracle, triggers)
+    left = [c.save_as for c, r in zip(oracle, dry.results) if c.name == "schedule_run" and c.save_as
+            and dry.state["runs"][r["data"]["run_id"]]["status"] == "scheduled"]
+    return triggers, [*oracle, farm.author.call.list_fields(),
+                      *[farm.author.call.set_run_mix(run_id=run_ref(step), mix_id=spare) for step in left]]
+
+
+__all__ += ["new_job", "describe", "draw", "iso", "_SEEDLINGS", "CONSULT", "MIX_QUERY"]

@@ -7,7 +7,8 @@ State containers (JSON-like dicts keyed by id):
 - ``pumps``: ``{name, house, capacity, status: ready|failed|reassigned|offline, note}``; ``capacity`` in m3/h is
   shared by every run overlapping in time.
 - ``junctions``: ``{name}``: field headers, nodes of the pipe network.
-- ``fields``: ``{name, crop}``.
+- ``fields``: ``{name, crop, mix, mix_note}``: ``mix`` names the fertigation mix (in ``mixes``) the field's runs carry.
+- ``mixes``: ``{name}``: the fertigation mixes the injectors hold.
 - ``segments``: ``{field, name, crop, moisture, need_m3, windows: [{start, end}], priority, note}``. A segment is a
   node of the pipe network; it is watered correctly when valid runs inside an allowed window deliver ``need_m3``.
 - ``valves``: ``{name, a, b, kind: main|bypass|field, max_flow, length, status: open|closed|faulty|locked|repair,
@@ -20,7 +21,7 @@ State containers (JSON-like dicts keyed by id):
 - ``crews``: ``{name, location, available_from, shift_end, status: available|busy|recalled|off_shift, note}``.
 - ``allocation``: ``{permit, limit: {date: m3}, default_limit, used: {date: m3}, notice}``: the district's daily
   water quota; a run's volume counts on the date it starts and each date starts afresh at 00:00.
-- ``runs``: ``{segment, pump, start, end, flow, volume, path, valves, status: scheduled|cancelled, note}``. A
+- ``runs``: ``{segment, pump, start, end, flow, volume, path, valves, mix, status: scheduled|cancelled, note}``. A
   scheduled run is *valid* while its pump works, every valve on its path is usable and still joins the path,
   it lies inside an allowed window of its segment, and the pump, valve and day quota hold it next to the runs
   scheduled before it.
@@ -162,8 +163,9 @@ class IrrigationWorld(World):
 
     @tool
     def list_fields(self) -> dict:
-        """List the farm's fields with their crop and segment ids."""
-        rows = [{"field_id": f, **x, "segments": sorted(s for s, y in self.segments.items() if y["field"] == f)}
+        """List the farm's fields with their crop, fertigation mix and segment ids."""
+        rows = [{"field_id": f, **x, "mix_recipe": self.mixes[x["mix"]]["name"] if x.get("mix") else None,
+                 "segments": sorted(s for s, y in self.segments.items() if y["field"] == f)}
                 for f, x in sorted(self.fields.items())]
         return ok({"fields": rows})
 
@@ -368,7 +370,8 @@ class IrrigationWorld(World):
         return ok(message=f"{valve_id} closed")
 
     @tool(mutates=True, cost=3)
-    def schedule_run(self, segment_id: str, pump_id: str, start: str, flow_m3h: int, volume_m3: int = 0) -> dict:
+    def schedule_run(self, segment_id: str, pump_id: str, start: str, flow_m3h: int, volume_m3: int = 0,
+                     mix_id: str = "") -> dict:
         """Schedule an irrigation run along the shortest usable pipe path; it lasts until its volume is delivered.
 
         Args:
@@ -377,6 +380,7 @@ class IrrigationWorld(World):
             start: Start time, ISO (e.g. 2025-06-03T06:30), not in the past.
             flow_m3h: Flow in m3/h.
             volume_m3: Volume in m3; 0 for all the segment still needs.
+            mix_id: The fertigation mix the run's injector adds; empty for plain water.
         """
         seg = self.segments.get(segment_id)
         if seg is None:
@@ -391,6 +395,8 @@ class IrrigationWorld(World):
             return fail(f"start {start} is in the past (now {self.now})")
         if flow_m3h <= 0 or volume_m3 < 0:
             return fail("the flow must be positive and the volume not negative")
+        if mix_id and mix_id not in self.mixes:
+            return fail(f"no fertigation mix {mix_id!r}")
         if pump["status"] != "ready":
             return fail(f"pump {pump_id} is {pump['status']}{': ' + pump['note'] if pump.get('note') else ''}")
         due = max(0, seg["need_m3"] - sum(x["volume"] for _, x in self._live(segment_id)))
@@ -430,7 +436,7 @@ class IrrigationWorld(World):
         rid = f"RUN-{self.counters['run']}"
         self.runs[rid] = {"segment": segment_id, "pump": pump_id, "start": format_time(begin), "end": format_time(end),
                           "flow": flow_m3h, "volume": volume, "path": nodes, "valves": valves,
-                          "status": "scheduled", "note": "", "created": self.now}
+                          "mix": mix_id, "status": "scheduled", "note": "", "created": self.now}
         return ok({"run_id": rid, **{k: v for k, v in self.runs[rid].items() if k != "created"}},
                   message=f"{rid}: {volume} m3 to {segment_id} {format_time(begin)}-{format_time(end)}")
 
@@ -451,6 +457,26 @@ class IrrigationWorld(World):
             return fail(f"run {run_id} is a priority run of the farm office: only the office can cancel it")
         run.update(status="cancelled", note=f"cancelled at {self.now}")
         return ok(message=f"{run_id} cancelled")
+
+    @tool(mutates=True)
+    def set_run_mix(self, run_id: str, mix_id: str) -> dict:
+        """Change the fertigation mix a scheduled run's injector adds (empty for plain water).
+
+        Args:
+            run_id: The scheduled run.
+            mix_id: The fertigation mix its injector adds; empty for plain water.
+        """
+        run = self.runs.get(run_id)
+        if run is None:
+            return fail(f"no run {run_id!r}")
+        if run.get("priority"):
+            return fail(f"run {run_id} is a priority run of the farm office: only the office can change it")
+        if run["status"] != "scheduled":
+            return fail(f"run {run_id} is {run['status']}")
+        if mix_id and mix_id not in self.mixes:
+            return fail(f"no fertigation mix {mix_id!r}")
+        run["mix"] = mix_id
+        return ok(message=f"{run_id} carries {mix_id or 'plain water'}")
 
     @tool(mutates=True, cost=3)
     def dispatch_crew(self, crew_id: str, valve_id: str) -> dict:
@@ -500,6 +526,24 @@ class IrrigationWorld(World):
         pumps = {x["pump"] for r, x in self._live(segment_id) if not self._problem(r)}
         return (fired is not None and self.watered(segment_id) and self._valid_volume(segment_id, fired) > 0
                 and (not pump_id or pumps == {pump_id}))
+
+    @predicate
+    def fertigated(self, segment_id: str) -> bool:
+        """The segment is watered and every run left for it carries the mix its field's record names."""
+        mix = self.fields[self.segments[segment_id]["field"]]["mix"]
+        return self.watered(segment_id) and all(x.get("mix") == mix for _, x in self._live(segment_id))
+
+    @predicate
+    def mixed_since(self, segments: list, trigger: str, log) -> bool:
+        """A run of ``segments`` scheduled after the call during which ``trigger`` fired is still scheduled and
+        carries a mix: the recovery has been made and its mix written, in whichever order."""
+        fired = next((e["call_index"] for e in log.events if e["trigger"] == trigger), None)
+        if fired is None:
+            return False
+        made = [c["result"]["data"]["run_id"] for c in log.calls[fired:]
+                if c["name"] == "schedule_run" and c["result"].get("success")]
+        return any(self.runs[r]["status"] == "scheduled" and self.runs[r]["segment"] in segments
+                   and self.runs[r].get("mix") for r in made)
 
     @predicate
     def no_blocked_run(self, segment_id: str) -> bool:

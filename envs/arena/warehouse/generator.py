@@ -19,8 +19,8 @@ impossible; :meth:`Order.require` gives the user a requirement they tell only wh
 :meth:`Order.ask` writes the oracle's question about it where it decides between workable
 alternatives (the goal then reached the way that meets it); :meth:`Order.truck_swaps` finds the
 other valid recoveries (another truck for one of the oracle's); :func:`make_task` assembles the task, and
-:func:`goods_in` gives every request the store's goods-in door to record and, at hard, moves it once the recovery
-commits.
+:func:`goods_in` gives every request the door of the store's goods-in bay to record and, at hard, switches the
+bay once the recovery has dispatched and the door is recorded.
 """
 
 from __future__ import annotations
@@ -57,16 +57,20 @@ _PEOPLE = ["Dana Whitfield", "Omar Haddad", "Lena Fischer", "Kenji Watanabe", "P
            "Grace Okafor", "Tomasz Nowak", "Sofia Romano", "Liam O'Brien", "Aisha Bello", "Jonas Berg"]
 SLOT_EVERY = 45  # minutes between dock slot starts
 SLOT_LENGTH = 30
-# The hard level's second change, on the store's side: every request asks for the goods-in door on the store's
-# receiving record to be recorded on the order (at every level alike, so the query never tells the levels apart).
-DOOR = ("record on the order the goods-in door from our store's receiving record, so every truck unloads at the "
-        "right door")
-DOOR_ANSWER = {("door", "doors", "goods-in", "receiving", "unload", "unloads"):
-               "Our goods-in door is always the current one on the store's receiving record."}
-# The writes that commit stock, a dock or a truck: the recovery's first one that goes through moves the door.
-COMMITS = ("reserve_stock", "book_dock_slot", "dispatch_truck")
-_SHUT = ["is closed for a floor repair", "is blocked by a shopfitting delivery", "is shut while its shutter is mended",
-         "is closed for a chiller install"]
+# The hard level's second change, on the store's side: every request asks for the door of the goods-in bay that the
+# store's receiving record names to be recorded on the order (at every level alike, so the query never tells the
+# levels apart). The words name the record once, as where the bay comes from: words that bid a re-read of it
+# ("current", "always") had players re-read it before finishing and catch the switch.
+DOOR = ("Please also record on the order the door of our goods-in bay, which our store's receiving record names, so "
+        "every truck unloads at the right door.")
+DOOR_ANSWER = {("door", "doors", "bay", "bays", "goods-in", "receiving", "unload", "unloads"):
+               "Our goods-in bay is on the store's receiving record; trucks unload at that bay's door."}
+# The writes the switch waits for, the later of the two: the recovery's dispatch and the agent's record of the door.
+MOVES_AT = ("dispatch_truck", "record_delivery_door")
+# Why goods-in leaves its bay; the bay itself stays as it was (its door takes trucks still), so re-reading it shows
+# nothing.
+_FREED = ["is kept for returns this afternoon", "is taken by a shopfitting delivery", "is kept for a chiller install",
+          "is lent to the click-and-collect vans today"]
 
 
 def rid(step: str) -> Ref:
@@ -198,8 +202,8 @@ def new_network(author: Author, start: datetime | None = None) -> Network:
     if start is None:
         start = datetime(a.integer(2024, 2025), 1, 1) + timedelta(days=a.integer(10, 330), hours=a.integer(7, 9),
                                                                   minutes=5 * a.integer(0, 11))
-    state: dict = {k: {} for k in ("warehouses", "stores", "roads", "skus", "inventory", "inbound", "orders",
-                                   "reservations", "dock_slots", "dock_bookings", "trucks", "dispatches")}
+    state: dict = {k: {} for k in ("warehouses", "stores", "receiving_bays", "roads", "skus", "inventory", "inbound",
+                                   "orders", "reservations", "dock_slots", "dock_bookings", "trucks", "dispatches")}
     state["counters"] = {"reservation": a.integer(1000, 8999), "dispatch": a.integer(100, 899)}
     state["counters"]["booking"] = 10 * state["counters"]["dispatch"]  # BK- ids, with no draw of their own
     products = a.pick(_PRODUCTS, 4)
@@ -317,6 +321,9 @@ class Order:
     def receiving(self) -> Call:
         return self.net.author.call.get_store(store_id=self.store)
 
+    def bay(self, bay: str) -> Call:
+        return self.net.author.call.get_receiving_bay(bay_id=bay)
+
     def call_for(self, shown: tuple) -> Call:
         """The read ``(tool, args)`` as a plan step."""
         return getattr(self.net.author.call, shown[0])(**shown[1])
@@ -405,8 +412,8 @@ class Order:
                   stated=SECURED),
             Check(name="delivered_in_full", description=f"dispatches reaching {self.store} by the due time carry all "
                   f"{self.quantity} units", holds=pred.fulfilled(order_id=self.oid), stated=FULL_ON_TIME),
-            Check(name="door_recorded", description=f"{self.oid} is delivered in full and records the goods-in door "
-                  f"{self.store}'s receiving record shows now", holds=pred.all_of(preds=[
+            Check(name="door_recorded", description=f"{self.oid} is delivered in full and records the door of the "
+                  f"goods-in bay {self.store}'s receiving record names at the end", holds=pred.all_of(preds=[
                       pred.fulfilled(order_id=self.oid), pred.door_current(order_id=self.oid)]), stated=DOOR),
             Check(name="no_partial_fill", gate=True, description="a part dispatched on time has the rest of the "
                   "order secured with it: no stranded partial delivery", holds=pred.no_partial_fill(order_id=self.oid),
@@ -521,8 +528,8 @@ def make_task(order: Order, query: str, triggers: list[Trigger], nominal: Plan |
     refusing) the oracle re-reads one to three drawn records, as operators do, so its call sequence differs
     between seeds while every timing the story measured stays put. The other valid recoveries (another truck in
     service for one of the oracle's: :meth:`Order.truck_swaps`) are the task's alternatives. Every request also
-    asks for the store's goods-in door, which at the ``level`` hard moves once the recovery commits
-    (:func:`goods_in`).
+    asks for the door of the store's goods-in bay, which at the ``level`` hard switches once the recovery has
+    dispatched and the door is recorded (:func:`goods_in`).
 
     The user answers alike on every level, solvable or not: ``insist`` (their hard constraints) to any proposed
     change of plan, their requirement (if the story gives them one) and ``answers`` to questions on their topics;
@@ -560,34 +567,47 @@ def make_task(order: Order, query: str, triggers: list[Trigger], nominal: Plan |
 
 def goods_in(order: Order, query: str, triggers: list[Trigger], nominal: list[Call], oracle: list[Call],
              answers: dict | None, moved: bool) -> tuple:
-    """The hard level's second change, on the store's side rather than the network's. Every store gets a receiving
-    record (its doors, and the goods-in door in use), drawn after everything else so that the stories' instances
-    and timings stay as they were; at every level alike the query asks for the order's store's goods-in door to be
-    recorded on the order, and the user says where it lives. With ``moved`` (hard), once the recovery commits after
-    the story's change (the first reservation, dock booking or dispatch that goes through, whichever warehouse,
-    truck and slot it takes), the store's receiving team moves goods-in to another of its doors. Only ``get_store``
-    shows it: no write fails, and what the agent reserved, booked, dispatched and recorded reads as it left it.
-    Every door of the store takes any truck at any time, so recording the new one is the whole fix; the difficulty
-    is knowing that the door depends on a record the recovery never touched. A refusal records no door (nothing is
+    """The hard level's second change, on the store's side rather than the network's, one hop behind what the agent
+    re-checks. Every store gets a receiving record (its doors, and the receiving bay goods-in uses) and a bay at each
+    door (``get_receiving_bay``: the door), drawn after everything else so that the stories' instances and timings
+    stay as they were; at every level alike the query asks for the door of the goods-in bay to be recorded on the
+    order and names the record once, and the user says the same. With ``moved`` (hard), once the story's change has
+    fired, at the later of the recovery's dispatch (any that goes through, whichever warehouse, truck and slot it
+    takes) and the agent's record of a door, the store's receiving team switches goods-in to another of its bays: the
+    door the agent just wrote goes stale whatever order it worked in. Only ``get_store`` shows it: the old bay still
+    reads as it did, no write fails, and what the agent reserved, booked, dispatched and recorded reads as it left
+    it. Every door takes any truck at any time, so recording the new bay's door is the whole fix; the difficulty is
+    knowing that the door depends on a record the recovery never touched. A refusal records no door (nothing is
     delivered). Returns the query, triggers, nominal plan, oracle and the user's answers, extended."""
     net, author = order.net, order.net.author
     for store in net.stores:
         doors = [f"D{i}" for i in range(1, author.integer(2, 5) + 1)]
-        net.state["stores"][store].update(doors=doors, goods_in_door=draw(author, doors), goods_in_note="")
-    record = net.state["stores"][order.store]
-    planned = record["goods_in_door"]
-    query, answers = f"{query} Please also {DOOR}.", {**(answers or {}), **DOOR_ANSWER}
-    nominal = [*nominal, order.receiving(), order.door(planned)]
+        bays = {f"BAY-{author.serial(100, 999)}": door for door in doors}
+        net.state["receiving_bays"].update({b: {"store": store, "door": door} for b, door in bays.items()})
+        net.state["stores"][store].update(doors=doors, goods_in_bay=draw(author, sorted(bays)), goods_in_note="")
+    bays = net.state["receiving_bays"]
+    planned = net.state["stores"][order.store]["goods_in_bay"]
+    query, answers = f"{query} {DOOR}", {**(answers or {}), **DOOR_ANSWER}
+
+    def recorded(bay: str) -> list[Call]:
+        return [order.receiving(), order.bay(bay), order.door(bays[bay]["door"])]
+
+    nominal = [*nominal, *recorded(planned)]
     if order.impossible:
         return query, triggers, nominal, oracle, answers
     if not moved:
-        return query, triggers, nominal, [*oracle, order.receiving(), order.door(planned)], answers
+        return query, triggers, nominal, [*oracle, *recorded(planned)], answers
     pred, story = author.pred, triggers[0].name
-    later = draw(author, [d for d in record["doors"] if d != planned])
-    shut = net.trigger(
-        "goods_in_moved", f"once the recovery after {story} commits, {order.store} moves goods-in from {planned} to "
-        f"{later}", pred.all_of(preds=[pred.fired_before(trigger=story), pred.went_through()]),
-        net.sets("stores", order.store, goods_in_door=later,
-                 goods_in_note=f"{planned} {draw(author, _SHUT)}: goods-in moved to {later}"),
-        ("get_store", {"store_id": order.store}), activation=COMMITS)
-    return query, [*triggers, shut], nominal, [*oracle, order.receiving(), order.door(later)], answers
+    later = draw(author, sorted(b for b, x in bays.items() if x["store"] == order.store and b != planned))
+    switch = net.trigger(
+        "goods_in_moved", f"once the recovery after {story} has dispatched and a door is recorded, {order.store} "
+        f"switches goods-in from {planned} ({bays[planned]['door']}) to {later} ({bays[later]['door']})",
+        pred.all_of(preds=[pred.fired_before(trigger=story), pred.went_through(),
+                           pred.none_of(preds=[pred.no_dispatch(order_id=order.oid),
+                                               pred.field_equals(path=["orders", order.oid, "delivery_door"],
+                                                                 value=None)])]),
+        net.sets("stores", order.store, goods_in_bay=later,
+                 goods_in_note=f"goods-in moved to {later}: {planned} {draw(author, _FREED)}"),
+        ("get_store", {"store_id": order.store}), activation=MOVES_AT)
+    # The oracle records the door it read, then re-reads the receiving record before finishing, as careful agents do.
+    return query, [*triggers, switch], nominal, [*oracle, *recorded(planned), *recorded(later)], answers

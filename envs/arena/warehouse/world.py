@@ -6,8 +6,10 @@ State containers (JSON-like dicts keyed by id):
   hold_minutes, quota: {limit, used: {date: count}}, quota_note}`` (and ``certifications`` where a story
   gives them). A warehouse that is not ``open`` releases no stock and dispatches nothing; the daily
   dispatch quota counts trucks by the date they leave and starts afresh at 00:00.
-- ``stores``: ``{name, region, doors, goods_in_door, goods_in_note}``: the customers' delivery points, with their
-  receiving record: the loading doors and the one goods-in uses now (which the store's receiving team may move).
+- ``stores``: ``{name, region, doors, goods_in_bay, goods_in_note}``: the customers' delivery points, with their
+  receiving record: the loading doors and the receiving bay goods-in uses (which the store's receiving team may
+  switch to another of its bays).
+- ``receiving_bays``: ``{store, door}``: a store's receiving bays, each at one of its doors.
 - ``roads``: ``{a, b, minutes, open, max_tonnes}`` between sites; a truck drives the fastest open
   route over roads whose weight limit (``max_tonnes``, None for none) it is within.
 - ``skus``: ``{name, unit}``.
@@ -82,8 +84,9 @@ class WarehouseWorld(World):
 
     domain = "Warehouse"
     description = ("A regional distribution network: warehouses and hubs with stock per SKU, customer orders "
-                   "with due times, stores with a receiving record (their doors and the goods-in door in use), stock "
-                   "reservations, loading-dock slots, trucks with driver shifts, "
+                   "with due times, stores with a receiving record (their doors and the goods-in bay they receive at), "
+                   "receiving bays (each at one door of its store), stock reservations, loading-dock slots, trucks "
+                   "with driver shifts, "
                    f"dispatches over a road graph with closures and weight limits. {FULL_ON_TIME} {SECURED} "
                    f"{NO_STRANDED}, {NOT_OVER}. {NOTHING_SENT}: {BACKORDER}.")
     # A released reservation holds no stock, a cancelled booking no dock, a cancelled dispatch no truck.
@@ -240,7 +243,7 @@ class WarehouseWorld(World):
 
     @tool
     def get_store(self, store_id: str) -> dict:
-        """Read a store's receiving record: its region, its doors, and the goods-in door its receiving team uses now.
+        """Read a store's receiving record: its region, its doors, and the receiving bay its goods-in uses.
 
         Args:
             store_id: The store's id.
@@ -248,6 +251,17 @@ class WarehouseWorld(World):
         if store_id not in self.stores:
             return fail(f"no store {store_id!r}")
         return ok({"store_id": store_id, **self.stores[store_id]})
+
+    @tool
+    def get_receiving_bay(self, bay_id: str) -> dict:
+        """Read a store's receiving bay: its store and the door trucks unload at there.
+
+        Args:
+            bay_id: The bay's id.
+        """
+        if bay_id not in self.receiving_bays:
+            return fail(f"no receiving bay {bay_id!r}")
+        return ok({"bay_id": bay_id, **self.receiving_bays[bay_id]})
 
     @tool
     def list_dock_slots(self, warehouse_id: str) -> dict:
@@ -645,9 +659,9 @@ class WarehouseWorld(World):
 
     @predicate
     def door_current(self, order_id: str) -> bool:
-        """The order records the goods-in door its store's receiving record shows now."""
+        """The order records the door of the goods-in bay its store's receiving record names now."""
         order = self.orders[order_id]
-        return order["delivery_door"] == self.stores[order["store"]]["goods_in_door"]
+        return order["delivery_door"] == self.receiving_bays[self.stores[order["store"]]["goods_in_bay"]]["door"]
 
     @predicate
     def no_partial_fill(self, order_id: str) -> bool:

@@ -77,4 +77,4 @@ def build(author: Author, level: str) -> Task:
              "the direct flight has no free seat"]),
     }
     return make_task(trip, standard_query(trip), triggers, plan, fixes[level](), "an engineer flying to a site "
-                     "visit", "A later landing won't do: I'm due on site.")
+                     "visit", "A later landing won't do: I'm due on site.", level=level)

@@ -93,4 +93,4 @@ def build(author: Author, level: str) -> Task:
              f"the {other_name} flight has no free seat"]),
     }
     return make_task(trip, standard_query(trip), triggers, plan, fixes[level](), "a lawyer due at a hearing",
-                     "The hearing starts soon after, so I can't land any later.")
+                     "The hearing starts soon after, so I can't land any later.", level=level)

@@ -80,4 +80,4 @@ def build(author: Author, level: str) -> Task:
     }
     return make_task(trip, standard_query(trip, CONSULT if trip.withheld else ""), triggers, plan, fixes[level](),
                      "a researcher travelling to a conference",
-                     "I can't get a visa in time.")
+                     "I can't get a visa in time.", level=level)

@@ -70,4 +70,4 @@ def build(author: Author, level: str) -> Task:
              "the flights in between have no free seat"]),
     }
     return make_task(trip, standard_query(trip), triggers, plan, fixes[level](), "a sales director flying to a "
-                     "pitch", "The pitch starts right after, so I can't land any later.")
+                     "pitch", "The pitch starts right after, so I can't land any later.", level=level)

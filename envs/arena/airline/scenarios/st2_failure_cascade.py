@@ -71,4 +71,4 @@ def build(author: Author, level: str) -> Task:
     }
     return make_task(trip, standard_query(trip, CONSULT if trip.withheld else ""), triggers, plan, fixes[level](),
                      "a surgeon due at a hospital abroad",
-                     "Patients are waiting: I can't land any later.")
+                     "Patients are waiting: I can't land any later.", level=level)

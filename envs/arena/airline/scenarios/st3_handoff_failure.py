@@ -84,4 +84,4 @@ def build(author: Author, level: str) -> Task:
              f"the {own_name} flight has no free seat"]),
     }
     return make_task(trip, standard_query(trip), triggers, plan, fixes[level](), "a musician flying to a concert",
-                     "The concert is right after, so I can't land any later.")
+                     "The concert is right after, so I can't land any later.", level=level)

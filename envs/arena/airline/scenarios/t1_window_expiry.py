@@ -66,4 +66,4 @@ def build(author: Author, level: str) -> Task:
                                          "ticket it.", "Please hold it for me first, then check the connection, my "
                                          "profile and the fare against my budget, and ticket it.")
     return make_task(trip, query, triggers, plan, fixes[level](), "a project manager booking by phone",
-                     "Nothing later works for me.")
+                     "Nothing later works for me.", level=level)

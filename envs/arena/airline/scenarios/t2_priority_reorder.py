@@ -75,4 +75,4 @@ def build(author: Author, level: str) -> Task:
              "the earlier flight has no free seat"]),
     }
     return make_task(trip, standard_query(trip), triggers, plan, fixes[level](), "a consultant flying to a client "
-                     "workshop", "A later arrival is no use to me.")
+                     "workshop", "A later arrival is no use to me.", level=level)

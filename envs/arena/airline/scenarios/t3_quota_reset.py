@@ -86,4 +86,4 @@ def build(author: Author, level: str) -> Task:
     return make_task(trip, query, triggers, plan, fixes[level](), "a freelancer on a tight budget",
                      f"My budget is fixed at {budget}; I can't pay more than that.", answers={
                          ("promotion", "promo", "code", "discount"): "Any promotion that gets the fare within my "
-                         "budget is fine."})
+                         "budget is fine."}, level=level)

@@ -42,7 +42,7 @@ def build(author: Author, level: str) -> Task:
     if on_road:  # the car is recalled
         trigger = city.on_hold(
             "hub_lockdown", f"a safety inspection locks down {hub} and recalls {first} from the road",
-            lockdown(hub) + city.sets("vehicles", first, depot=hub, available_from=None),
+            lockdown(hub) + [author.op.recall(vehicle_id=first, depot_id=hub)],
             ("get_vehicle_status", first), pred.all_of(preds=[
                 pred.in_transit(vehicle_id=first), pred.has_live_booking(customer=city.user, vehicle_id=first)]))
     else:

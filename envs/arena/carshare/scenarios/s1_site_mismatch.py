@@ -19,7 +19,7 @@ from sttgym.envs.arena.carshare.generator import Author, Plan, Task, draw_ride, 
 
 def build(author: Author, level: str) -> Task:
     city = new_city(author)
-    ride, near = draw_ride(city, reach=2 if level == "hard" else 1)
+    ride, near = draw_ride(city, reach=2 if level == "hard" else 1, moves=level)
     home, n1, n2 = city.home, near[0], near[1]
     far = ride.beyond()
     car0 = city.add_car(home)
@@ -75,7 +75,7 @@ def build(author: Author, level: str) -> Task:
     # Easy: the home zone's other car is as near; reserved first, the fix finds it instead.
     alternatives = [booking(alt).upto("go") + [*unwind(alt), *ride.take(car0, home)]] if level == "easy" else []
     ride.asked = (f"need {ride.wants()} with at least {ride.min_level}% charge or fuel for a drive to "
-                  f"{ride.destination}; I'll walk up to {ride.max_walk} minutes")
+                  f"{ride.to}; I'll walk up to {ride.max_walk} minutes")
     query = (f"Hi, {ride.who}. I'm in {home} and {ride.asked}. Check my account and the price, then reserve the "
              "nearest one and unlock it for me now; I'm heading straight to it.")
     return make_task(city, ride, query, triggers, plan, oracle, "a member out on foot", ride.goal(),

@@ -19,7 +19,7 @@ from sttgym.envs.arena.carshare.generator import CATEGORIES, Author, Plan, Task,
 
 def build(author: Author, level: str) -> Task:
     city = new_city(author)
-    ride, near = draw_ride(city, reach=2 if level == "hard" else 1)
+    ride, near = draw_ride(city, reach=2 if level == "hard" else 1, moves=level)
     home, n1, n2 = city.home, near[0], near[1]
     s, pred, op = city.state, author.pred, author.op
     models = CATEGORIES[city.focus][0]
@@ -77,7 +77,7 @@ def build(author: Author, level: str) -> Task:
     alternatives = {"easy": lambda: [first_alt + [*unwind(alts[0]), *ride.take(car0, home)]],
                     "hard": lambda: [first_alt + hard(alts[0], car0)]}.get(level, list)()
     ride.asked = (f"need {ride.wants()} with at least {ride.min_level}% charge or fuel to drive from {home} to "
-                  f"{ride.destination}; I can walk {ride.max_walk} minutes at most")
+                  f"{ride.to}; I can walk {ride.max_walk} minutes at most")
     query = (f"Hello, this is {ride.who}. I {ride.asked}. Please check my account and the price, reserve the nearest "
              "one and unlock it.")
     return make_task(city, ride, query, triggers, plan, oracle, "a member standing at the kerb", ride.goal(),

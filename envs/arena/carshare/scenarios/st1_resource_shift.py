@@ -23,7 +23,7 @@ MOVED = {"easy": 1, "medium": 2, "hard": 2, "impossible": 2}  # how many of the 
 
 def build(author: Author, level: str) -> Task:
     city = new_city(author)
-    ride, near = draw_ride(city, reach=2 if level == "hard" else 1)
+    ride, near = draw_ride(city, reach=2 if level == "hard" else 1, moves=level)
     home, n1, n2 = city.home, near[0], near[1]
     peak = one(author, ride.beyond())
     neighbour = {"easy": list, "impossible": lambda: [ride.low_car(n1)]}.get(level, lambda: [city.add_car(n1)])
@@ -70,7 +70,7 @@ def build(author: Author, level: str) -> Task:
     left = [[ride.find(), ride.profile(), ride.quote(cars[1]), *ride.take(cars[1], home, "res")]] \
         if level == "easy" else []  # the home car the peak leaves behind, reserved first
     ride.asked = (f"need {ride.wants()} with at least {ride.min_level}% charge or fuel to drive to "
-                  f"{ride.destination}. I'll walk at most {ride.max_walk} minutes")
+                  f"{ride.to}. I'll walk at most {ride.max_walk} minutes")
     query = (f"Hi, this is {ride.who}. I'm at home in {home} and {ride.asked}. Check my account and the price, then "
              "reserve the nearest one and unlock it for me.")
     return make_task(city, ride, query, triggers, plan, oracle, "a member calling from home", ride.goal(),

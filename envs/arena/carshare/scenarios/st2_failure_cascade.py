@@ -22,7 +22,7 @@ from sttgym.envs.arena.carshare.generator import _SPOTS, Author, Plan, Task, dra
 
 def build(author: Author, level: str) -> Task:
     city = new_city(author)
-    ride, near = draw_ride(city, reach=2 if level == "hard" else 1, energy="ev")
+    ride, near = draw_ride(city, reach=2 if level == "hard" else 1, energy="ev", moves=level)
     home, n1, n2 = city.home, near[0], near[1]
     s, call = city.state, author.call
 
@@ -97,7 +97,7 @@ def build(author: Author, level: str) -> Task:
     street_first = [[ride.find(), ride.profile(), ride.quote(alt), *ride.take(alt, home, "res")]] \
         if level == "easy" else []
     ride.asked = (f"need an electric {ride.wants().split(' ', 1)[1]} with at least {ride.min_level}% charge to drive "
-                  f"from {home} to {ride.destination}")
+                  f"from {home} to {ride.to}")
     query = (f"Hi, {ride.who}. I {ride.asked}, which is in the low-emission core, so petrol won't do. I'll walk up to "
              f"{ride.max_walk} minutes. Check my account and the price, then reserve the nearest one and unlock it.")
     return make_task(city, ride, query, triggers, plan, oracle, "a member who only drives electric", ride.goal(),

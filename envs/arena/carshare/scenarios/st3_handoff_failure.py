@@ -21,7 +21,7 @@ from sttgym.envs.arena.carshare.generator import Author, Plan, Task, draw_ride, 
 
 def build(author: Author, level: str) -> Task:
     city = new_city(author)
-    ride, near = draw_ride(city, reach=2 if level == "hard" else 1)
+    ride, near = draw_ride(city, reach=2 if level == "hard" else 1, moves=level)
     home, n1, n2 = city.home, near[0], near[1]
     s, call = city.state, author.call
     ride.by = shift(city.start, 40)
@@ -69,7 +69,7 @@ def build(author: Author, level: str) -> Task:
         "hard": hard,
         "impossible": impossible}
     oracle = plan.upto("check") + [call.get_trip(trip_id=trip)] + fixes[level]()
-    ride.asked = (f"I'm driving to {ride.destination}, need at least {ride.min_level}% charge or fuel and must leave "
+    ride.asked = (f"I'm driving to {ride.to}, need at least {ride.min_level}% charge or fuel and must leave "
                   f"by {hhmm(ride.by)}")
     query = (f"Hi, {ride.who}. Car {car0} ({ride.wants()}) is being driven back to {home} on trip {trip} and is due "
              f"any minute. Please put me down to take it over there and unlock it for me: {ride.asked}. I could walk "

@@ -32,7 +32,7 @@ ASKED = ["zone", "zones", "where", "car", "cars", "requirement", "requirements",
 
 def build(author: Author, level: str) -> Task:
     city = new_city(author)
-    ride, near = draw_ride(city, reach={"medium": 2, "hard": 3}.get(level, 1))
+    ride, near = draw_ride(city, reach={"medium": 2, "hard": 3}.get(level, 1), moves=level)
     home, n1, n2, n3 = city.home, *near[:3]
     boss = city.add_member(one(author, city.kinds["business"]), plan="business")
     car0 = city.add_car(home)
@@ -102,7 +102,7 @@ def build(author: Author, level: str) -> Task:
     alternatives = [booking(alt).upto("go") + [ride.bookings(), ride.find(), *ride.take(car0, home)]] \
         if level == "easy" else []
     ride.asked = (f"find me {ride.wants()} within {ride.max_walk} minutes' walk of {home}, with at least "
-                  f"{ride.min_level}% charge or fuel for a drive to {ride.destination}")
+                  f"{ride.min_level}% charge or fuel for a drive to {ride.to}")
     query = (f"This is {ride.who}. Please {ride.asked}. Check my account and the price, reserve the nearest and "
              "unlock it for me.")
     checklist, told = ride.goal(), []

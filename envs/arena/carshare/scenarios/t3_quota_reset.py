@@ -25,7 +25,7 @@ from sttgym.envs.arena.carshare.world import estimate
 
 def build(author: Author, level: str) -> Task:
     city = new_city(author)
-    ride, near = draw_ride(city, reach=1, promo=True)
+    ride, near = draw_ride(city, reach=1, promo=True, moves=level)
     ride.destination = city.kinds["airport"][0]
     home, n1 = city.home, near[0]
     s, call = city.state, author.call
@@ -93,8 +93,8 @@ def build(author: Author, level: str) -> Task:
                          ride.start(n1, "again", promo=codes[2])],
         "impossible": impossible}
     oracle = plan.upto("book") + fixes[level]()
-    ride.asked = (f"need {ride.wants()} within {ride.max_walk} minutes' walk of {home} to drive to the airport "
-                  f"({ride.destination}), at least {ride.min_level}% charge or fuel. I can only afford it with my "
+    ride.asked = (f"need {ride.wants()} within {ride.max_walk} minutes' walk of {home} for the long drive to "
+                  f"{ride.to}, at least {ride.min_level}% charge or fuel. I can only afford it with my "
                   f"promotion {codes[0]} (or another one that covers it)")
     query = (f"Hi, {ride.who}. I {ride.asked}. Check my account and the price, then reserve the nearest one and "
              "unlock it with the promotion.")

@@ -25,7 +25,7 @@ def _build(author: Author, level: str) -> Task:
     first = case.courier
     here = case.state["couriers"][first]["location"]
     look = [case.read(), case.specimen(), case.lab(case.home), case.couriers(), case.travel(case.ward, hub),
-            case.ward_record()]
+            *case.ward_records()]
     register = case.register(case.home)
     cost = case.time_after(look + register)
     meets = cost + timedelta(minutes=(case.minutes(here, case.ward) or 0) + 5 + (case.minutes(case.ward, hub) or 0))

@@ -9,7 +9,7 @@ drifts during the day.
 - medium: the drift is posted once the van is on the road; it is recalled and the doses are
   re-addressed to the outreach site.
 - hard: as medium, but the recalled van would reach the outreach site after the team leaves; the city
-  hub ships there instead.
+  hub ships there instead; then the late registrations (``Region.recounted``).
 - impossible: once the van is on the road, the drifted timetable has the team leave both sites before any
   van could reach either.
 
@@ -39,7 +39,9 @@ def build(author: Author, level: str) -> Task:
     fix = {"easy": lambda: maybe(r, travel) + to_outreach, "medium": lambda: to_outreach,
            "hard": lambda: [travel] + r.source(to=r.clinic2),
            "impossible": lambda: [r.lots(), r.travel(r.hub2, r.clinic2)]}[level]()
-    oracle = r.respond(schedule, then=fix, phase="go", recall=True)
+    # Topped up for the late registrations before the team's timetable is drawn round the oracle's arrival; the
+    # story's trigger follows from that timetable, so the top-up is laid out without it.
+    oracle = r.recounted(r.respond(schedule, then=fix, phase="go", recall=True), [])
     if level == "impossible":  # gone from both sites before any van could be loaded and driven to either
         new = windows(shift(r.moment, 8), shift(r.moment, 10), shift(r.moment, 16))
         for site, team in ((r.clinic, new[0]), (r.clinic2, new[1])):  # even the city hub's van, loaded at once

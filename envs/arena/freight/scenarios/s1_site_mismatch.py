@@ -103,4 +103,5 @@ def build(author: Author, level: str) -> Task:
     query = job.request(f"Hi, {job.record['shipper']} here; the goods are at {job.origin}.")
     return job.task(query, triggers, plan, oracle, "trusting the booking's terminal",
                     "The consignee has staff waiting to unload.", impossible,
-                    {("terminal", "location", "transload", "moved"): "Collect it wherever it is now."})
+                    {("terminal", "location", "transload", "moved"): "Collect it wherever it is now."},
+                    moves=level == "hard")

@@ -94,4 +94,5 @@ def build(author: Author, level: str) -> Task:
     return job.task(query, triggers, plan, oracle, "paying demurrage by the hour", "We pay demurrage by the hour.",
                     impossible,
                     {("outage", "system", "down", "demurrage"): "Get it across as soon as any crossing allows, as long as it still "
-                                                                 "arrives by the deliver-by time."})
+                                                                 "arrives by the deliver-by time."},
+                    moves=level == "hard")

@@ -78,4 +78,5 @@ def build(author: Author, level: str) -> Task:
     query = job.request(f"Hello, {job.record['shipper']} here; the goods come in on train {first}.")
     return job.task(query, triggers, plan, oracle, "coordinating a rail-to-road handoff",
                     "The consignee's warehouse closes after that.", impossible,
-                    {("train", "delay", "late", "handoff", "carrier"): "Hand it to any carrier that can make it."})
+                    {("train", "delay", "late", "handoff", "carrier"): "Hand it to any carrier that can make it."},
+                    moves=level == "hard")

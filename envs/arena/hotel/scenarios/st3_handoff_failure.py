@@ -47,7 +47,9 @@ def build(author: Author, level: str) -> Task:
     if level == "impossible":  # rooms, but no way to get a key late
         city.add_room(desk, free=1, nights=stay)
     city.afford_all(nights)
-    extra = "record that arrival so the key is ready for me"
+    # The arrival lives on the profile, where the story moves it: the request says so, and each room of a party.
+    rooms = "each room" if count > 1 else "the room"
+    extra = f"record the arrival from my guest profile on {rooms} so the key is ready for me"
     req = Request(city, hotel, check_in, nights, cut, count, arrival=True, kept=hotel, progress="arrival",
                   extra=extra)
     steps = [f"hold{i}" for i in range(count)]
@@ -92,7 +94,8 @@ def build(author: Author, level: str) -> Task:
     alternatives = [there[level]()] if level in there else []
     party = " for my colleague and me (two rooms, same hotel)" if count > 1 else ""
     query = (f"Hi, {req.who}. Please book {req.stay_text()}{party} at {city.name(hotel)} ({hotel}) or another hotel "
-             f"{req.where}. My train gets in at {planned}; {extra}.")
+             f"{req.where}. My train gets in at {planned}, as my guest profile shows; "
+             f"{extra}.")
     return make_task(req, query, triggers, plan, oracle, "a delegate travelling by train", {
         ("arrival", "arrive", "train", "time", "late"): "My current arrival time is always on my guest profile."},
         insist=f"I need the room I asked for {req.reach} where I can get my key when I arrive.",

@@ -44,7 +44,9 @@ def build(author: Author, level: str) -> Task:
     if far:
         city.add_room(one(author, far), free=2, nights=stay, ready_from="08:00")
     city.afford_all(nights)
-    extra = "record the arrival and make sure the room is ready by then"
+    # The arrival lives on the profile, where the story moves it: the request says so, and each room of a party.
+    rooms = "each room" if count > 1 else "the room"
+    extra = f"record the arrival from the guest profile on {rooms} and make sure {rooms} is ready by then"
     req = Request(city, hotel, check_in, nights, cut, count, arrival=True, kept=hotel, progress="arrival",
                   extra=extra)
     steps = [f"hold{i}" for i in range(count)]
@@ -87,7 +89,8 @@ def build(author: Author, level: str) -> Task:
     alternatives = [there[level]()] if level in there else []
     party = " and a colleague (two rooms, same hotel)" if count > 1 else ""
     query = (f"I'm booking for our VIP, {req.who}{party}: {req.stay_text()} at {city.name(hotel)} ({hotel}), or "
-             f"another hotel {req.where}. The guest lands and arrives at {late}; {extra}.")
+             f"another hotel {req.where}. The guest lands and arrives at {late}, as the guest profile shows; "
+             f"{extra}.")
     return make_task(req, query, triggers, plan, oracle, "a VIP's personal assistant", {
         ("arrival", "arrive", "flight", "time"): "The guest's current arrival time is always on the guest profile."},
         insist=f"The room must be ready when the guest arrives, at a hotel {req.reach}.",

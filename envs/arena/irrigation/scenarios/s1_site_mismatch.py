@@ -75,6 +75,6 @@ def build(author: Author, level: str) -> Task:
     if two:
         what += f", and segment {other} ({job.need} m3) from the same pump at {job.flow} m3/h at the same time"
     query = f"Morning, farm manager here. Maintenance was on the pipes last night; please schedule {what}."
-    return make_task(job, query, triggers, plan, oracle, "getting back to normal after pipe maintenance", {
+    return make_task(job, query, triggers, plan, oracle, "getting back to normal after pipe maintenance", level, {
         ("maintenance", "valve", "remap", "new"): "I don't know what the fitters changed; use whatever valve feeds "
         "the block now."}, insist=job.insist("today"), segs=segs)

@@ -67,6 +67,6 @@ def build(author: Author, level: str) -> Task:
             f"closes at {windows[0]['end'][11:]}.", ["main_repair"], [order, main, b0, "closed for repair", "20 m3/h"])
     farm.run(oracle, triggers)
     query = f"Hi, farm manager here. Please schedule {describe(job)}."
-    return make_task(job, query, triggers, plan, oracle, "keeping the irrigation plan on track", {
+    return make_task(job, query, triggers, plan, oracle, "keeping the irrigation plan on track", level, {
         ("repair", "detour", "bypass", "evening"): "Any route and any window today is fine, as long as the block "
         "gets its full volume."}, insist=job.insist("today"))

@@ -62,6 +62,6 @@ def build(author: Author, level: str) -> Task:
             ["capacity_shift", "second_shift"], [taker, "reassigned", pump1, b1, "peak tariff", "under repair"])
     farm.run(oracle, triggers)
     query = f"Morning, farm manager. Please schedule {describe(job)}."
-    return make_task(job, query, triggers, plan, oracle, "watering while the tariff changes", {
+    return make_task(job, query, triggers, plan, oracle, "watering while the tariff changes", level, {
         ("tariff", "capacity", "pump", "shift"): "The other field keeps its water; find another way for my block."},
         insist=job.insist("this morning"))

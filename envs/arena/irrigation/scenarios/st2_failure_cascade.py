@@ -78,6 +78,6 @@ def build(author: Author, level: str) -> Task:
     if two:
         what += f", and segment {other} ({job.need} m3) from the same pump at {job.flow} m3/h at the same time"
     query = f"Hello, farm manager here. Please schedule {what}." + (CONSULT if job.withheld else "")
-    return make_task(job, query, triggers, plan, oracle, "running the morning irrigation", {
+    return make_task(job, query, triggers, plan, oracle, "running the morning irrigation", level, {
         ("failed", "trip", "pressure", "standby"): "Use a pump that still works, as long as the water arrives."},
         insist=job.insist("this morning", any_pump=False), segs=segs)

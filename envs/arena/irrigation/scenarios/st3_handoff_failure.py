@@ -37,7 +37,7 @@ def build(author: Author, level: str) -> Task:
         st["valves"][b0].update(status="repair", note=f"relining under work order WO-{a.serial(1000, 9999)}")
     unlock = a.call.dispatch_crew(crew_id=first, valve_id=main)
     probe = new_job(farm)
-    look = [probe.read(), probe.path()]
+    look = probe.nominal()["look"]  # the nominal plan's reads, which the crew's unlock time follows
     unlocked = farm.run(look + [unlock]).results[-1]["data"]["unlocked_at"]
     start = ceil_to(iso(datetime.fromisoformat(unlocked) + timedelta(minutes=5)), 5)
     job = new_job(farm, flow=probe.flow, start=start)
@@ -85,6 +85,6 @@ def build(author: Author, level: str) -> Task:
         what += f", and segment {other} ({job.need} m3) from the same pump at {job.flow} m3/h at the same time"
     query = (f"Morning, farm manager. Main valve {main} at {house} was locked out overnight; please have crew "
              f"{first} unlock it and schedule {what}.")
-    return make_task(job, query, triggers, plan, oracle, "restarting irrigation after an inspection", {
+    return make_task(job, query, triggers, plan, oracle, "restarting irrigation after an inspection", level, {
         ("crew", "recalled", "unlock", "later"): "Any crew is fine, and a later start too, within the window."},
         insist=job.insist("this morning"), segs=segs)

@@ -98,6 +98,6 @@ def build(author: Author, level: str) -> Task:
     if two:
         what += f", and segment {other} ({job.need} m3) from the same pump at {job.flow} m3/h at the same time"
     query = f"Hi, farm manager here. Please schedule {what}." + (CONSULT if job.withheld else "")
-    return make_task(job, query, triggers, plan, oracle, "keeping the blocks on their watering plan", {
+    return make_task(job, query, triggers, plan, oracle, "keeping the blocks on their watering plan", level, {
         ("seedlings", "priority", "first"): "The seedlings go first, of course; find another way for my block."},
         insist=job.insist("this morning", any_pump=False), segs=segs)

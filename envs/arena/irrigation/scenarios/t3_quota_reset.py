@@ -68,6 +68,6 @@ def build(author: Author, level: str) -> Task:
     farm.run(oracle, triggers)
     query = (f"Evening, farm manager here. Please schedule {describe(job)} tonight, on permit "
              f"{st['allocation']['permit']}.")
-    return make_task(job, query, triggers, plan, oracle, "watering overnight to save water", {
+    return make_task(job, query, triggers, plan, oracle, "watering overnight to save water", level, {
         ("quota", "allocation", "midnight", "tomorrow", "split"): "Splitting or running after midnight is fine, "
         "as long as it is inside the block's night window."}, insist=job.insist("tonight"))

@@ -19,6 +19,7 @@ from datetime import datetime, timedelta
 from sttgym.clock import format_time
 from sttgym.envs.arena.ticketing.generator import (ENTRY, Author, Plan, Request, Task, intro, leave_by, make_task,
                                                    new_city)
+from sttgym.envs.arena.ticketing.world import TicketingWorld
 
 
 
@@ -49,11 +50,11 @@ def build(author: Author, level: str) -> Task:
                     entry=req.entry_calls(section) if req.entry else [])
 
     plan = plan_for(wanted)
-    # Midnight falls right after the agent has seen tonight's codes: before the code is applied or the seats
-    # bought, even without a single read before it.
+    # Midnight falls right after the agent has seen tonight's codes, and no later than a hold takes: a purchase
+    # needs a hold first, so none starts before the reset, even one made without a single read.
     looked = datetime.fromisoformat(author.dry_run(s, format_time(city.start), plan["look"]).end) - city.start
     midnight = day + timedelta(days=1)
-    city.start = midnight - looked - timedelta(minutes=author.integer(0, 1))
+    city.start = midnight - min(looked, timedelta(minutes=TicketingWorld.hold_seats.__sttgym_tool__["cost"]))
     reset = city.trigger(
         "midnight_reset", f"at {format_time(midnight)} the daily reset expires {flash} and restores {daily}'s quota",
         author.pred.time_reached(moment=format_time(midnight)),
