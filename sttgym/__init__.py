@@ -6,7 +6,7 @@ Importing the package registers every environment id (``STTArena/...``, ``Scramb
 from sttgym.registry import DOMAINS, arena_ids, register_domain
 from sttgym.rollout import Trajectory, rollout
 
-__version__ = "0.11.0"
+__version__ = "0.12.0"
 __all__ = ["DOMAINS", "arena_ids", "register_domain", "rollout", "Trajectory", "load_bundle", "__version__"]
 
 

@@ -239,6 +239,14 @@ class Author:
     def chance(self, p: float) -> bool:
         return bool(self.rng.random() < p)
 
+    def alongside(self, story: Iterable[Trigger]) -> tuple[Pred, list[str]]:
+        """When and during which calls a second change comes with the first of ``story``'s changes, in the same call
+        (the medium level's timing, where the hard level's waits for the recovery): the ``when`` and ``activation``
+        of a trigger listed after ``story``'s and checked ``after`` the call."""
+        story = list(story)
+        activation = [] if any(not t.activation for t in story) else sorted({x for t in story for x in t.activation})
+        return self.pred.any_of(preds=[self.pred.fired(trigger=t.name) for t in story]), activation
+
     # ------------------------------------------------------------------ running
 
     def dry_run(self, state: dict, start: str, calls: list[Call], triggers: Iterable[Trigger] = ()) -> DryRun:

@@ -22,7 +22,7 @@ from typing import Iterable, Iterator
 
 BENCHMARK_SEEDS: tuple[int, ...] = tuple(range(10))  # per arena id, in arena-v1
 TRAINING_SEED_START = 1_000_000
-MANIFEST = "arena-v13"  # the arena benchmark sttgym eval measures by default
+MANIFEST = "arena-v14"  # the arena benchmark sttgym eval measures by default
 LIVE_SEEDS: tuple[int, ...] = (0, 1, 2)  # per id, for domains no frozen manifest covers
 
 

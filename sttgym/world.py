@@ -213,6 +213,12 @@ class World:
         return any(e["trigger"] == trigger and e["call_index"] < len(log.calls) for e in log.events)
 
     @predicate
+    def fired(self, trigger: str, log) -> bool:
+        """The world's change ``trigger`` has happened, during the call being made included: a second change can come
+        with the first one."""
+        return any(e["trigger"] == trigger for e in log.events)
+
+    @predicate
     def noticed(self, trigger: str, log) -> bool:
         """After ``trigger`` fired, a result the agent got showed what it changed: a read, a listing, or the error of a
         write the change made fail (whatever the result would have been without the change, it was not)."""

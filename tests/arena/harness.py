@@ -89,6 +89,30 @@ def assert_second_change_follows_the_story(env, seed: int, name: str) -> None:
         assert log[-1]["call_index"] > next(e for e in log if e["trigger"] == task.triggers[0].name)["call_index"]
 
 
+def second_changes_with_the_story(env_id: str, name: str, shown_by: str, seeds: Iterable[int] = range(3)) -> Iterator:
+    """The medium level's second change at each seed of ``env_id``: its task's last trigger is ``name``, shown by the
+    read ``shown_by``, and in every solution (the oracle and its alternatives, each scoring 1.0) it comes in the same
+    call as the story's own change. Yields ``(env, seed, task, trigger)`` for the domain's own checks."""
+    from sttgym.agents import PlanAgent
+    from sttgym.rollout import rollout
+
+    env = gym.make(env_id)
+    for seed in seeds:
+        env.reset(seed=seed)
+        task = env.unwrapped.task
+        change = task.triggers[-1]
+        assert change.name == name and change.observable.tool == shown_by, (env_id, seed, change.name)
+        timing = {t.name: t.timing for t in task.triggers}
+        for plan in [task.oracle, *task.alternatives]:
+            traj = rollout(env, PlanAgent(plan), seed=seed)
+            # the call each fired during: an event's call_index is the first call to see it, so one fired after
+            # its call was made is seen from the next
+            during = {e["trigger"]: e["call_index"] - (timing[e["trigger"]] == "after")
+                      for e in reversed(traj.info["trigger_log"])}
+            assert traj.reward == 1.0 and during[name] == during[task.triggers[0].name], (env_id, seed, during)
+        yield env, seed, task, change
+
+
 LEVELS = ("easy", "medium", "hard", "impossible")
 
 

@@ -18,7 +18,7 @@ from sttgym.envs.arena.airline.world import AirlineWorld
 from sttgym.rollout import rollout
 from sttgym.task import Call, Ref, resolve
 from sttgym.tools import collect_tools
-from tests.arena.harness import second_changes
+from tests.arena.harness import second_changes, second_changes_with_the_story
 from tests.arena.withheld import assert_withheld_story, unasked
 
 START = "2024-05-06T09:00"
@@ -723,15 +723,15 @@ def test_an_impossible_trip_s_refusal_says_why_the_other_routings_fail_too(confl
 # ------------------------------------------ hard: the passport on the traveller's profile switches after the recovery
 
 
-def test_the_passport_is_asked_for_and_answered_alike_at_every_level_and_switches_only_at_hard():
-    # A sentence or an answer only hard has would tell the agent the level; below hard the profile's passport holds.
+def test_the_passport_is_asked_for_and_answered_alike_at_every_level_and_switches_at_medium_and_hard():
+    # A sentence or an answer only some levels have would tell the agent the level; at easy the passport holds.
     question = "Which passport should I record on your ticket?"
     for conflict in CONFLICTS:
         replies = set()
         for level in ("easy", "medium", "hard", "impossible"):
             env, arena = start(f"STTArena/Airline-{conflict}-{level}", seed=1)
             assert PASSPORT in arena.task.query and "current" not in arena.task.query
-            assert ("passport_switched" in [t.name for t in arena.task.triggers]) == (level == "hard")
+            assert ("passport_switched" in [t.name for t in arena.task.triggers]) == (level in ("medium", "hard"))
             replies.add(call(env, "chat_with_user", message=question)["data"]["reply"])
         assert len(replies) == 1 and "passenger profile" in replies.pop(), conflict
 
@@ -761,6 +761,24 @@ def test_at_hard_the_passport_switches_once_the_recovery_is_ticketed_and_only_th
         assert all(c["result"]["success"] for c in env.unwrapped.log.calls if c["name"] == "record_travel_document")
         nominal = rollout(env, PlanAgent(task.nominal_plan), seed=seed)
         assert "passport_switched" not in [e["trigger"] for e in nominal.info["trigger_log"]]
+
+
+@pytest.mark.parametrize("conflict", CONFLICTS)
+def test_at_medium_the_passport_switches_with_the_story_and_a_look_at_the_profile_after_it_finds_it(conflict):
+    # Medium's switch comes in the call that brings the story's change, so the profile read after it shows the new
+    # passport; the number read before it and kept on the ticket is stale, as at hard.
+    for env, seed, task, switch in second_changes_with_the_story(f"STTArena/Airline-{conflict}-medium",
+                                                                 "passport_switched", "get_passenger_profile"):
+        traveller = switch.observable.args["passenger_id"]
+        log = rollout(env, PlanAgent(task.oracle), seed=seed).info["trigger_log"]
+        switched = next(e for e in log if e["trigger"] == "passport_switched")
+        later = next(c["new"] for c in switched["changes"] if c["path"].endswith("travel_document"))
+        assert later != task.initial_state["passengers"][traveller]["travel_document"]
+        number = task.initial_state["documents"][later]["number"]
+        assert number in json.dumps(env.unwrapped.world.state["bookings"])  # the oracle recorded the new one
+        traj = rollout(env, PlanAgent(stale(task)), seed=seed)
+        passed = {c["name"]: c["passed"] for c in traj.info["checklist"]}
+        assert passed["ticketed"] and not passed["passport_recorded"] and 0.0 < traj.reward < 1.0, passed
 
 
 @pytest.mark.parametrize("conflict", ["T2", "S1", "ST2"])

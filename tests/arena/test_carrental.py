@@ -10,7 +10,7 @@ from datetime import datetime
 import gymnasium as gym
 import pytest
 
-from tests.arena.harness import WorldHarness, second_changes
+from tests.arena.harness import WorldHarness, second_changes, second_changes_with_the_story
 from tests.arena.withheld import assert_unpredictable, assert_withheld_story, question, unasked
 import sttgym  # noqa: F401  (registers the ids)
 from sttgym.agents import NominalAgent, OracleAgent, PlanAgent
@@ -643,8 +643,21 @@ def test_at_hard_the_customer_is_rebooked_once_the_recovery_begins_and_only_the_
         assert env.unwrapped.world.state["flights"][first]["status"] == "on time"
 
 
-@pytest.mark.parametrize("level", ["easy", "medium", "impossible"])
-def test_below_hard_the_customer_lands_on_the_flight_the_profile_shows(level):
+@pytest.mark.parametrize("conflict", ["S1", "ST2", "T3"])
+def test_at_medium_the_customer_is_rebooked_with_the_story_s_change(conflict):
+    # Medium's rebooking comes in the call that brings the story's change: the profile read after it shows the later
+    # flight, and the pickup kept at the first flight's arrival fails the customer as at hard.
+    for env, seed, task, rebooked in second_changes_with_the_story(f"STTArena/CarRental-{conflict}-medium",
+                                                                   "flight_rebooked", "get_customer_profile"):
+        customer = rebooked.observable.args["customer_id"]
+        first = task.initial_state["customers"][customer]["flight"]
+        kept = [c for c in task.oracle if c.name != "reschedule_reservation"]
+        assert rollout(env, PlanAgent(kept), seed=seed).reward == 0.0
+        assert env.unwrapped.world.state["customers"][customer]["flight"] != first
+
+
+@pytest.mark.parametrize("level", ["easy", "impossible"])
+def test_at_easy_and_impossible_the_customer_lands_on_the_flight_the_profile_shows(level):
     for conflict in ("S1", "ST3"):
         env = gym.make(f"STTArena/CarRental-{conflict}-{level}")
         for seed in range(2):

@@ -9,7 +9,7 @@ import re
 import gymnasium as gym
 import pytest
 
-from tests.arena.harness import WorldHarness, second_changes
+from tests.arena.harness import WorldHarness, second_changes, second_changes_with_the_story
 from tests.arena.withheld import assert_unpredictable, assert_withheld_story, question, unasked
 from sttgym.agents import NominalAgent, OracleAgent, PlanAgent  # importing sttgym registers the ids
 from sttgym.agents.probes import BlindWriter
@@ -552,7 +552,7 @@ def sentences(task, member: str) -> set[str]:
 
 
 @pytest.mark.parametrize("conflict", APPOINTED)
-def test_the_appointment_is_asked_for_at_every_level_and_moves_only_at_hard(conflict):
+def test_the_appointment_is_asked_for_at_every_level_and_moves_at_medium_and_hard(conflict):
     # A request only hard makes would tell the agent the level: at every level the zone comes from the profile alone.
     said = {}
     for level in ("easy", "medium", "hard", "impossible"):
@@ -561,7 +561,7 @@ def test_the_appointment_is_asked_for_at_every_level_and_moves_only_at_hard(conf
         zone = task.initial_state["members"][member]["appointment_zone"]
         planned = next(c for c in task.nominal_plan if c.name == "start_trip").arguments["destination_zone_id"]
         assert APPOINTMENT in task.query and zone == planned and zone not in task.query
-        assert ("appointment_moved" in [t.name for t in task.triggers]) == (level == "hard")
+        assert ("appointment_moved" in [t.name for t in task.triggers]) == (level in ("medium", "hard"))
         said[level] = sentences(task, member)
     assert said["hard"] <= said["easy"] | said["medium"] | said["impossible"], said
 
@@ -591,6 +591,20 @@ def test_at_hard_the_appointment_moves_after_the_story_s_change_and_only_the_pro
         assert not env.unwrapped.log.noticed("appointment_moved")  # the trip and the old zone read as they were
         nominal = rollout(env, PlanAgent(task.nominal_plan), seed=seed)
         assert "appointment_moved" not in [e["trigger"] for e in nominal.info["trigger_log"]]
+
+
+@pytest.mark.parametrize("conflict", APPOINTED)
+def test_at_medium_the_appointment_moves_with_the_story_s_change(conflict):
+    # Medium's move comes in the call that brings the story's change, before any trip: the profile read after it
+    # names the new zone, and a trip left planned to the zone read at the start is stale, as at hard.
+    for env, seed, task, moved in second_changes_with_the_story(f"STTArena/CarShare-{conflict}-medium",
+                                                                "appointment_moved", "get_member"):
+        member = moved.observable.args["member_id"]
+        traj = rollout(env, PlanAgent(without(task.oracle, "change_destination")), seed=seed)
+        passed = {c["name"]: c["passed"] for c in traj.info["checklist"]}
+        assert passed["riding"] and not passed["to_appointment"] and 0.0 < traj.reward < 1.0
+        assert env.unwrapped.world.state["members"][member]["appointment_zone"] != \
+            task.initial_state["members"][member]["appointment_zone"]
 
 
 @pytest.mark.parametrize("conflict", ["S1", "T3"])

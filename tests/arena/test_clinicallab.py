@@ -9,7 +9,8 @@ import re
 import gymnasium as gym
 import pytest
 
-from tests.arena.harness import WorldHarness, assert_alternatives_score_one, second_changes
+from tests.arena.harness import (WorldHarness, assert_alternatives_score_one, second_changes,
+                                 second_changes_with_the_story)
 from tests.arena.withheld import assert_withheld_story, play, unasked
 from sttgym.agents import NominalAgent, OracleAgent, PlanAgent
 from sttgym.agents.probes import BlindWriter
@@ -509,7 +510,7 @@ def test_every_level_asks_for_the_bleep_in_the_same_words_and_the_ward_answers_a
             _, arena = start(f"STTArena/ClinicalLab-{conflict}-{level}", seed)
             task = arena.task
             assert CONTACT in task.query and "on_call_handover" not in {t.name for t in task.triggers[:-1]}
-            assert (task.triggers[-1].name == "on_call_handover") == (level == "hard")
+            assert (task.triggers[-1].name == "on_call_handover") == (level in ("medium", "hard"))
             queries.add(template(task))
             replies |= {RuleUser(task.profile).reply(q) for q in questions}
     assert len(queries) == 1, queries
@@ -558,6 +559,21 @@ def bleep_late(plan: list[Call], bleep: str) -> tuple[list[Call], int]:
                                                        "bleep": bleep})
     before = [c for c in plan[:book] if c.name != "set_result_contact"]
     return [*before, plan[book], late, *plan[book + 1:]], len(before) + 1
+
+
+@pytest.mark.parametrize("conflict", CONFLICTS)
+def test_at_medium_the_on_call_hands_over_with_the_story_s_change(conflict):
+    # Medium's handover comes in the call that brings the story's change: the ward's record read after it names the
+    # next doctor, and the bleep read before it and kept on the accession is stale, as at hard.
+    for env, seed, task, moved in second_changes_with_the_story(f"STTArena/ClinicalLab-{conflict}-medium",
+                                                                "on_call_handover", "get_site"):
+        ward = moved.observable.args["site_id"]
+        planned = task.initial_state["clinicians"][task.initial_state["sites"][ward]["on_call"]]["bleep"]
+        stale = [c.model_copy(update={"arguments": {**c.arguments, "bleep": planned}})
+                 if c.name == "set_result_contact" else c for c in task.oracle]
+        traj = rollout(env, PlanAgent(stale), seed=seed)
+        checks = {c["name"]: c["passed"] for c in traj.info["checklist"]}
+        assert checks["rerouted"] and not checks["contact_current"] and 0.0 < traj.reward < 1.0, checks
 
 
 @pytest.mark.parametrize("conflict", CONFLICTS)

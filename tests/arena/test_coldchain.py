@@ -24,7 +24,7 @@ from sttgym.geo import shortest_route
 from sttgym.task import Call, Ref
 from sttgym.tools import collect_tools, validate_arguments
 from sttgym.validation import PANEL
-from tests.arena.harness import by_level, second_changes
+from tests.arena.harness import by_level, second_changes, second_changes_with_the_story
 from tests.arena.withheld import assert_unpredictable, assert_withheld_story, question, unasked
 
 
@@ -390,7 +390,7 @@ def test_t1_medium_the_cut_is_announced_by_loading_and_bites_before_the_van_leav
     traj, _ = play("STTArena/ColdChain-T1-medium", lambda t: t.nominal_plan, seed=2)
     names = [s["action"].get("name") for s in traj.steps]
     assign = names.index("assign_shipment_to_vehicle")
-    assert [e["trigger"] for e in traj.steps[assign]["events"]] == ["hold_cut"]
+    assert [e["trigger"] for e in traj.steps[assign]["events"]] == ["hold_cut", RECOUNT]  # the count moves with it
     dispatch = names.index("update_vehicle_status")
     assert "lapsed" in traj.steps[dispatch]["observation"] and "waitlist_served" in fired(traj)
     assert traj.reward == 0.0  # the lapsed hold is left assigned: nothing of the recovery was done
@@ -403,7 +403,7 @@ def test_t2_medium_hours_are_cut_only_once_the_van_is_on_the_road():
     names = [s["action"].get("name") for s in traj.steps]
     dispatch = names.index("update_vehicle_status")
     assert not any(s["events"] for s in traj.steps[:dispatch])
-    assert [e["trigger"] for e in traj.steps[dispatch]["events"]] == ["receiving_hours_cut"]
+    assert [e["trigger"] for e in traj.steps[dispatch]["events"]] == ["receiving_hours_cut", RECOUNT]
     close = next(op.args["value"] for op in env.unwrapped.task.triggers[0].effect if op.args["path"][-1] == "close")
     assert "cannot receive" in traj.steps[dispatch + 1]["observation"]  # the van arrives after the new closing time
     assert f'"close": "{close}"' in traj.steps[-2]["observation"]
@@ -435,12 +435,13 @@ def test_medium_effects_show_up_later_than_they_fire():
 
 @pytest.mark.parametrize("level", ["easy", "medium", "hard"])
 def test_the_blind_writer_meets_every_trigger_and_scores_nothing(level):
-    """It meets every change of the story; the hard level's late registrations wait for a recovery, which it never
-    makes."""
+    """It meets every change of the story, the medium level's late registrations (which come with the story's
+    change) included; the hard level's wait for a recovery, which it never makes."""
     for conflict in ("T1", "T3", "S2", "ST2"):
         env = gym.make(f"STTArena/ColdChain-{conflict}-{level}")
         traj = sttgym.rollout(env, BlindWriter(), seed=0)
-        assert set(fired(traj)) == {t.name for t in env.unwrapped.task.triggers} - {RECOUNT}, conflict
+        waiting = {RECOUNT} if level == "hard" else set()
+        assert set(fired(traj)) == {t.name for t in env.unwrapped.task.triggers} - waiting, conflict
         assert traj.reward == 0.0, conflict
 
 
@@ -483,7 +484,7 @@ RECOUNT = "session_recounted"
 
 
 def needed(task) -> int:
-    """The doses the session needs once the late registrations of a hard level came."""
+    """The doses the session needs once the late registrations of a medium or hard level came."""
     (recount,) = [t for t in task.triggers if t.name == RECOUNT]
     return next(op.args["value"] for op in recount.effect if op.args["path"][-1] == "registered")
 
@@ -548,12 +549,39 @@ def test_at_hard_late_registrations_raise_the_count_once_the_recovery_commits_an
         assert RECOUNT not in fired(sttgym.rollout(env, PlanAgent(task.nominal_plan), seed=seed))
 
 
-def test_the_count_moves_only_at_hard():
-    """Impossible levels stay impossible with the same refusal: the count never moves there, nor below hard."""
+@pytest.mark.parametrize("conflict", CONFLICTS)
+def test_at_medium_late_registrations_come_with_the_storys_change_and_only_the_list_shows_it(conflict):
+    """At medium the same second change comes in the same call as the story's own change, whichever solution is
+    played: the registration list read right after that call already has the new count, so an agent that re-reads
+    what its plan depends on once it sees the change finds it, and only that list shows it. The oracle (which
+    does) scores 1.0; the oracle keeping the count read at the start (no top-up) keeps the recovery's milestones
+    but loses the goal and the dispatch of the doses the list has at the end."""
+    medium = f"STTArena/ColdChain-{conflict}-medium"
+    for env, seed, task, recount in second_changes_with_the_story(medium, RECOUNT, "get_registration_list"):
+        oracle = sttgym.rollout(env, PlanAgent(task.oracle), seed=seed)
+        at = {e["trigger"]: e["call_index"] for e in oracle.info["trigger_log"]}
+        assert oracle.reward == 1.0 and at[RECOUNT] == at[task.triggers[0].name]
+        story = next(i for i, step in enumerate(oracle.steps) if step["events"])  # the first change's call
+        assert [e["trigger"] for e in oracle.steps[story]["events"]][-1] == RECOUNT
+        look = Call(name="get_registration_list", arguments=recount.observable.args)
+        listed = [json.loads(sttgym.rollout(env, PlanAgent(task.oracle[:k] + [look]), seed=seed).steps[k][
+            "observation"])["data"]["registered"] for k in (story, story + 1)]  # just before that call, just after
+        first = task.initial_state["registration_lists"][recount.observable.args["registration_list_id"]]
+        assert listed == [first["registered"], needed(task)] and needed(task) > first["registered"], (seed, listed)
+        stale = [c for c in task.oracle if not topping_up(c)]
+        traj = sttgym.rollout(env, PlanAgent(stale), seed=seed)
+        passed = {c["name"]: c["passed"] for c in traj.info["checklist"]}
+        assert passed["alternative_secured"] and not passed["dispatched_in_time"] and not passed["doses_delivered"]
+        assert 0.0 < traj.reward < 1.0 and RECOUNT in fired(traj)
+        assert reads_showing(env, RECOUNT) == [("get_registration_list", recount.observable.args)]
+
+
+def test_the_count_moves_only_at_medium_and_hard():
+    """Impossible levels stay impossible with the same refusal: the count never moves there, nor at easy."""
     for env_id in sttgym.arena_ids("ColdChain"):
         env = gym.make(env_id)
         env.reset(seed=0)
-        assert (RECOUNT in {t.name for t in env.unwrapped.task.triggers}) == env_id.endswith("hard")
+        assert (RECOUNT in {t.name for t in env.unwrapped.task.triggers}) == env_id.endswith(("medium", "hard"))
 
 
 @pytest.mark.parametrize("conflict", ["S1", "ST2"])
@@ -688,10 +716,11 @@ def test_t2_medium_credit_climbs_with_each_step_of_the_recovery():
     oracle, names = task.oracle, [c.name for c in task.oracle]
     last = {name: len(names) - names[::-1].index(name) for name in names}  # through each tool's last call
     cancel, asked = names.index("cancel_shipment") + 1, oracle.index(question(task)) + 1
+    booked = names.index("create_new_shipment", cancel) + 1  # the city lot (the top-up of the late registrations later)
     steps = [(cancel - 1, []),  # the stale run, dispatched before the hours were cut under it, recalled: nothing yet
              (cancel, ["stale_plan_unwound"]),
              (asked, ["stale_plan_unwound"]),  # the question counts once the doses it was about are booked
-             (last["create_new_shipment"], ["asked_user", "stale_plan_unwound"]),
+             (booked, ["asked_user", "stale_plan_unwound"]),
              (last["add_or_update_route_plan"], ["asked_user", "stale_plan_unwound", "alternative_secured"]),
              (last["update_vehicle_status"], ["asked_user", "stale_plan_unwound", "alternative_secured",
                                               "dispatched_in_time"])]
@@ -946,7 +975,9 @@ def test_shipping_the_city_stock_without_meeting_the_change_earns_at_most_the_go
         traj, _ = play(env_id, city_run, seed=seed)
         passed = {c["name"] for c in traj.info["checklist"] if c["passed"] and not c["gate"]}
         assert traj.reward < 0.5 and passed <= {"doses_delivered"}, (env_id, seed, passed)
-        assert "doses_delivered" in passed, (env_id, seed)  # the run itself works: the doses arrive in time
+        # The run itself works, the doses arriving in time, unless its own dispatch set off the story's change (ST2,
+        # T2) and with it, at medium, the late registrations, which leave the count it shipped short.
+        assert ("doses_delivered" in passed) == (RECOUNT not in fired(traj)), (env_id, seed)
         if env_id.endswith("easy"):
             wait = [Call(name="list_sites", arguments={})] * 3  # the change is posted a few minutes in
             seen = [Call(name=t.observable.tool, arguments=t.observable.args) for t in task.triggers]

@@ -9,7 +9,7 @@ import re
 import gymnasium as gym
 import pytest
 
-from tests.arena.harness import WorldHarness, by_level, second_changes
+from tests.arena.harness import WorldHarness, by_level, second_changes, second_changes_with_the_story
 from tests.arena.withheld import assert_unpredictable, assert_withheld_story, play, unasked
 from sttgym.agents import NominalAgent, OracleAgent, PlanAgent
 from sttgym.agents.probes import BlindWriter
@@ -711,8 +711,9 @@ def _alike(task, text: str) -> str:
 
 
 @pytest.mark.parametrize("conflict", CONFLICTS)
-def test_the_dock_is_asked_for_and_answered_in_the_same_words_at_every_level_and_moves_only_at_hard(conflict):
-    # A sentence or an answer only hard has would tell the agent the level; below hard the record's dock holds.
+def test_the_dock_is_asked_for_and_answered_in_the_same_words_at_every_level_and_moves_at_medium_and_hard(conflict):
+    # A sentence or an answer only some levels have would tell the agent the level; at easy and impossible the
+    # record's dock holds.
     from sttgym.user import RuleUser
 
     said = set()
@@ -721,7 +722,7 @@ def test_the_dock_is_asked_for_and_answered_in_the_same_words_at_every_level_and
         reply = RuleUser(task.profile).reply("Which dock should the driver unload at?")
         assert f"dock on its consignee record, {consignee}" in task.query and consignee in reply
         said.add((_alike(task, task.query), _alike(task, reply)))
-        assert ("dock_moved" in [t.name for t in task.triggers]) == (level == "hard")
+        assert ("dock_moved" in [t.name for t in task.triggers]) == (level in ("medium", "hard"))
         assert rollout(env, PlanAgent(task.oracle), seed=1).reward == 1.0
     assert len(said) == 1, said
 
@@ -729,6 +730,42 @@ def test_the_dock_is_asked_for_and_answered_in_the_same_words_at_every_level_and
 def _dock_set(plan: list[Call], dock: str) -> list[Call]:
     return [c.model_copy(update={"arguments": {**c.arguments, "dock": dock}}) if c.name == "set_delivery_dock" else c
             for c in plan]
+
+
+@pytest.mark.parametrize("conflict", CONFLICTS)
+def test_at_medium_the_dock_moves_with_the_story_s_change_and_only_the_consignee_record_shows_it(conflict):
+    # The second change comes in the very call the story's change does (the nominal plan meets it too), and changes
+    # nothing but the consignee's record: the dock read at the start is stale from that call on, every write goes
+    # through, and a recovery that keeps the first dock keeps its credit but loses the dock's milestone.
+    for env, seed, task, moved in second_changes_with_the_story(f"STTArena/Freight-{conflict}-medium", "dock_moved",
+                                                                "get_consignee", seeds=range(2)):
+        consignee = moved.observable.args["consignee_id"]
+        first = task.initial_state["consignees"][consignee]["receiving_dock"]
+        (new,) = [e.args["value"] for e in moved.effect if e.args["path"][-1] == "receiving_dock"]
+        assert new != first and new in task.initial_state["consignees"][consignee]["docks"]
+        env.reset(seed=seed)
+        saved, docks = {}, []
+        for c in task.oracle:
+            saved[c.save_as or ""] = call(env, c.name, **resolve(c.arguments, saved))
+            fired = {e["trigger"]: e for e in env.unwrapped.log.events}
+            docks.append((env.unwrapped.world.state["consignees"][consignee]["receiving_dock"], set(fired)))
+            if task.triggers[0].name in fired:
+                break
+        story = fired[task.triggers[0].name]
+        assert fired["dock_moved"]["call_index"] == story["call_index"] and fired["dock_moved"]["during"] == \
+            story["during"] == task.oracle[len(docks) - 1].name, (seed, fired)
+        assert docks[-1][0] == new and {task.triggers[0].name, "dock_moved"} <= docks[-1][1]  # in the story's call
+        assert all(d == (first, set()) for d in docks[:-1]), (seed, docks)
+        assert {e["path"].split(".")[:2] == ["consignees", consignee] for e in fired["dock_moved"]["changes"]} == {True}
+        traj = rollout(env, PlanAgent(_dock_set(task.oracle, first)), seed=seed)
+        passed = {c["name"]: c["passed"] for c in traj.info["checklist"]}
+        assert all(s["observation"] and json.loads(s["observation"]).get("success", True) for s in traj.steps
+                   if s.get("action", {}).get("name") in ("dispatch", "set_delivery_dock")), seed
+        assert passed["delivered_on_time"] and not passed["dock_as_on_record"] and 0.0 < traj.reward < 1.0
+        assert rollout(env, PlanAgent(task.oracle), seed=seed).reward == 1.0
+        nominal = rollout(env, PlanAgent(task.nominal_plan), seed=seed)
+        at = {e["trigger"]: e["call_index"] for e in nominal.info["trigger_log"]}
+        assert at["dock_moved"] == at[task.triggers[0].name]
 
 
 @pytest.mark.parametrize("conflict", CONFLICTS)

@@ -625,11 +625,11 @@ def test_the_guest_answers_alike_whether_or_not_the_request_can_be_met():
 
 
 @pytest.mark.parametrize("conflict", ["S1", "ST1", "T1", "T3"])
-def test_the_arrival_is_asked_for_at_every_level_and_moves_only_at_hard(conflict):
-    # A request only hard makes would tell the agent the level; below hard the profile's arrival simply holds.
+def test_the_arrival_is_asked_for_at_every_level_and_moves_at_medium_and_hard(conflict):
+    # A request only some levels make would tell the agent the level; at easy the profile's arrival simply holds.
     for level, env, task in by_level(f"STTArena/Hotel-{conflict}", seed=1):
         assert "record my arrival time from my guest profile" in task.query
-        assert ("flight_moved" in [t.name for t in task.triggers]) == (level == "hard")
+        assert ("flight_moved" in [t.name for t in task.triggers]) == (level in ("medium", "hard"))
         if task.solvable:
             assert rollout(env, PlanAgent(task.oracle), seed=1).reward == 1.0
 
@@ -650,3 +650,44 @@ def test_at_hard_the_flight_moves_once_the_recovery_is_confirmed_and_only_the_pr
         assert passed["booked"] is True and passed["arranged"] is False and 0.0 < traj.reward < 1.0
         nominal = rollout(env, PlanAgent(task.nominal_plan), seed=seed)
         assert "flight_moved" not in [e["trigger"] for e in nominal.info["trigger_log"]]
+
+
+@pytest.mark.parametrize("conflict", ["S1", "ST1", "T1", "T3"])
+def test_at_medium_the_flight_moves_in_the_call_of_the_story_s_change_and_a_stale_arrival_loses_arranged(conflict):
+    # Medium's second change comes in the very call that sets off the story's change, whatever the agent does next:
+    # a read of the profile once the first change shows finds the new arrival, and the one read at the start, recorded
+    # on the recovered stay, is stale.
+    for seed in range(3):
+        env, arena = start(f"STTArena/Hotel-{conflict}-medium", seed)
+        task = arena.task
+        story, moved = task.triggers[0], task.triggers[-1]
+        assert moved.name == "flight_moved" and moved.observable.tool == "get_guest", (seed, moved.name)
+        guest = moved.observable.args["guest_id"]
+        planned = task.initial_state["guests"][guest]["arrival"]
+        later = next(op.args["value"] for op in moved.effect if op.args["path"][-1] == "arrival")
+        assert later > planned
+        saved, during = {}, []
+        for c in task.nominal_plan:  # the nominal plan, one call at a time, until the story's change fires
+            before = len(arena.log.events)
+            saved[c.save_as or ""] = call(env, c.name, **resolve(c.arguments, saved))
+            during = [e["trigger"] for e in arena.log.events[before:]]
+            if story.name in during:
+                break
+        assert story.name in during and "flight_moved" in during, (seed, during)
+        assert during.index("flight_moved") > during.index(story.name)
+        assert arena.world.state["guests"][guest]["arrival"] == later
+        assert call(env, "get_guest", guest_id=guest)["data"]["arrival"] == later
+        # every solution meets both changes in one call (an event fired after its call is seen from the next one)
+        timing = {t.name: t.timing for t in task.triggers}
+        for plan in [task.oracle, *task.alternatives]:
+            traj = rollout(env, PlanAgent(plan), seed=seed)
+            at = {e["trigger"]: e["call_index"] - (timing[e["trigger"]] == "after") for e in traj.info["trigger_log"]}
+            assert traj.reward == 1.0 and at["flight_moved"] == at[story.name], (seed, at)
+        # the oracle re-reads the profile and records the new arrival; keeping the first one loses what it was for
+        recorded = [c.arguments["arrival"] for c in task.oracle if c.name == "set_arrival"]
+        assert recorded and set(recorded) == {later}, (seed, recorded)
+        stale = [c.model_copy(update={"arguments": {**c.arguments, "arrival": planned}})
+                 if c.name == "set_arrival" else c for c in task.oracle]
+        traj = rollout(env, PlanAgent(stale), seed=seed)
+        passed = {c["name"]: c["passed"] for c in traj.info["checklist"]}
+        assert passed["booked"] is True and passed["arranged"] is False and 0.0 < traj.reward < 1.0, (seed, passed)

@@ -422,15 +422,16 @@ def test_the_manager_names_a_requirement_the_pump_listing_answers_never_the_pump
         assert water[pumps[source]] in fact.text and not any(water[pumps[p]] in fact.text for p in others)
 
 
-# ------------------------------------------------------- the mix on the field's record (hard: it switches)
+# ------------------------------------------ the mix on the field's record (medium and hard: it switches)
 
 @pytest.mark.parametrize("conflict", CONFLICTS)
 def test_every_level_asks_for_the_fields_mix_alike_and_the_manager_answers_alike(conflict):
-    # A sentence or an answer only hard has would tell the agent the level; below hard the field's mix simply holds.
+    # A sentence or an answer only some levels have would tell the agent the level; at easy the field's mix simply
+    # holds.
     replies = set()
     for level, env, task in by_level(f"STTArena/Irrigation-{conflict}", seed=1):
         assert task.query.count(MIX_QUERY) == 1, task.query
-        assert ("mix_switched" in [t.name for t in task.triggers]) == (level == "hard")
+        assert ("mix_switched" in [t.name for t in task.triggers]) == (level in ("medium", "hard"))
         replies.add(blanked(call(env, "chat_with_user", message="Which fertigation mix should the runs carry?")
                             ["data"]["reply"]))
     assert replies == {"Put the mix from the field's record on each run."}, replies
@@ -461,6 +462,44 @@ def test_at_hard_the_mix_switches_once_the_recovery_carries_one_and_only_the_fie
         assert 0.0 < traj.reward < 1.0, (seed, traj.reward)
         nominal = rollout(env, PlanAgent(task.nominal_plan), seed=seed)
         assert "mix_switched" not in [e["trigger"] for e in nominal.info["trigger_log"]]
+
+
+@pytest.mark.parametrize("conflict", CONFLICTS)
+def test_at_medium_the_mix_switches_in_the_call_of_the_storys_change_and_only_the_field_record_shows_it(conflict):
+    # No waiting for the recovery: the field's record holds the spare mix from the very call that brings the story's
+    # change, so an agent that re-reads the field once it sees the change schedules with it; one that keeps the mix it
+    # read first loses the mix's milestone (and only that), while the oracle re-reads and fixes its runs.
+    env = gym.make(f"STTArena/Irrigation-{conflict}-medium")
+    for seed in range(3):
+        env.reset(seed=seed)
+        task = env.unwrapped.task
+        story, switched = task.triggers[0], task.triggers[-1]
+        assert switched.name == "mix_switched" and switched.observable.tool == "list_fields", task.triggers
+        assert switched.description.startswith(f"with {story.name},"), switched.description
+        owner = next(op.args["path"][1] for op in switched.effect if op.args["path"][-1] == "mix")
+        spare = next(op.args["value"] for op in switched.effect if op.args["path"][-1] == "mix")
+        first = task.initial_state["fields"][owner]["mix"]
+        assert spare != first
+        saved, log = {}, env.unwrapped.log
+        for c in without_remix(task.oracle):
+            mix, before = env.unwrapped.world.state["fields"][owner]["mix"], len(log.events)
+            saved[c.save_as or ""] = call(env, c.name, **resolve(c.arguments, saved))
+            if any(e["trigger"] == story.name for e in log.events):
+                break
+        assert mix == first and "mix_switched" not in [e["trigger"] for e in log.events[:before]], seed
+        came = {e["trigger"]: e for e in log.events[before:]}  # what this one call brought
+        assert {story.name, "mix_switched"} <= set(came), (seed, log.events)
+        assert came["mix_switched"]["during"] == came[story.name]["during"] == c.name, (seed, log.events)
+        assert env.unwrapped.world.state["fields"][owner]["mix"] == spare
+        assert spare in json.dumps(call(env, "list_fields"))
+        stale = rollout(env, PlanAgent(without_remix(task.oracle)), seed=seed)
+        passed = {x["name"]: x["passed"] for x in stale.info["checklist"]}
+        assert passed["fertigated"] is False and all(passed[n] for n in passed if n != "fertigated"), (seed, passed)
+        assert 0.0 < stale.reward < 1.0, (seed, stale.reward)
+        for plan in [task.oracle, *task.alternatives]:  # each solution fixes the mix and scores full marks
+            traj = rollout(env, PlanAgent(plan), seed=seed)
+            during = {e["trigger"]: (e["during"], e["at"]) for e in traj.info["trigger_log"]}
+            assert traj.reward == 1.0 and during["mix_switched"] == during[story.name], (seed, traj.reward, during)
 
 
 @pytest.mark.parametrize("conflict", ["T3", "S2", "ST3"])

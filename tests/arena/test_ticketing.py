@@ -10,7 +10,8 @@ from itertools import product
 import gymnasium as gym
 import pytest
 
-from tests.arena.harness import WorldHarness, assert_alternatives_score_one, second_changes
+from tests.arena.harness import (WorldHarness, assert_alternatives_score_one, second_changes,
+                                 second_changes_with_the_story)
 from tests.arena.withheld import assert_answers_alike, assert_withheld_story, play, unasked
 from sttgym.agents import NominalAgent, OracleAgent, PlanAgent
 from sttgym.agents.probes import AlwaysRefuse, BlindWriter
@@ -466,13 +467,14 @@ def test_t3_no_purchase_beats_midnight_even_one_made_without_a_read(level):
 
 def test_buying_at_once_on_t1_meets_the_request_though_the_change_never_comes_in_its_way():
     # The cart lasts three minutes once the queue opens; a purchase right after the hold, with the code, beats it:
-    # the seats asked for, no question needed (no move was made), 1.0 without the change ever shown.
+    # the seats asked for, no question needed (no move was made), 1.0 without the story's change ever shown (only
+    # the party change that came with it, which the profile read before naming the tickets shows).
     for seed in range(2):
         _, arena = start("STTArena/Ticketing-T1-medium", seed)
         (plan,) = arena.task.alternatives
         env = gym.make("STTArena/Ticketing-T1-medium")
         traj = rollout(env, PlanAgent(plan), seed=seed)
-        assert traj.reward == 1.0 and not env.unwrapped.log.revealed
+        assert traj.reward == 1.0 and set(env.unwrapped.log.revealed) == {"party_changed"}
 
 
 def test_a_later_entry_slot_than_the_oracle_s_is_no_collateral():
@@ -530,7 +532,7 @@ def test_the_customer_answers_alike_whether_or_not_the_request_can_be_met():
     assert_answers_alike("Ticketing", ("T1-medium", "T1-hard", "T1-impossible", "S2-medium", "S2-hard"))
 
 
-# ------------------------------------------------------ hard: the party changes after the recovery
+# ------------------------------------- medium and hard: the party changes (with the story, after the recovery)
 
 CONFLICTS = ["T1", "T2", "T3", "S1", "S2", "S3", "ST1", "ST2", "ST3"]
 
@@ -560,10 +562,51 @@ def test_at_hard_the_party_changes_once_the_recovery_books_entry_and_only_the_pr
         assert passed["ticketed"] and not passed["tickets_named"] and 0.0 < traj.reward < 1.0, passed
 
 
+def made_in_of(task):
+    """The index of the call that set a trigger event off: an event's ``call_index`` is the first call to see it, so
+    one checked after its call was made is seen from the next."""
+    timing = {t.name: t.timing for t in task.triggers}
+    return lambda event: event["call_index"] - (timing[event["trigger"]] == "after")
+
+
+@pytest.mark.parametrize("conflict", CONFLICTS)
+def test_at_medium_the_party_changes_with_the_story_s_change(conflict):
+    # The second change comes in the very call that sets off the story's first one (in every solution and in the
+    # nominal plan), not at a later recovery write: the profile reads the new party right after that call and not
+    # before it. Printing the names read at the start then fails the names alone, while the oracle scores 1.0.
+    medium = f"STTArena/Ticketing-{conflict}-medium"
+    for env, seed, task, changed in second_changes_with_the_story(medium, "party_changed", "get_customer",
+                                                                  seeds=range(2)):
+        customer, story = changed.observable.args["customer_id"], task.triggers[0].name
+        party = task.initial_state["customers"][customer]["party"]
+        made_in = made_in_of(task)
+        log = rollout(env, PlanAgent(task.nominal_plan), seed=seed).info["trigger_log"]
+        (event,) = [e for e in log if e["trigger"] == "party_changed"]
+        assert made_in(event) == made_in(next(e for e in log if e["trigger"] == story)), log
+        traj = rollout(env, PlanAgent(task.oracle), seed=seed)
+        (event,) = [e for e in traj.info["trigger_log"] if e["trigger"] == "party_changed"]
+        assert {c["path"] for c in event["changes"]} == {f"customers.{customer}.party",
+                                                        f"customers.{customer}.party_note"}
+        final = env.unwrapped.world.customers[customer]["party"]
+        assert len(final) == len(party) and final[0] == party[0] and len(set(final) - set(party)) == 1
+        at = made_in(event)
+        rollout(env, PlanAgent(task.oracle[:at]), seed=seed)  # up to the call that sets the story's change off
+        assert env.unwrapped.world.customers[customer]["party"] == party and not env.unwrapped.log.events
+        rollout(env, PlanAgent(task.oracle[:at + 1]), seed=seed)  # and that call: the party changed in it too
+        assert env.unwrapped.world.customers[customer]["party"] == final
+        assert {e["trigger"] for e in env.unwrapped.log.events} >= {story, "party_changed"}
+        stale = [c.model_copy(update={"arguments": {**c.arguments, "names": party}}) if c.name == "name_tickets" else c
+                 for i, c in enumerate(task.oracle) if i < event["call_index"] or c.name != "get_customer"]
+        traj = rollout(env, PlanAgent(stale), seed=seed)
+        assert "party_changed" not in env.unwrapped.log.revealed
+        passed = {c["name"]: c["passed"] for c in traj.info["checklist"]}
+        assert passed["ticketed"] and not passed["tickets_named"] and 0.0 < traj.reward < 1.0, passed
+
+
 @pytest.mark.parametrize("conflict", CONFLICTS)
 def test_the_names_are_asked_for_and_answered_alike_on_every_level(conflict):
     # The request for the names and the customer's answers about them read the same at every level, so neither tells
-    # the hard one; its party changes, no other level's does (impossible: the same refusal as ever).
+    # the level; medium's and hard's party changes, no other level's does (impossible: the same refusal as ever).
     said, replies = set(), set()
     for level in ("easy", "medium", "hard", "impossible"):
         task = start(f"STTArena/Ticketing-{conflict}-{level}", seed=4)[1].task
@@ -574,6 +617,6 @@ def test_the_names_are_asked_for_and_answered_alike_on_every_level(conflict):
         customer = task.initial_state["customers"][task.profile.known_facts[0].split()[-1]]
         count = next(c for c in task.nominal_plan if c.name == "hold_seats").arguments["count"]
         assert customer["party"][0] == customer["name"] and len(set(customer["party"])) == count
-        assert ("party_changed" in [t.name for t in task.triggers]) == (level == "hard")
+        assert ("party_changed" in [t.name for t in task.triggers]) == (level in ("medium", "hard"))
     assert said == {(f"Please also {NAMES}.",)} and len(replies) == 1, (said, replies)
     assert all("customer profile" in r for r in next(iter(replies)))

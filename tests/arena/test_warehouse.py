@@ -9,7 +9,7 @@ import re
 import gymnasium as gym
 import pytest
 
-from tests.arena.harness import WorldHarness, assert_alternatives_score_one, second_changes
+from tests.arena.harness import WorldHarness, assert_alternatives_score_one, by_level, second_changes
 from tests.arena.withheld import assert_unpredictable, assert_withheld_story, unasked
 from sttgym.agents import NominalAgent, OracleAgent, PlanAgent
 from sttgym.agents.probes import BlindWriter
@@ -479,8 +479,8 @@ def blanked(task) -> str:
 def test_every_level_asks_for_the_door_in_the_same_words_and_the_user_answers_alike(conflict):
     # Every level's request asks for the door of the goods-in bay the store's receiving record names, in words that
     # are the same on every level (a sentence only hard had would tell the agent the level), and the user says the
-    # same about it; only hard's bay switches. Neither bids a re-read: players re-read a record the words call
-    # "current" just before finishing.
+    # same about it; only medium's and hard's bay switches. Neither bids a re-read: players re-read a record the words
+    # call "current" just before finishing.
     queries, replies = set(), set()
     for level in ("easy", "medium", "hard", "impossible"):
         for seed in range(2):
@@ -489,7 +489,7 @@ def test_every_level_asks_for_the_door_in_the_same_words_and_the_user_answers_al
             bays = {s: state["receiving_bays"][x["goods_in_bay"]] for s, x in state["stores"].items()}
             assert task.query.count(DOOR) == 1 and all(bay["store"] == s and bay["door"] in state["stores"][s]["doors"]
                                                        for s, bay in bays.items())
-            assert ("goods_in_moved" in [t.name for t in task.triggers]) == (level == "hard")
+            assert ("goods_in_moved" in [t.name for t in task.triggers]) == (level in ("medium", "hard"))
             queries.add(blanked(task))
             replies.add(RuleUser(task.profile).reply("Which goods-in door should I record?"))
     (reply,) = replies
@@ -537,6 +537,51 @@ def test_at_hard_the_bay_switches_after_the_recovery_and_the_door_and_only_the_s
         assert 0.0 < traj.reward < 1.0
         nominal = rollout(env, PlanAgent(task.nominal_plan), seed=seed)
         assert "goods_in_moved" not in [e["trigger"] for e in nominal.info["trigger_log"]]
+
+
+@pytest.mark.parametrize("conflict", CONFLICTS)
+def test_at_medium_the_bay_switches_in_the_same_call_as_the_storys_change_and_only_the_store_shows_it(conflict):
+    # Medium's second change comes with the story's first: in the call that sets it off, before the recovery and
+    # before any door is recorded, so a re-read of the receiving record once the change is seen shows the new bay.
+    # The old bay still reads as it did, and recording its door keeps the recovery's milestones but loses the door's.
+    for level, env, task in by_level(f"STTArena/Warehouse-{conflict}", seed=1):
+        assert ("goods_in_moved" in [t.name for t in task.triggers]) == (level in ("medium", "hard")), level
+    env = gym.make(f"STTArena/Warehouse-{conflict}-medium")
+    for seed in range(2):
+        env.reset(seed=seed)
+        task = env.unwrapped.task
+        story, moved = task.triggers[0], task.triggers[-1]
+        assert moved.name == "goods_in_moved" and moved.observable.tool == "get_store", (seed, moved.name)
+        store = moved.observable.args["store_id"]
+        planned = task.initial_state["stores"][store]["goods_in_bay"]
+        old = task.initial_state["receiving_bays"][planned]["door"]
+        for plan in [*task.alternatives, task.oracle]:  # the oracle's log last
+            traj = rollout(env, PlanAgent(plan), seed=seed)
+            assert traj.reward == 1.0, (seed, traj.info["checklist"])
+            log = env.unwrapped.log
+            fired = {e["trigger"]: e for e in log.events}
+            assert fired["goods_in_moved"]["call_index"] == fired[story.name]["call_index"], (seed, log.events)
+            assert fired["goods_in_moved"]["during"] in story.activation
+            assert not any(c["name"] == "record_delivery_door" for c in log.calls[:fired[story.name]["call_index"]])
+            assert env.unwrapped.world.receiving_bays[planned] == task.initial_state["receiving_bays"][planned]
+        k = fired[story.name]["call_index"]
+        assert [c["name"] for c in log.calls[:k + 1]] == [c.name for c in task.oracle[:k + 1]]
+        # Up to the story's call and a read of the store's receiving record: it names the new bay already.
+        traj = rollout(env, PlanAgent([*task.oracle[:k + 1], Call(name="get_store", arguments={"store_id": store})]),
+                       seed=seed)
+        new = json.loads(traj.steps[k + 1]["observation"])["data"]["goods_in_bay"]
+        assert new != planned and new == env.unwrapped.world.stores[store]["goods_in_bay"]
+        assert env.unwrapped.log.revealed["goods_in_moved"] == k + 1
+        # The oracle records the new bay's door; keeping the first one loses the door's milestone alone.
+        doors = [c.arguments["door"] for c in task.oracle if c.name == "record_delivery_door"]
+        assert doors == [task.initial_state["receiving_bays"][new]["door"]] and doors != [old]
+        stale = [c.model_copy(update={"arguments": {**c.arguments, "door": old}})
+                 if c.name == "record_delivery_door" else c
+                 for c in task.oracle if not (c.name == "get_receiving_bay" and c.arguments["bay_id"] == new)]
+        traj = rollout(env, PlanAgent(stale), seed=seed)
+        passed = {c["name"]: c["passed"] for c in traj.info["checklist"]}
+        assert passed["stock_secured"] and passed["delivered_in_full"] and not passed["door_recorded"], passed
+        assert 0.0 < traj.reward < 1.0
 
 
 def test_the_quality_requirement_is_a_certification_only_one_source_holds():

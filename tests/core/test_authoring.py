@@ -74,6 +74,25 @@ def test_a_continued_run_equals_one_run_of_both_plans_and_leaves_the_first_alone
     assert first.then([]).state == first.state and first.then([]).world is not first.world
 
 
+def test_a_change_alongside_the_story_comes_in_the_same_call_whichever_call_brings_the_story(author):
+    state = {"lockers": {x: {"status": "free", "parcel": None} for x in ("L1", "L2")}}
+    jam = Trigger(name="jam", description="", activation=["reserve_locker"], timing="after",
+                  when=author.pred.field_equals(path=["lockers", "L1", "status"], value="reserved"),
+                  observable=Observable(tool="get_locker", args={"locker_id": "L1"}),
+                  effect=[author.op.set_field(path=["lockers", "L1", "status"], value="jammed")])
+    when, activation = author.alongside([jam])
+    assert activation == ["reserve_locker"]
+    second = Trigger(name="moved", description="", activation=activation, timing="after", when=when,
+                     observable=Observable(tool="get_locker", args={"locker_id": "L2"}),
+                     effect=[author.op.set_field(path=["lockers", "L2", "status"], value="jammed")])
+    reserve = [author.call.reserve_locker(locker_id=x, parcel_id="P") for x in ("L2", "L1")]
+    run = author.dry_run(state, "2024-05-01T09:00", [author.call.get_locker(locker_id="L1"), *reserve],
+                         [jam, second])
+    assert [(e["trigger"], e["call_index"]) for e in run.firing.log.events] == [("jam", 3), ("moved", 3)]
+    timed = jam.model_copy(update={"activation": [], "name": "clock"})  # a story checked on every call
+    assert author.alongside([jam, timed])[1] == []
+
+
 def test_names_come_from_disjoint_halves_of_a_pool_per_split():
     pool = [f"N{i}" for i in range(20)]
     draws = {split: {Author(LockerWorld, np.random.default_rng(s), split).pick(pool) for s in range(50)}

@@ -64,16 +64,16 @@ CONSULT = " If you have to rebook me, ask me first: I have a requirement about t
 BUDGET = "against my budget"  # the request's words for the budget every ticket must fit
 RELEASE = "cancel or release anything you set up that the final plan does not use"  # the collateral rule's words
 AIRCRAFT = ["A320", "A321", "B737", "B738", "E190", "A220"]
-# The hard level's second change, on the traveller's side: every request asks for the passport that the passenger
-# profile names to be recorded on the ticket (at every level alike, so the query never tells the levels apart). The
-# words name the profile once, as where the passport comes from: words that bid a re-read of it ("current",
-# "always") had players re-read it before finishing and catch the switch.
+# The medium and hard levels' second change, on the traveller's side: every request asks for the passport that the
+# passenger profile names to be recorded on the ticket (at every level alike, so the query never tells the levels
+# apart). The words name the profile once, as where the passport comes from: words that bid a re-read of it
+# ("current", "always") had players re-read it before finishing and catch the switch.
 PASSPORT = ("Please also record on the ticket the passport I fly on, which my passenger profile names, for the "
             "advance passenger information.")
 PASSPORT_ANSWER = {("passport", "passports", "document", "documents", "apis"):
                    "The passport I fly on is the one my passenger profile names."}
-# The writes the switch waits for, the later of the two: the recovery's ticket (or the change that makes a stale
-# ticket fly the request) and the agent's record of a passport.
+# The writes the hard level's switch waits for, the later of the two: the recovery's ticket (or the change that makes
+# a stale ticket fly the request) and the agent's record of a passport.
 SWITCH_AT = ("confirm_booking", "change_segment", "record_travel_document")
 # Why the travel office puts the traveller on their other passport; the first one stays as it was (still valid), so
 # re-reading it shows nothing.
@@ -585,18 +585,19 @@ def make_task(trip: Trip, query: str, triggers: list[Trigger], nominal: Plan | l
 
 
 def passports(trip: Trip, query: str, triggers: list[Trigger], nominal: list[Call], level: str) -> tuple:
-    """The hard level's second change, on the traveller's side rather than the network's, one hop behind what the
-    agent re-checks. The traveller holds two passports of their nationality (``get_travel_document``), drawn after
-    everything else so that the stories' instances and timings stay as they were; the profile names the one they fly
-    on. At every level alike the query asks for that passport to be recorded on the ticket and names the profile
-    once, and the traveller says the same. At hard, once the story's change has fired, at the later of the
-    recovery's ticket (one that flies the request, whichever routing and booking the recovery took) and the agent's
-    record of a passport on it, the traveller's travel office switches the profile to the other passport: the number
-    the agent recorded goes stale whatever order it worked in. Only ``get_passenger_profile`` shows it: the first
-    passport still reads as it did, no write fails, and the ticket reads as the agent left it. Both passports share
-    the nationality, so no connection or visa rule moves, and recording the other number is the whole fix. An
-    impossible request tickets nothing to record a passport on, and the profile stays as it is. Returns the query,
-    triggers and nominal plan, extended, and sets :attr:`Trip.passports`."""
+    """The medium and hard levels' second change, on the traveller's side rather than the network's, one hop behind
+    what the agent re-checks. The traveller holds two passports of their nationality (``get_travel_document``),
+    drawn after everything else so that the stories' instances and timings stay as they were; the profile names the
+    one they fly on. At every level alike the query asks for that passport to be recorded on the ticket and names
+    the profile once, and the traveller says the same. At medium the traveller's travel office switches the profile
+    to the other passport in the same call as the story's change, so a read of the profile once the change is seen
+    shows it. At hard it waits: once the story's change has fired, at the later of the recovery's ticket (one that
+    flies the request, whichever routing and booking the recovery took) and the agent's record of a passport on it,
+    so the number the agent recorded goes stale whatever order it worked in. Only ``get_passenger_profile`` shows it:
+    the first passport still reads as it did, no write fails, and the ticket reads as the agent left it. Both
+    passports share the nationality, so no connection or visa rule moves, and recording the other number is the whole
+    fix. An impossible request tickets nothing to record a passport on, and the profile stays as it is. Returns the
+    query, triggers and nominal plan, extended, and sets :attr:`Trip.passports`."""
     net, a = trip.net, trip.net.author
     traveller = net.state["passengers"][trip.passenger]
     docs = net.state.setdefault("documents", {})
@@ -609,16 +610,20 @@ def passports(trip: Trip, query: str, triggers: list[Trigger], nominal: list[Cal
     traveller.update(travel_document=planned, document_note="the passport the traveller flies on")
     query, nominal = f"{query} {PASSPORT}", trip.documented(nominal, [planned])
     trip.passports = [] if trip.impossible else [planned]
-    if level != "hard" or trip.impossible:
+    if level not in ("medium", "hard") or trip.impossible:
         return query, triggers, nominal
     pred, story = a.pred, triggers[0].name
+    if level == "medium":
+        when, activation = a.alongside(triggers[:1])
+        moment = f"with {story}"
+    else:
+        when = pred.all_of(preds=[pred.fired_before(trigger=story), pred.ticket_documented(request=trip.spec())])
+        activation, moment = SWITCH_AT, f"once the recovery after {story} is ticketed and a passport recorded"
     switch = net.trigger(
-        "passport_switched", f"once the recovery after {story} is ticketed and a passport recorded, the traveller's "
-        f"profile names {later} instead of {planned}", pred.all_of(preds=[
-            pred.fired_before(trigger=story), pred.ticket_documented(request=trip.spec())]),
+        "passport_switched", f"{moment}, the traveller's profile names {later} instead of {planned}", when,
         net.sets("passengers", trip.passenger, travel_document=later,
                  document_note=f"switched to {later} by the travel office: {planned} {one(a, _LODGED)}"),
-        ("get_passenger_profile", {"passenger_id": trip.passenger}), activation=SWITCH_AT, timing="after")
+        ("get_passenger_profile", {"passenger_id": trip.passenger}), activation=activation, timing="after")
     trip.passports = [planned, later]
     return query, [*triggers, switch], nominal
 

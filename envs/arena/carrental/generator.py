@@ -590,17 +590,20 @@ def make_task(req: Request, query: str, triggers: list[Trigger], nominal: Plan |
                 solvable=impossible is None, impossibility=impossible)
 
 
-# The writes a recovery is made of: the first one after the story's change, with a booking live, delays the flight.
+# The writes a recovery is made of: at hard the first one after the story's change, with a booking live, delays
+# the flight.
 _RECOVERY_WRITES = ["hold_vehicle", "confirm_reservation", "swap_reservation_vehicle", "reschedule_reservation",
                     "transfer_vehicle", "cancel_reservation"]
 
 
 def flight_moves(req: Request, query: str, triggers: list[Trigger], nominal: list[Call], oracle: list[Call],
                  alternatives: list[list[Call]], answers: dict) -> tuple:
-    """The hard level's second change, on the customer's side rather than the fleet's. At every level alike the
-    customer flies in on a flight their profile records, due at the pickup time, and asks for the pickup at its
-    arrival; at hard, at the recovery's first write after the story's change (with a booking live: whichever car
-    and depot the recovery took), the airline rebooks them onto a later flight after a missed connection. Only
+    """The medium and hard levels' second change, on the customer's side rather than the fleet's. At every level
+    alike the customer flies in on a flight their profile records, due at the pickup time, and asks for the pickup
+    at its arrival; at medium the airline rebooks them onto a later flight after a missed connection in the same
+    call as the story's change (a read of the profile once the change is seen shows it); at hard it does so at the
+    recovery's first write after the story's change (with a booking live: whichever car and depot the recovery
+    took). Only
     ``get_customer_profile`` shows it: the first flight still lands on time, every write goes through and the
     booking reads as the agent left it. The later flight (tracked at every level, so the flights never tell the
     level) keeps the car free and the desk open, so moving the pickup (``reschedule_reservation``) is the whole
@@ -616,16 +619,19 @@ def flight_moves(req: Request, query: str, triggers: list[Trigger], nominal: lis
                "I'll be at the desk as soon as I land.", **answers}
     query = (f"{query} I'm flying in, due at {req.pickup[11:]}; my flight is on my customer profile. Please set the "
              "pickup for its tracked arrival, since I go to the desk as soon as I land.")
-    if req.moves != "hard" or req.impossible:  # the customer's flight lands on time: the pickup asked for is its arrival
+    if req.moves not in ("medium", "hard") or req.impossible:  # the flight lands on time: the pickup is its arrival
         return query, triggers, nominal, oracle, alternatives, answers
     pred, story = author.pred, triggers[0].name
+    if req.moves == "medium":
+        (when, activation), moment = author.alongside(triggers[:1]), f"with {story}"
+    else:
+        when = pred.all_of(preds=[pred.fired_before(trigger=story), pred.has_live_booking(customer=req.customer)])
+        activation, moment = _RECOVERY_WRITES, f"once the recovery after {story} has begun"
     missed = city.trigger(
-        "flight_rebooked", f"once the recovery after {story} has begun, the customer is rebooked onto {rebooked}, "
-        f"landing {later[11:]}", pred.all_of(preds=[pred.fired_before(trigger=story),
-                                                    pred.has_live_booking(customer=req.customer)]),
+        "flight_rebooked", f"{moment}, the customer is rebooked onto {rebooked}, landing {later[11:]}", when,
         city.sets("customers", req.customer, flight=rebooked,
                   flight_note=f"rebooked onto {rebooked} after a missed connection"),
-        ("get_customer_profile", req.customer), activation=tuple(_RECOVERY_WRITES), timing="after")
+        ("get_customer_profile", req.customer), activation=tuple(activation), timing="after")
 
     def moved(calls: list[Call]) -> list[Call]:
         """``calls``, then the profile and the new flight read, and on each of the last ``count`` bookings they

@@ -454,12 +454,14 @@ def make_task(city: City, ride, query: str, triggers: list[Trigger], nominal: Pl
 
 def appointment_moves(ride: Ride, triggers: list[Trigger], oracle: list[Call], alternatives: list[list[Call]],
                       answers: dict | None) -> tuple:
-    """The hard level's second change, on the member's side rather than the fleet's. At every level alike the member
-    drives to an appointment their calendar syncs to their profile (``get_member``: ``appointment_zone``,
+    """The medium and hard levels' second change, on the member's side rather than the fleet's. At every level alike
+    the member drives to an appointment their calendar syncs to their profile (``get_member``: ``appointment_zone``,
     ``appointment_note``), in the ride's destination, and the request says only that its zone is on the profile. At
-    hard, once the story's change has fired and the member is on a trip that serves the ride planned to end there
-    (the recovery's unlock, or the destination changed to it afterwards: whichever car and zone the agent took), the
-    organiser moves the appointment to another zone. Only the profile shows it: the old zone is as it was, every
+    medium the organiser moves the appointment to another zone in the same call as the story's change (a read of
+    the profile once the change is seen shows it). At hard, once the story's change has fired and the member is on
+    a trip that serves the ride planned to end there (the recovery's unlock, or the destination changed to it
+    afterwards: whichever car and zone the agent took), the organiser moves the appointment to another zone. Only
+    the profile shows it: the old zone is as it was, every
     write goes through and the trip reads as the agent left it. The new zone is a drive that fits the member's
     credit limit from wherever in their walk the car was taken, so re-planning the open trip
     (``change_destination``) is the whole fix. Returns the triggers, oracle, alternatives and answers, extended."""
@@ -479,15 +481,21 @@ def appointment_moves(ride: Ride, triggers: list[Trigger], oracle: list[Call], a
         s["zones"][later].update(petrol_allowed=False, notice=s["zones"][ride.destination]["notice"])
     answers = {("appointment", "destination", "meeting", "going"): "Please go by the appointment on my member "
                "profile: that's where I'm driving.", **(answers or {})}
-    if ride.moves != "hard" or ride.impossible:  # the appointment stays where the profile first has it
+    if ride.moves not in ("medium", "hard") or ride.impossible:  # the appointment stays where the profile has it
         return triggers, oracle, alternatives, answers
-    pred = author.pred
+    pred, story = author.pred, triggers[0].name
+    if ride.moves == "medium":
+        (when, activation) = author.alongside(triggers[:1])
+        description = f"with {story}, the appointment moves to {later}"
+    else:
+        when = pred.all_of(preds=[pred.fired_before(trigger=story), pred.riding_to_appointment(ride=ride.spec())])
+        activation = ("start_trip", "change_destination")
+        description = f"once the member rides to the appointment after {story}, it moves to {later}"
     moved = city.trigger(
-        "appointment_moved", f"once the member rides to the appointment after {triggers[0].name}, it moves to {later}",
-        pred.all_of(preds=[pred.fired_before(trigger=triggers[0].name), pred.riding_to_appointment(ride=ride.spec())]),
+        "appointment_moved", description, when,
         city.sets("members", member, appointment_zone=later,
                   appointment_note=f"client meeting, moved to {later} by the organiser"),
-        ("get_member", {"member_id": member}), activation=("start_trip", "change_destination"), timing="after")
+        ("get_member", {"member_id": member}), activation=tuple(activation), timing="after")
 
     def replanned(calls: list[Call]) -> list[Call]:
         """``calls``, then the profile read and the open trip sent to the appointment's new zone."""

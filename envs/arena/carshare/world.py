@@ -415,8 +415,9 @@ class CarShareWorld(World):
     @tool(mutates=True, cost=2)
     def start_trip(self, reservation_id: str, member_zone_id: str, destination_zone_id: str,
                    promo_code: str = "") -> dict:
-        """Unlock a reserved car for its member and open the trip. The member need not be at the car yet: they walk
-        to it and drive off from its zone, the zone to give here.
+        """Unlock a reserved car for its member and open the trip: the hold ends and the trip starts now. The member
+        need not be at the car yet (they walk to it and drive off from its zone, the zone to give here), but a car
+        asked to be held until its member gets to it stays held until then, not on a trip.
 
         The estimate for the planned destination (with the promotion, if any) must fit the member's credit limit.
 

@@ -9,8 +9,8 @@ Scenarios then decide which alternatives exist (another lab, a refrigerated cour
 :class:`Case` writes the plan steps a coordinator makes (reads, accession, pickup, handoff, cancellations),
 the conflict-free nominal plan, triggers set off by the agent's writes, the checklist every scenario shares
 and, for impossible levels, the refusal: cancel what is booked, ask the ward to recollect and tell them why.
-:meth:`Case.hand_over` is the hard level's second change, on the ward's side, one hop behind the doctor the bleep
-comes from. :func:`make_task` assembles the task.
+:meth:`Case.hand_over` is the medium and hard levels' second change, on the ward's side, one hop behind the doctor
+the bleep comes from. :func:`make_task` assembles the task.
 """
 
 from __future__ import annotations
@@ -65,9 +65,10 @@ CONSULT = " If it has to go to another lab, check with me first: the team has a 
 # What the ward's answer to a question about the lab names: its words (a withheld requirement's keywords cover them).
 _LAB_WORDS = ["lab", "labs", "laboratory", "redirect", "baseline", "analyser", "analyzer", "trend"]
 # What every request asks besides the specimen's route, at every level alike: the bleep comes from the doctor the
-# ward's own record names, which no story's change touches (at hard the ward names another once the recovery is
-# booked and a bleep recorded: Case.hand_over). Named plainly, once: words that say the value may move ("whoever",
-# "now") send a careful agent back to the record before it finishes, and the level no longer separates anyone.
+# ward's own record names, which no story's change touches (at medium the ward names another with the story's change,
+# at hard once the recovery is booked and a bleep recorded: Case.hand_over). Named plainly, once: words that say the
+# value may move ("whoever", "now") send a careful agent back to the record before it finishes, and the level no
+# longer separates anyone.
 CONTACT = ("record our on-call doctor's bleep on the accession the specimen goes under, so the lab phones them the "
            "result: our ward's site record names the doctor, and their clinician record has the bleep")
 
@@ -203,23 +204,29 @@ class Case:
             effect=effect, activation=[tool] if isinstance(tool, str) else list(tool), timing=timing,
             observable=Observable(tool=shown[0], args=shown[1])))
 
-    def hand_over(self, story: str) -> tuple[Trigger, str]:
-        """The hard level's second change, on the ward's side rather than the network's, one hop behind the doctor
-        the agent knows: once a run is booked after ``story`` (whichever courier and lab the recovery took) and its
-        accession records a bleep, at the later of the two writes, the ward's site record names the next doctor on
-        its rota as on call. The doctor the agent read stays as they were, so re-checking their record shows
-        nothing; only the ward's site record shows it. No write fails, and the accession and run read as the agent
-        left them: whatever bleep it recorded, and whenever, it is stale by the time both writes are made.
-        Recording the new doctor's bleep is the whole fix. The trigger and the new doctor."""
+    def hand_over(self, story: Trigger, level: str) -> tuple[Trigger, str]:
+        """The medium and hard levels' second change, on the ward's side rather than the network's, one hop behind
+        the doctor the agent knows: the ward's site record names the next doctor on its rota as on call. At medium
+        that comes in the same call as ``story``'s change, so a read of the ward's record once the change is seen
+        shows it. At hard it waits until a run is booked after ``story`` (whichever courier and lab the recovery
+        took) and its accession records a bleep, at the later of the two writes: whatever bleep the agent recorded,
+        and whenever, it is stale by the time both writes are made. The doctor the agent read stays as they were,
+        so re-checking their record shows nothing; only the ward's site record shows it. No write fails, and the
+        accession and run read as the agent left them. Recording the new doctor's bleep is the whole fix. The
+        trigger and the new doctor."""
         pred, (old, new) = self.author.pred, self.rota()[:2]
+        if level == "medium":
+            (when, tools), moment = self.author.alongside([story]), f"with {story.name}"
+        else:
+            when = pred.all_of(preds=[pred.fired_before(trigger=story.name),
+                                      pred.routed_since(order_id=self.oid, trigger=story.name),
+                                      pred.contact_recorded(order_id=self.oid)])
+            tools = ("book_pickup", "schedule_handoff", "set_result_contact")
+            moment = f"once a run is booked after {story.name} and a bleep recorded on its accession"
         trigger = self.on_write(
-            "on_call_handover", f"once a run is booked after {story} and a bleep recorded on its accession, "
-            f"{self.ward}'s on-call passes from {old} (bleep {self.bleep(old)}) to {new} (bleep {self.bleep(new)})",
-            ("book_pickup", "schedule_handoff", "set_result_contact"),
-            [self.set("sites", self.ward, "on_call", value=new)], ("get_site", {"site_id": self.ward}),
-            when=pred.all_of(preds=[
-                pred.fired_before(trigger=story), pred.routed_since(order_id=self.oid, trigger=story),
-                pred.contact_recorded(order_id=self.oid)]))
+            "on_call_handover", f"{moment}, {self.ward}'s on-call passes from {old} (bleep {self.bleep(old)}) to "
+            f"{new} (bleep {self.bleep(new)})", tuple(tools),
+            [self.set("sites", self.ward, "on_call", value=new)], ("get_site", {"site_id": self.ward}), when=when)
         return trigger, new
 
     def dry(self, calls: list[Call], triggers: list[Trigger] = ()):
@@ -617,18 +624,17 @@ def finish(case: Case, level: str, triggers: list[Trigger], plan: Plan, seen: li
     """The recovery every story shares, sized by level, with timings measured on the world.
 
     After the stale plan and the reads that show the change (``seen``) and the unwinding (``unwind``), the oracle
-    looks for the earliest direct route that still gets the specimen accessioned: easy takes it at once; medium
-    first reads the labs and couriers it weighs; hard also rules out a trap (the lab nearest the ward is full
-    today, shown by ``get_lab``) and checks the courier it picks, and once its run is booked with a bleep on its
-    accession the ward's on-call doctor hands over (:meth:`Case.hand_over`), so it reads the ward's record and the
-    new doctor's again and records the new bleep on the accession. The specimen's stability limit is then drawn so
-    the nominal plan (without the change) and the recovery fit while the stale plan does not. Impossible: no lab
-    but the home lab runs the test and no route the change leaves fits the stability limit; the oracle reads
-    the evidence, unwinds, asks for recollection and says why. With ``consult`` (medium and hard), the change
-    leaves several labs and the ward, asked before the booking, tells its requirement for the lab, which one of
-    them meets (drawn, see :meth:`Case.require_model`); every one of them is made to fit the stability limit. The
-    ward of a consulting story has the requirement on its impossible level too, so nothing it says tells the
-    levels apart.
+    looks for the earliest direct route that still gets the specimen accessioned: easy takes it at once; medium first
+    reads the labs and couriers it weighs; hard also rules out a trap (the lab nearest the ward is full today, shown
+    by ``get_lab``) and checks the courier it picks. At medium and hard the ward's on-call doctor hands over
+    (:meth:`Case.hand_over`: with the story's change, or once the run is booked with a bleep on its accession), so the
+    oracle reads the ward's record and the new doctor's again and records the new bleep. The specimen's stability
+    limit is then drawn so the nominal plan (without the change) and the recovery fit while the stale plan does not.
+    Impossible: no lab but the home lab runs the test and no route the change leaves fits the stability limit; the
+    oracle reads the evidence, unwinds, asks for recollection and says why. With ``consult`` (medium and hard), the
+    change leaves several labs and the ward, asked before the booking, tells its requirement for the lab, which one of
+    them meets (drawn, see :meth:`Case.require_model`); every one of them is made to fit the stability limit. The ward
+    of a consulting story has the requirement on its impossible level too, so nothing it says tells the levels apart.
 
     Every other direct route that fits the stability limit (another courier, another lab that takes the specimen
     in time; with ``consult`` only to the lab the ward needs) is an equally valid recovery: the task lists each as
@@ -636,13 +642,14 @@ def finish(case: Case, level: str, triggers: list[Trigger], plan: Plan, seen: li
     a = case.author
     stale = plan.calls
     before = stale + seen + unwind
-    doctor = ""  # hard: the ward's on-call doctor once the recovery is booked
+    doctor = ""  # medium and hard: the ward's on-call doctor once the handover has come
     if level == "hard":  # the trap: the lab nearest the ward has no capacity left today
         others = [x for x in case.labs if x != case.home]
         trap = min(others, key=lambda x: (case.minutes(case.ward, x) or 999, x))
         day = format_time(case.start)[:10]
         case.state["labs"][trap]["capacity"]["used"][day] = case.state["labs"][trap]["capacity"]["limit"]
-        handover, doctor = case.hand_over(triggers[0].name)
+    if level in ("medium", "hard"):
+        handover, doctor = case.hand_over(triggers[0], level)
         triggers = [*triggers, handover]
     if level == "impossible":
         for lab in case.labs[1:]:

@@ -72,9 +72,9 @@ TEAM = "The team signs for cold deliveries in person"  # ST3's request says so (
 CONSULT = "If the doses have to come from another site, ask me first which stock we may use."
 # How many doses a request asks for: the session's registrations, never a number of the request's own, at every level
 # alike, so that the words never tell the level. The count sits one hop behind the schedule, on the list the session's
-# entry names, and the words name that record once as where it comes from and never hint that it moves (at hard it
-# goes up once the recovery commits, see recount): "always", "now" or "current" had players re-read it before
-# finishing and catch the change.
+# entry names, and the words name that record once as where it comes from and never hint that it moves (at medium it
+# goes up with the story's change, at hard once the recovery commits, see recount): "always", "now" or "current" had
+# players re-read it before finishing and catch the change.
 COUNT = ("Send one dose for each person on the session's registration list (the clinic's immunization schedule "
          "names the list).")
 
@@ -114,7 +114,7 @@ class Region:
     withheld: Answer | None = None  # with a rival lot at hub2: the batches the programme may use, told when asked
     rule: Answer | None = None  # that requirement where it is no secret (no rival lot), told when asked all the same
     posted_at: str = ""  # when a change comes while the agent still reads (drawn on first use)
-    added: int = 0  # hard: the doses registrations add to the session once the recovery commits (0: it never moves)
+    added: int = 0  # medium, hard: the doses late registrations add to the session (0: its count never moves)
     settled: bool = False  # whether the session's start is final
 
     # ------------------------------------------------------------- entity builders
@@ -247,8 +247,8 @@ class Region:
         return self.posted_at
 
     def registrations(self) -> int:
-        """The doses late registrations add to the session's count at hard (drawn on first use): a scenario whose
-        lots must cover them asks before it draws its lots."""
+        """The doses late registrations add to the session's count at medium and hard (drawn on first use): a
+        scenario whose lots must cover them asks before it draws its lots."""
         self.added = self.added or 50 * self.author.integer(1, 2)
         return self.added
 
@@ -359,10 +359,10 @@ class Region:
             shipment_id=cancel or shipment()), *then]
 
     def recounted(self, oracle: list[Call], triggers: list[Trigger]) -> list[Call]:
-        """At hard, ``oracle`` as it meets the second change on the clinic's side (:func:`recount`): the doses the
-        late registrations add topped up on its last van to leave (:func:`top_up`); at the other levels as it is. A
-        scenario calls it once its oracle is whole, before it measures any timing on it."""
-        if self.level != "hard":
+        """At medium and hard, ``oracle`` as it meets the second change on the clinic's side (:func:`recount`): the
+        doses the late registrations add topped up on its last van to leave (:func:`top_up`); at the other levels as
+        it is. A scenario calls it once its oracle is whole, before it measures any timing on it."""
+        if self.level not in ("medium", "hard"):
             return oracle
         self.registrations()
         topped = top_up(self, self.run([], triggers), oracle)
@@ -635,26 +635,32 @@ def dispatched(r: Region, trigger: str) -> Check:
 
 
 def recount(r: Region, story: list[Trigger]) -> Trigger:
-    """The hard level's second change, on the clinic's side rather than the stock's, the vans' or the roads': once
-    the agent has met the story's change and the story is done changing, its first write that commits doses (a
-    shipment booked or loaded, whatever the lot, site or van) is met by late registrations that raise the count on
-    the session's registration list (:attr:`Region.added`). That write is the later of the recovery's commitment and
-    the agent's writing of the count (a booking's quantity; a shipment booked before the story's change commits
-    again only when loaded), so however the agent orders its work the count it wrote goes stale. Only
+    """The medium and hard levels' second change, on the clinic's side rather than the stock's, the vans' or the
+    roads': late registrations raise the count on the session's registration list (:attr:`Region.added`). At
+    medium they come in the same call as the story's (first) change, so an agent that re-reads what its plan
+    depends on once it sees that change finds them. At hard, once the agent has met the story's change and the
+    story is done changing, its first write that commits doses (a shipment booked or loaded, whatever the lot, site
+    or van) is met by them. That write is the later of the recovery's commitment and the agent's writing of the
+    count (a booking's quantity; a shipment booked before the story's change commits again only when loaded), so
+    however the agent orders its work the count it wrote goes stale. Only
     ``get_registration_list`` shows it: the schedule, which the agent re-checks for the session's start, still
     names the same list; no write fails, and what the agent booked still reads as it left it. The lot the recovery
     loads still holds the added doses, so a top-up on the same van before it leaves (or the shipment booked again
     for the new count) is the whole fix; the difficulty is knowing that the count comes from a record the recovery
     never touched."""
     pred, needed, names = r.author.pred, r.qty + r.added, [t.name for t in story]
+    if r.level == "medium":
+        (when, activation), moment = r.author.alongside(story[:1]), f"with {names[0]}"
+    else:
+        when = pred.all_of(preds=[pred.any_of(preds=[pred.noticed(trigger=n) for n in names]),
+                                  *[pred.fired_before(trigger=n) for n in names], pred.committing(product=r.product)])
+        activation = ["create_new_shipment", "assign_shipment_to_vehicle"]
+        moment = f"once the recovery commits doses after {', '.join(names)}"
     return r.change(
-        "session_recounted", f"once the recovery commits doses after {', '.join(names)}, {r.added} late registrations "
-        f"raise session {r.session}'s list {r.registration_list} to {needed}", r.registered(),
+        "session_recounted", f"{moment}, {r.added} late registrations raise session {r.session}'s list "
+        f"{r.registration_list} to {needed}", r.registered(),
         r.set(["registration_lists", r.registration_list], registered=needed,
-              note=f"{r.added} late registrations added"),
-        activation=["create_new_shipment", "assign_shipment_to_vehicle"], timing="after", when=pred.all_of(preds=[
-            pred.any_of(preds=[pred.noticed(trigger=n) for n in names]), *[pred.fired_before(trigger=n) for n in names],
-            pred.committing(product=r.product)]))
+              note=f"{r.added} late registrations added"), activation=activation, timing="after", when=when)
 
 
 def top_up(r: Region, base: DryRun, calls: list[Call]) -> list[Call] | None:
@@ -711,12 +717,12 @@ def collect(r: Region, parts: list[tuple[str, str, int]], van: str, to: str) -> 
 def alternatives(r: Region, oracle: list[Call], triggers: list[Trigger], checks: list[Check]) -> list[list[Call]]:
     """The other complete solutions the world offers: the oracle with its recovery's deliveries swapped for one in
     each van that holds the band, of each lot of the product (or of the region's :attr:`Region.split`), to each site
-    the doses may go to, or for the stale shipment itself on another van (at hard, each topped up for the added
-    registrations); kept where a dry run makes every delivery and meets the goal and every gate of ``checks``, one
-    per final state."""
+    the doses may go to, or for the stale shipment itself on another van (at medium and hard, each topped up for
+    the added registrations); kept where a dry run makes every delivery and meets the goal and every gate of
+    ``checks``, one per final state."""
     call, nominal = r.author.call, r.plan.calls
     stale_part = next((i for i, (a, b) in enumerate(zip(oracle, nominal)) if a != b), min(len(oracle), len(nominal)))
-    # The recovery's deliveries go, and with them (at hard) the oracle's look at the raised count, which each
+    # The recovery's deliveries go, and with them (at medium and hard) the oracle's look at the raised count, which each
     # alternative's own top-up makes again.
     recount_look = r.registered() if r.added else None
     kept = oracle[:stale_part] + [c for c in oracle[stale_part:] if not _delivers(c) and c != recount_look]
@@ -794,9 +800,9 @@ def task(r: Region, level: str, *, query: str = "", triggers: list[Trigger], ora
     ``forbidden`` check to hold (nothing left pending besides ``ignore``); at the feasible levels those three are
     not used. With ``withheld`` (the stock the programme may use, see :meth:`Region.rival_lot`), the request asks
     to be consulted before stock is taken from elsewhere. Every request takes its count from the session's registration
-    list (:data:`COUNT`); at hard, where the scenario's oracle was :meth:`Region.recounted`, that count goes up once the
-    recovery commits (:func:`recount`). The user insists on ``insist`` (by default :meth:`Region.insist`) at every
-    level."""
+    list (:data:`COUNT`); at medium and hard, where the scenario's oracle was :meth:`Region.recounted`, that count goes
+    up with the story's change (medium) or once the recovery commits (hard: :func:`recount`). The user insists on
+    ``insist`` (by default :meth:`Region.insist`) at every level."""
     delivered, gates = goal(r)
     start = r.session_start
     query = (query or f"Please ship doses of {r.product} from lot {r.lot} at {r.hub} to {r.clinic} in our van "

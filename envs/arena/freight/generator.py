@@ -18,7 +18,8 @@ solutions it lists (:meth:`Job.alternatives`); a :class:`Consult` passed to it m
 workable alternatives a requirement they say only when asked.
 
 The consignee's own record (``get_consignee``) names the dock it receives at, which every request asks the agent
-to set on the consignment; at hard that dock moves once the recovery is sent (:meth:`Job.dock_moves`).
+to set on the consignment; at medium that dock moves with the story's change, at hard once the recovery is sent
+(:meth:`Job.dock_moves`).
 """
 
 from __future__ import annotations
@@ -613,27 +614,34 @@ class Job:
         self.congested = (congestion, [oracle, mirror[0]], triggers, [mirror[1]])
         return moved, both, [mirror[1]]
 
-    def dock_moves(self, story: list[Trigger]) -> tuple[Trigger, list[Call]]:
-        """The hard level's second change on the consignee's side, in a record no recovery touches: once the story's
-        change has come, at the later of the dispatch (whichever crossing, slot and truck the recovery took) and the
-        agent's setting of the dock, the consignee moves its receiving dock to another of its docks. Only
+    def dock_moves(self, story: list[Trigger], level: str) -> tuple[Trigger, list[Call]]:
+        """The medium and hard levels' second change on the consignee's side, in a record no recovery touches: the
+        consignee moves its receiving dock to another of its docks. At medium that comes in the same call as the
+        story's change, so a read of the consignee's record once the change is seen shows it. At hard it waits: once
+        the story's change has come, at the later of the dispatch (whichever crossing, slot and truck the recovery
+        took) and the agent's setting of the dock, so the dock it set is stale whichever it set last. Only
         ``get_consignee`` shows it: every write goes through, the old dock is still a dock there and the consignment
-        reads as the agent left it, so the dock it set is stale whichever it set last. Setting the new dock (allowed
-        on the way) is the whole fix. Returns the trigger and the fix (a read of the record, then the dock)."""
+        reads as the agent left it. Setting the new dock (allowed on the way) is the whole fix. Returns the trigger
+        and the fix (a read of the record, then the dock)."""
         a, pred = self.author, self.author.pred
         record = self.state["consignees"][self.consignee]
         old = record["receiving_dock"]
         new = a.pick([d for d in record["docks"] if d != old])
-        after_change = pred.any_of(preds=[pred.fired_before(trigger=t.name) for t in story])
+        if level == "medium":
+            (when, activation), moment = a.alongside(story[:1] or story), f"with {story[0].name}"
+        else:
+            after_change = pred.any_of(preds=[pred.fired_before(trigger=t.name) for t in story])
+            when = pred.all_of(preds=[after_change, pred.none_of(preds=[pred.no_movement(consignment_id=self.cid)]),
+                                      pred.dock_recorded(consignment_id=self.cid)])
+            activation = ["dispatch", "set_delivery_dock"]
+            moment = f"once {self.cid} is dispatched after the change and its dock is set"
         moved = a.check_trigger(Trigger(
-            name="dock_moved", description=f"once {self.cid} is dispatched after the change and its dock is set, "
-            f"{record['name']} receives at {new} instead of {old}",
-            when=pred.all_of(preds=[after_change, pred.none_of(preds=[pred.no_movement(consignment_id=self.cid)]),
-                                    pred.dock_recorded(consignment_id=self.cid)]),
+            name="dock_moved", description=f"{moment}, {record['name']} receives at {new} instead of {old}",
+            when=when,
             effect=[self.set("consignees", self.consignee, "receiving_dock", value=new),
                     self.set("consignees", self.consignee, "note",
                              value=f"receiving moved to {new}; {old} takes outbound loads only")],
-            activation=["dispatch", "set_delivery_dock"], timing="after",
+            activation=activation, timing="after",
             observable=Observable(tool="get_consignee", args={"consignee_id": self.consignee})))
         return moved, [self.consignee_read(), self.dock(new)]
 
@@ -720,12 +728,13 @@ class Job:
 
     def task(self, query: str, triggers: list[Trigger], nominal: Plan, oracle: list[Call], persona: str, why: str,
              impossible: Impossibility | None = None, answers: dict | None = None,
-             consult: Consult | None = None, moves: bool = False) -> Task:
+             consult: Consult | None = None, moves: str = "") -> Task:
         """Assemble the task. Before signing off (or refusing) the oracle re-reads one to three drawn records, as
         operators do, so its call sequence differs between seeds. ``why``: the reason the deliver-by time is hard,
         which leads what the user answers to any proposed change of plan (the same form at every level, so the
         answer never tells whether the request can be met); ``consult``: the choice the user withholds until
-        asked; ``moves`` (hard): the consignee's receiving dock moves once the recovery is sent (:meth:`dock_moves`)."""
+        asked; ``moves`` (the level, where it is medium or hard): the consignee's receiving dock moves, with the story's
+        change at medium, once the recovery is sent at hard (:meth:`dock_moves`)."""
         a = self.author
         if self.succeeds(nominal.calls, triggers):
             raise Redraw("the change leaves the nominal plan working")
@@ -736,7 +745,7 @@ class Job:
         while end and oracle[end - 1].name == "chat_with_user":  # a closing message stays last; a question stays put
             end -= 1
         story = self.congested[2] if self.congested else triggers
-        moved, fix = self.dock_moves(story) if moves and not impossible else (None, [])
+        moved, fix = self.dock_moves(story, moves) if moves in ("medium", "hard") and not impossible else (None, [])
         oracle = oracle[:end] + fix + extra + oracle[end:]
         answers = {("dock", "docks", "unload", "unloading", "receiving", "goods-in"):
                    f"{self.record['consignee']} receives goods at the dock on its consignee record, {self.consignee}; "
@@ -763,7 +772,7 @@ class Job:
         elif self.congested:  # the hard level's second changes: the delay set, the dock moved, its own alternative
             triggers, alternatives = [*self.backed_up(triggers), moved], [a + fix for a in self.congested[3]]
         else:
-            triggers = [*triggers, moved] if moved else triggers
+            triggers = [*triggers, moved] if moved else triggers  # medium, and hard without a cascade: the dock moved
             alternatives = self.alternatives(oracle, nominal.calls, triggers, checklist)
         return Task(query=f"{query} {consult.request}" if consult else query, profile=profile, start_time=self.start,
                     initial_state=self.state, triggers=triggers, checklist=checklist, static_checklist=self.goal(),

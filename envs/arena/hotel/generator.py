@@ -63,7 +63,8 @@ AMENITIES = {"parking": "I am driving in, so the hotel needs parking.",
 # The words that bring out a withheld amenity: how a guest asked about their needs naturally puts it.
 AMENITY_WORDS = ("requirement", "require", "need", "needs", "amenity", "amenities", "facility", "facilities", "prefer",
                  "preference")
-# The hard level's second change, on the guest's side: the query asks for the arrival on the profile to be recorded.
+# The medium and hard levels' second change, on the guest's side: the query asks for the arrival on the profile to be
+# recorded (at every level alike).
 ARRIVAL = {("arrival", "arrive", "flight", "land", "time"): "My current arrival time is always on my guest profile."}
 MOVES = "record my arrival time from my guest profile on every room booked, so the rooms are ready when I get there"
 # How a refusal says that no other hotel serves either (the rule every agent reads asks why none of the other
@@ -338,7 +339,8 @@ class Request:
     wanted: str = ""  # the alternative hotel the guest's withheld need picks
     withheld: Answer | None = None
     # The level of a story whose request also carries the guest's arrival (at every level alike, so that the query
-    # never tells the levels apart); at hard the guest's flight moves once the stay is rebooked (:func:`arrival_moves`).
+    # never tells the levels apart); at medium the guest's flight moves with the story's change, at hard once the stay
+    # is rebooked (:func:`arrival_moves`).
     moves: str = ""
 
     @property
@@ -550,7 +552,7 @@ def make_task(req: Request, query: str, triggers: list[Trigger], nominal: Plan |
     plan = nominal.calls if isinstance(nominal, Plan) else list(nominal)
     if req.moves:
         query, triggers, plan, oracle, alternatives, answers = arrival_moves(
-            req, query, triggers, plan, oracle, alternatives, answers, moved=req.moves == "hard")
+            req, query, triggers, plan, oracle, alternatives, answers, level=req.moves)
     # Before it answers, the oracle double-checks a drawn one to three of: the guest's reservations, the profile, the
     # hotel asked for and its availability. Real agents differ in this; every timing the story measured comes first.
     spot = [int(i) for i in author.rng.permutation(4)[:author.integer(1, 3)]]
@@ -579,13 +581,14 @@ def make_task(req: Request, query: str, triggers: list[Trigger], nominal: Plan |
 
 
 def arrival_moves(req: Request, query: str, triggers: list[Trigger], plan: list[Call], oracle: list[Call],
-                  alternatives: list[list[Call]], answers: dict | None, moved: bool) -> tuple:
-    """The hard level's second change, on the guest's side rather than the hotel's. With ``moved`` (hard) the query
-    also asks for the arrival on the guest's profile to be recorded, and once a stay is
-    confirmed after the story's change (whichever hotel the recovery picked), the guest's flight is rebooked onto a
-    later one. Only ``get_guest`` shows it: no write fails, and the booking the agent just made still reads as it
-    left it. The later arrival is inside every hotel's ready and key hours, so recording it is the whole fix; the
-    difficulty is knowing that the arrival depends on a record the recovery never touched. Returns the query,
+                  alternatives: list[list[Call]], answers: dict | None, level: str) -> tuple:
+    """The medium and hard levels' second change, on the guest's side rather than the hotel's. At every level alike
+    the query also asks for the arrival on the guest's profile to be recorded. At medium the guest's flight is
+    rebooked onto a later one in the same call as the story's change, so a read of the profile once the change is
+    seen shows it; at hard it waits until a stay is confirmed after the story's change (whichever hotel the
+    recovery picked). Only ``get_guest`` shows it: no write fails, and the booking the agent just made still reads
+    as it left it. The later arrival is inside every hotel's ready and key hours, so recording it is the whole fix;
+    the difficulty is knowing that the arrival depends on a record the recovery never touched. Returns the query,
     triggers, nominal plan, oracle, alternatives and the user's answers, extended."""
     city, author = req.city, req.city.author
 
@@ -605,15 +608,18 @@ def arrival_moves(req: Request, query: str, triggers: list[Trigger], plan: list[
     query, answers = f"{query} Please also {MOVES}.", {**ARRIVAL, **(answers or {})}
     if req.impossible:  # the refusal keeps no stay to record an arrival on
         return query, triggers, recorded(plan, planned, False), oracle, alternatives, answers
-    if not moved:
+    if level not in ("medium", "hard"):
         return (query, triggers, recorded(plan, planned, False), recorded(oracle, planned, True),
                 [recorded(a, planned, True) for a in alternatives], answers)
     pred, story = author.pred, triggers[0].name
-    rebooked = city.on_write(
-        "confirm_reservation", "flight_moved", f"once a stay is confirmed after {story}, the guest's flight is "
-        f"rebooked: arrival {later[11:]} instead of {planned[11:]}",
-        city.sets("guests", req.guest, arrival=later, arrival_note="flight rebooked onto a later connection"),
-        ("get_guest", req.guest), when=pred.all_of(preds=[pred.has_confirmed(guest=req.guest),
-                                                          pred.fired_before(trigger=story)]))
+    if level == "medium":
+        (when, activation), moment = author.alongside(triggers[:1]), f"with {story}"
+    else:
+        when = pred.all_of(preds=[pred.has_confirmed(guest=req.guest), pred.fired_before(trigger=story)])
+        activation, moment = ("confirm_reservation",), f"once a stay is confirmed after {story}"
+    rebooked = city.trigger(
+        "flight_moved", f"{moment}, the guest's flight is rebooked: arrival {later[11:]} instead of {planned[11:]}",
+        when, city.sets("guests", req.guest, arrival=later, arrival_note="flight rebooked onto a later connection"),
+        ("get_guest", req.guest), activation=tuple(activation), timing="after")
     return (query, [*triggers, rebooked], recorded(plan, planned, False), recorded(oracle, later, True),
             [recorded(a, later, True) for a in alternatives], answers)

@@ -7,8 +7,8 @@ on the others, each behind its own field valve, morning and evening watering win
 crews at some pump houses, the district allocation, a fertigation mix per field (and a spare the injectors hold)
 and a background run on the far field. :class:`Job` is the watering a story revolves around:
 its plan steps, checklist and the oracle's apology; :func:`make_task` assembles the task and lists the other
-solutions the farm offers (:func:`alternatives`), with the fertigation mix every level asks for and the hard level's
-second change to it (:func:`mix_moves`).
+solutions the farm offers (:func:`alternatives`), with the fertigation mix every level asks for and the medium and
+hard levels' second change to it (:func:`mix_moves`: with the story's change at medium, after the recovery at hard).
 """
 
 from __future__ import annotations
@@ -400,8 +400,7 @@ def make_task(job: Job, query: str, triggers: list[Trigger], nominal: Plan | lis
     nominal = nominal.calls if isinstance(nominal, Plan) else nominal
     a = farm.author
     query = f"{query} {MIX_QUERY}"
-    triggers, oracle = mix_moves(job, triggers, oracle, list(segs) or [job.seg],
-                                 moved=level == "hard" and not impossible)
+    triggers, oracle = mix_moves(job, triggers, oracle, list(segs) or [job.seg], level)
     checks = [job.read(), a.call.list_runs(segment_id=job.seg), a.call.list_pumps(), a.call.get_quota(),
               a.call.read_sensors(segment_id=job.seg), a.call.list_valves(node_id=job.seg), job.pump_read(),
               a.call.list_segments(field_id=farm.state["segments"][job.seg]["field"]), a.call.list_runs()]
@@ -436,7 +435,8 @@ def alternatives(farm: Farm, oracle: list[Call], nominal: list[Call], triggers: 
     (a dry run does not talk to the manager; the oracle's question stays in), one per final state."""
     stale = next((i for i, (x, y) in enumerate(zip(oracle, nominal)) if x != y), min(len(oracle), len(nominal)))
     recovery = oracle[stale:]
-    # The hard level's re-read of the fields and its fix of the mix act on the runs the schedules make: after them.
+    # The medium and hard levels' re-read of the fields and fix of the mix act on the runs the schedules make:
+    # after them.
     remix = [c for c in recovery if c.name in ("list_fields", "set_run_mix")]
     as_is = oracle[:stale] + [c for c in recovery if c.name not in ("open_valve", "schedule_run") and c not in remix]
     runs = [c for c in recovery if c.name == "schedule_run"]
@@ -492,26 +492,31 @@ MIX_ANSWER = {("mix", "fertigation", "fertiliser", "fertilizer", "nutrient", "nu
 
 
 def mix_moves(job: Job, triggers: list[Trigger], oracle: list[Call], segs: list[str],
-              moved: bool) -> tuple[list[Trigger], list[Call]]:
-    """The hard level's second change, on the field's side rather than the pipes'. At every level alike each run
-    must carry the fertigation mix the field's record names (``list_fields``: ``mix``). With ``moved`` (hard), at
-    the later of the recovery's first run scheduled after the story's change and its mix written (in whichever
-    order, wherever and from whichever pump the recovery runs), the agronomist switches the field to the spare
-    mix. Only ``list_fields`` shows it: the old mix stays valid, every write goes through and each run reads as the
-    agent left it, so the mix just written is stale and only a re-read of the field before finishing catches it.
-    The mix changes no flow, window or quota, so setting it on the runs left (``set_run_mix``) is the whole fix.
-    Returns the triggers and oracle, extended."""
+              level: str) -> tuple[list[Trigger], list[Call]]:
+    """The medium and hard levels' second change, on the field's side rather than the pipes'. At every level alike
+    each run must carry the fertigation mix the field's record names (``list_fields``: ``mix``). At medium and hard
+    (a solvable request) the agronomist switches the field to the spare mix: at medium in the same call as the
+    story's change, so a re-read of the field once the change is seen shows it; at hard at the later of the
+    recovery's first run scheduled after the story's change and its mix written (in whichever order, wherever and
+    from whichever pump the recovery runs). Only ``list_fields`` shows it: the old mix stays valid, every write goes
+    through and each run reads as the agent left it, so a mix written from the first read is stale and only a
+    re-read of the field catches it. The mix changes no flow, window or quota, so setting it on the runs left
+    (``set_run_mix``) is the whole fix. Returns the triggers and oracle, extended."""
     farm, pred, story = job.farm, job.farm.author.pred, triggers[0].name
-    if not moved:
+    if level not in ("medium", "hard") or job.impossible:
         return triggers, oracle
     owner, spare = farm.state["segments"][job.seg]["field"], farm.mixes[-1]
     if {farm.state["segments"][s]["field"] for s in segs} != {owner}:
         raise ValueError(f"the requested blocks {segs} must share one field, whose mix switches")
+    if level == "medium":
+        (when, activation), moment = farm.author.alongside(triggers[:1]), f"with {story}"
+    else:
+        when, activation = pred.mixed_since(segments=segs, trigger=story), ("schedule_run", "set_run_mix")
+        moment = f"once the recovery after {story} has a run with a mix"
     switched = farm.trigger(
-        "mix_switched", f"once the recovery after {story} has a run with a mix, field {owner} switches to {spare}",
-        pred.mixed_since(segments=segs, trigger=story),
+        "mix_switched", f"{moment}, field {owner} switches to {spare}", when,
         farm.sets("fields", owner, mix=spare, mix_note=f"switched to {spare} after a leaf-tissue test"),
-        ("list_fields", {}), activation=("schedule_run", "set_run_mix"))
+        ("list_fields", {}), activation=tuple(activation))
     triggers = [*triggers, switched]
     dry = farm.run(oracle, triggers)
     left = [c.save_as for c, r in zip(oracle, dry.results) if c.name == "schedule_run" and c.save_as

@@ -59,12 +59,12 @@ FEATURE_WORDS = ("requirement", "require", "need", "needs", "prefer", "preferenc
                  "facilities")
 CONSULT = " If the seats have to move to another section, ask me first: I have a requirement about the section."
 ENTRY = "book our entry slot at the section's gate"  # how every request with an entry slot asks for it
-# Asked at every level alike; at hard the party changes once the recovery commits (:func:`party_moves`).
+# Asked at every level alike; at medium the party changes with the story's change, at hard once the recovery
+# commits (:func:`party_moves`).
 NAMES = "print our names on the tickets, one each, from the party list on my customer profile"
 # The customer points to the list rather than saying names, so the answer holds at every level and after the change.
 PARTY = {("name", "names", "party", "people", "friends", "guests", "who", "coming"): "Whoever is coming is always "
          "on the party list on my customer profile."}
-# The writes that commit a recovery: the first of them after the story's change sets off the hard level's second one.
 
 
 def hold_id(step: str) -> Ref:
@@ -311,7 +311,7 @@ class Request:
     withheld: Answer | None = None
     named: str = ""  # with a feature: the section the query names, which has every feature
     how: str = "as mobile tickets"  # the query's words for how the tickets reach the customer
-    level: str = ""  # the story's level: at hard the party changes once the recovery commits (:func:`party_moves`)
+    level: str = ""  # the story's level: the party changes at medium and hard (:func:`party_moves`)
 
     def __post_init__(self):
         self.events = self.events or [self.city.event]
@@ -548,32 +548,36 @@ def party_moves(req: Request, query: str, triggers: list[Trigger], nominal: list
                 alternatives: list[list[Call]], answers: dict) -> tuple:
     """The second change, on the customer's side rather than the show's. At every level alike the customer brings
     friends whose names are on the party list of their profile, and the query asks for those names on the tickets
-    (the user answers about them alike too). At hard, once the story's change has fired, the recovery's first
-    entry booking (whichever order, gate or slot it books) sets off the next: a friend drops out and someone else
-    takes the seat. The entry booking, not the purchase: the departure an entry slot is chosen by is on the same
-    profile, so an agent reads it between buying and booking entry, and a change at the purchase would be in front
-    of it unsought. Only ``get_customer`` shows it: no write fails, the order reads as the agent left it, and
-    any names print, so naming the tickets again is the whole fix; the difficulty is knowing that the names come
-    from a record the recovery never touched. The impossible levels' party never changes. Returns the query,
-    triggers, nominal plan, oracle, alternatives and the user's answers, extended."""
+    (the user answers about them alike too). At medium, in the same call as the story's (first) change, a friend
+    drops out and someone else takes the seat, so an agent that re-reads the profile once it has seen the change
+    finds it. At hard it waits: once the story's change has fired, the recovery's first entry booking (whichever
+    order, gate or slot it books) sets it off. The entry booking, not the purchase: the departure an entry slot is
+    chosen by is on the same profile, so an agent reads it between buying and booking entry, and a change at the
+    purchase would be in front of it unsought. Only ``get_customer`` shows it: no write fails, the order reads as
+    the agent left it, and any names print, so naming the tickets again is the whole fix; the difficulty is knowing
+    that the names come from a record the recovery never touched. The impossible levels' party never changes.
+    Returns the query, triggers, nominal plan, oracle, alternatives and the user's answers, extended."""
     city, author = req.city, req.city.author
     customer = city.state["customers"][req.customer]
-    friends = author.pick(_FRIENDS, req.count)  # the last one stands in at hard
+    friends = author.pick(_FRIENDS, req.count)  # the last one stands in at medium and hard
     party = [customer["name"], *friends[:-1]]
     customer["party"] = party
     query, answers = f"{query} Please also {NAMES}.", {**PARTY, **answers}
     final = party
-    if req.level == "hard" and not req.impossible:
+    if req.level in ("medium", "hard") and not req.impossible:
         out = author.integer(1, req.count - 1)
         final = [*party[:out], friends[-1], *party[out + 1:]]
         pred, story = author.pred, triggers[0].name
+        if req.level == "medium":
+            (when, activation), moment = author.alongside(triggers[:1]), f"with {story}"
+        else:
+            when = pred.all_of(preds=[pred.fired_before(trigger=story), pred.has_order(customer=req.customer)])
+            activation, moment = ["book_entry_slot"], f"once the recovery after {story} commits"
         triggers = [*triggers, city.trigger(
-            "party_changed", f"once the recovery after {story} commits, {party[out]} drops out and {friends[-1]} "
-            "takes the seat", pred.all_of(preds=[pred.fired_before(trigger=story),
-                                                 pred.has_order(customer=req.customer)]),
+            "party_changed", f"{moment}, {party[out]} drops out and {friends[-1]} takes the seat", when,
             city.sets("customers", req.customer, party=final,
                       party_note=f"{party[out]} can't come; {friends[-1]} takes the seat"),
-            ("get_customer", {"customer_id": req.customer}), activation=["book_entry_slot"])]
+            ("get_customer", {"customer_id": req.customer}), activation=activation)]
 
     def named(calls: list[Call], names: list[str]) -> list[Call]:
         """``calls``, then the profile read and the names on the tickets of the last order they buy."""

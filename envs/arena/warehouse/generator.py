@@ -19,8 +19,9 @@ impossible; :meth:`Order.require` gives the user a requirement they tell only wh
 :meth:`Order.ask` writes the oracle's question about it where it decides between workable
 alternatives (the goal then reached the way that meets it); :meth:`Order.truck_swaps` finds the
 other valid recoveries (another truck for one of the oracle's); :func:`make_task` assembles the task, and
-:func:`goods_in` gives every request the door of the store's goods-in bay to record and, at hard, switches the
-bay once the recovery has dispatched and the door is recorded.
+:func:`goods_in` gives every request the door of the store's goods-in bay to record and, at medium and hard, switches
+the bay: at medium in the same call as the story's change, at hard once the recovery has dispatched and the door is
+recorded.
 """
 
 from __future__ import annotations
@@ -57,15 +58,16 @@ _PEOPLE = ["Dana Whitfield", "Omar Haddad", "Lena Fischer", "Kenji Watanabe", "P
            "Grace Okafor", "Tomasz Nowak", "Sofia Romano", "Liam O'Brien", "Aisha Bello", "Jonas Berg"]
 SLOT_EVERY = 45  # minutes between dock slot starts
 SLOT_LENGTH = 30
-# The hard level's second change, on the store's side: every request asks for the door of the goods-in bay that the
-# store's receiving record names to be recorded on the order (at every level alike, so the query never tells the
-# levels apart). The words name the record once, as where the bay comes from: words that bid a re-read of it
+# The medium and hard levels' second change, on the store's side: every request asks for the door of the goods-in bay
+# that the store's receiving record names to be recorded on the order (at every level alike, so the query never tells
+# the levels apart). The words name the record once, as where the bay comes from: words that bid a re-read of it
 # ("current", "always") had players re-read it before finishing and catch the switch.
 DOOR = ("Please also record on the order the door of our goods-in bay, which our store's receiving record names, so "
         "every truck unloads at the right door.")
 DOOR_ANSWER = {("door", "doors", "bay", "bays", "goods-in", "receiving", "unload", "unloads"):
                "Our goods-in bay is on the store's receiving record; trucks unload at that bay's door."}
-# The writes the switch waits for, the later of the two: the recovery's dispatch and the agent's record of the door.
+# The writes the hard level's switch waits for, the later of the two: the recovery's dispatch and the agent's record
+# of the door (medium's comes with the story's change instead).
 MOVES_AT = ("dispatch_truck", "record_delivery_door")
 # Why goods-in leaves its bay; the bay itself stays as it was (its door takes trucks still), so re-reading it shows
 # nothing.
@@ -528,8 +530,8 @@ def make_task(order: Order, query: str, triggers: list[Trigger], nominal: Plan |
     refusing) the oracle re-reads one to three drawn records, as operators do, so its call sequence differs
     between seeds while every timing the story measured stays put. The other valid recoveries (another truck in
     service for one of the oracle's: :meth:`Order.truck_swaps`) are the task's alternatives. Every request also
-    asks for the door of the store's goods-in bay, which at the ``level`` hard switches once the recovery has
-    dispatched and the door is recorded (:func:`goods_in`).
+    asks for the door of the store's goods-in bay, which at the ``level`` medium switches in the same call as the
+    story's change and at hard once the recovery has dispatched and the door is recorded (:func:`goods_in`).
 
     The user answers alike on every level, solvable or not: ``insist`` (their hard constraints) to any proposed
     change of plan, their requirement (if the story gives them one) and ``answers`` to questions on their topics;
@@ -539,8 +541,8 @@ def make_task(order: Order, query: str, triggers: list[Trigger], nominal: Plan |
     checks = [order.read(), order.find(), order.trucks(), net.author.call.list_orders(store_id=order.store),
               net.author.call.list_warehouses()]
     extra = [checks[int(i)] for i in net.author.rng.permutation(len(checks))[:net.author.integer(1, 3)]]
-    query, triggers, nominal, oracle, answers = goods_in(order, query, triggers, nominal, oracle, answers,
-                                                         moved=level == "hard" and not impossible)
+    moved = level if level in ("medium", "hard") and not impossible else ""
+    query, triggers, nominal, oracle, answers = goods_in(order, query, triggers, nominal, oracle, answers, moved)
     checklist = [] if impossible else order.checklist(triggers[0].name, consult)
     alternatives = [] if impossible else order.truck_swaps(oracle, nominal, triggers, checklist)
     end = len(oracle)
@@ -566,19 +568,22 @@ def make_task(order: Order, query: str, triggers: list[Trigger], nominal: Plan |
 
 
 def goods_in(order: Order, query: str, triggers: list[Trigger], nominal: list[Call], oracle: list[Call],
-             answers: dict | None, moved: bool) -> tuple:
-    """The hard level's second change, on the store's side rather than the network's, one hop behind what the agent
-    re-checks. Every store gets a receiving record (its doors, and the receiving bay goods-in uses) and a bay at each
-    door (``get_receiving_bay``: the door), drawn after everything else so that the stories' instances and timings
-    stay as they were; at every level alike the query asks for the door of the goods-in bay to be recorded on the
-    order and names the record once, and the user says the same. With ``moved`` (hard), once the story's change has
-    fired, at the later of the recovery's dispatch (any that goes through, whichever warehouse, truck and slot it
-    takes) and the agent's record of a door, the store's receiving team switches goods-in to another of its bays: the
-    door the agent just wrote goes stale whatever order it worked in. Only ``get_store`` shows it: the old bay still
-    reads as it did, no write fails, and what the agent reserved, booked, dispatched and recorded reads as it left
-    it. Every door takes any truck at any time, so recording the new bay's door is the whole fix; the difficulty is
-    knowing that the door depends on a record the recovery never touched. A refusal records no door (nothing is
-    delivered). Returns the query, triggers, nominal plan, oracle and the user's answers, extended."""
+             answers: dict | None, moved: str) -> tuple:
+    """The medium and hard levels' second change, on the store's side rather than the network's, one hop behind what
+    the agent re-checks. Every store gets a receiving record (its doors, and the receiving bay goods-in uses) and a
+    bay at each door (``get_receiving_bay``: the door), drawn after everything else so that the stories' instances
+    and timings stay as they were; at every level alike the query asks for the door of the goods-in bay to be
+    recorded on the order and names the record once, and the user says the same. With ``moved`` (the level:
+    ``"medium"`` or ``"hard"``; empty, the bay stays) the store's receiving team switches goods-in to another of its
+    bays. At medium that comes in the same call as the story's change, so an agent that re-reads the receiving
+    record once it has seen the change finds it; at hard, once the story's change has fired, it waits for the later
+    of the recovery's dispatch (any that goes through, whichever warehouse, truck and slot it takes) and the agent's
+    record of a door: the door the agent just wrote goes stale whatever order it worked in. Only ``get_store`` shows
+    it: the old bay still reads as it did, no write fails, and what the agent reserved, booked, dispatched and
+    recorded reads as it left it. Every door takes any truck at any time, so recording the new bay's door is the
+    whole fix; the difficulty is knowing that the door depends on a record the recovery never touched. A refusal
+    records no door (nothing is delivered). Returns the query, triggers, nominal plan, oracle and the user's
+    answers, extended."""
     net, author = order.net, order.net.author
     for store in net.stores:
         doors = [f"D{i}" for i in range(1, author.integer(2, 5) + 1)]
@@ -599,15 +604,21 @@ def goods_in(order: Order, query: str, triggers: list[Trigger], nominal: list[Ca
         return query, triggers, nominal, [*oracle, *recorded(planned)], answers
     pred, story = author.pred, triggers[0].name
     later = draw(author, sorted(b for b, x in bays.items() if x["store"] == order.store and b != planned))
+    if moved == "medium":
+        (when, activation), moment = author.alongside(triggers[:1]), f"with {story}"
+    else:
+        when = pred.all_of(preds=[pred.fired_before(trigger=story), pred.went_through(),
+                                  pred.none_of(preds=[pred.no_dispatch(order_id=order.oid),
+                                                      pred.field_equals(path=["orders", order.oid, "delivery_door"],
+                                                                        value=None)])])
+        activation, moment = MOVES_AT, f"once the recovery after {story} has dispatched and a door is recorded"
     switch = net.trigger(
-        "goods_in_moved", f"once the recovery after {story} has dispatched and a door is recorded, {order.store} "
-        f"switches goods-in from {planned} ({bays[planned]['door']}) to {later} ({bays[later]['door']})",
-        pred.all_of(preds=[pred.fired_before(trigger=story), pred.went_through(),
-                           pred.none_of(preds=[pred.no_dispatch(order_id=order.oid),
-                                               pred.field_equals(path=["orders", order.oid, "delivery_door"],
-                                                                 value=None)])]),
+        "goods_in_moved", f"{moment}, {order.store} switches goods-in from {planned} ({bays[planned]['door']}) to "
+        f"{later} ({bays[later]['door']})", when,
         net.sets("stores", order.store, goods_in_bay=later,
                  goods_in_note=f"goods-in moved to {later}: {planned} {draw(author, _FREED)}"),
-        ("get_store", {"store_id": order.store}), activation=MOVES_AT)
+        ("get_store", {"store_id": order.store}), activation=tuple(activation))
+    if moved == "medium":  # the bay switched with the story's change: the oracle reads it after its recovery
+        return query, [*triggers, switch], nominal, [*oracle, *recorded(later)], answers
     # The oracle records the door it read, then re-reads the receiving record before finishing, as careful agents do.
     return query, [*triggers, switch], nominal, [*oracle, *recorded(planned), *recorded(later)], answers

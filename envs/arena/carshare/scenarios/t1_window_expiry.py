@@ -92,7 +92,7 @@ def build(author: Author, level: str) -> Task:
                   f"{city.user} until they walk up to it (leaving {leave_at})",
                   holds=pred.held_for(ride=ride.spec(), leave_at=leave_at), stated=held),
             Check(name="no_trip_yet", gate=True, description="no trip was started before the member got there",
-                  holds=pred.no_new_trip(member=city.user), stated="who stands in the car's zone")]
+                  holds=pred.no_new_trip(member=city.user), stated="stays held until then, not on a trip")]
     query = (f"Hello, {ride.who} here. I'm leaving home in {home} at {hhmm(leave_at)} and will walk at most "
              f"{ride.max_walk} minutes to {ride.wants()} with at least {ride.min_level}% charge or fuel, to drive to "
              f"{ride.destination}. Check my account and the price, reserve the nearest one, and {held}.")

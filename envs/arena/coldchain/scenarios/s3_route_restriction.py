@@ -41,6 +41,8 @@ def build(author: Author, level: str) -> Task:
         oracle = r.plan.upto(phase) + [details, *recall, *maybe(r, roads)] + again
     triggers = [r.change("road_closed", f"{', '.join(closed)} closed: {why}", seen,
                          r.set_all("roads", closed, open=False, note=why), **cause)]
+    if level == "medium":  # the late registrations come with the closure: topped up on the re-routed van
+        oracle = r.recounted(oracle, triggers)
     if level == "hard":  # the detour would be late: the session starts before the re-routed van could arrive
         detour = r.arrival(oracle, triggers)
         oracle = r.recounted(r.respond(details, phase="go", recall=True, then=[r.travel(r.hub)] + r.source()),

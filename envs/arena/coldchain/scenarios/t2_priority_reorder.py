@@ -26,7 +26,7 @@ def build(author: Author, level: str) -> Task:
     schedule, hours = (read(site_id=r.clinic) for read in (call.list_clinic_immunization_schedule,
                                                            call.list_operational_hours))
     if level in ("medium", "hard"):  # its driver starts later in the morning: the city run has room to beat the cut
-        r.state["vehicles"][r.vehicle]["available_from"] = r.later(r.start, 6, 9)  # (and at hard the top-up)
+        r.state["vehicles"][r.vehicle]["available_from"] = r.later(r.start, 6, 9)  # (and the top-up)
     r.settle(r.arrival(r.plan.calls))
     blocking = []
 

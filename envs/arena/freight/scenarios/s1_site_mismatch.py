@@ -104,4 +104,4 @@ def build(author: Author, level: str) -> Task:
     return job.task(query, triggers, plan, oracle, "trusting the booking's terminal",
                     "The consignee has staff waiting to unload.", impossible,
                     {("terminal", "location", "transload", "moved"): "Collect it wherever it is now."},
-                    moves=level == "hard")
+                    moves=level)

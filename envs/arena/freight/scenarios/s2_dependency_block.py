@@ -79,4 +79,4 @@ def build(author: Author, level: str) -> Task:
     return job.task(query, triggers, plan, oracle, "with the paperwork done last week",
                     "The consignee's line stops without it.", impossible,
                     {("document", "certificate", "hold", "re-issue", "reissue"): "Ask us for any document you "
-                     "need; we will re-issue what we can."}, moves=level == "hard")
+                     "need; we will re-issue what we can."}, moves=level)

@@ -83,4 +83,4 @@ def build(author: Author, level: str) -> Task:
     return job.task(query, triggers, plan, oracle, "shipping through the usual corridor",
                     "The goods are sold on arrival.", impossible,
                     {("rule", "ban", "banned", "permit", "bonded"): "Do whatever the rules ask for: a permit, a "
-                     "bonded truck."}, consult=consult, moves=level == "hard")
+                     "bonded truck."}, consult=consult, moves=level)

@@ -100,4 +100,4 @@ def build(author: Author, level: str) -> Task:
     return job.task(query, triggers, plan, oracle, "in the week of the harvest peak",
                     "It is harvest week and the buyer won't wait.", impossible,
                     {("peak", "transload", "terminal", "shuttle"): "You may shuttle the goods to another terminal."},
-                    consult=consult, moves=level == "hard")
+                    consult=consult, moves=level)

@@ -95,4 +95,4 @@ def build(author: Author, level: str) -> Task:
                     impossible,
                     {("outage", "system", "down", "demurrage"): "Get it across as soon as any crossing allows, as long as it still "
                                                                  "arrives by the deliver-by time."},
-                    moves=level == "hard")
+                    moves=level)

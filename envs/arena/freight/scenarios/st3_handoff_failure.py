@@ -79,4 +79,4 @@ def build(author: Author, level: str) -> Task:
     return job.task(query, triggers, plan, oracle, "coordinating a rail-to-road handoff",
                     "The consignee's warehouse closes after that.", impossible,
                     {("train", "delay", "late", "handoff", "carrier"): "Hand it to any carrier that can make it."},
-                    moves=level == "hard")
+                    moves=level)

@@ -79,4 +79,4 @@ def build(author: Author, level: str) -> Task:
     return job.task(query, triggers, plan, oracle, "moving permit-controlled goods",
                     "The buyer's contract has a penalty for late delivery.", impossible,
                     {("permit", "lapse", "expired", "window"): "Get whatever permit the crossing needs."},
-                    moves=level == "hard")
+                    moves=level)

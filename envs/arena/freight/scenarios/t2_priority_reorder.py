@@ -83,4 +83,4 @@ def build(author: Author, level: str) -> Task:
     return job.task(query, triggers, plan, oracle, "with a customer waiting at the other end",
                     "Our customer is waiting at the other end.", impossible,
                     {("priority", "relief", "humanitarian", "convoy"): "Relief goes first, of course; just find "
-                     "us another way across in time."}, moves=level == "hard")
+                     "us another way across in time."}, moves=level)

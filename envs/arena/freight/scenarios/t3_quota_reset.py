@@ -81,4 +81,4 @@ def build(author: Author, level: str) -> Task:
     return job.task(query, triggers, plan, oracle, "shipping goods that customs inspects",
                     "The consignee has booked the unloading bay.", impossible,
                     {("inspection", "quota", "midnight", "tomorrow"): "Any crossing and time is fine if it "
-                     "arrives by the deliver-by time."}, moves=level == "hard")
+                     "arrives by the deliver-by time."}, moves=level)

@@ -83,7 +83,7 @@ def build(author: Author, level: str) -> Task:
     what = describe(job)
     if two:
         what += f", then segment {other} ({job.need} m3) from the same pump at {job.flow} m3/h starting {job.end()}"
-    query = (f"Good morning, this is the farm manager. Please schedule {what}. The crop needs it this morning.")
+    query = (f"Good morning, this is the farm manager. Please schedule {what}. The crop needs its water today.")
     return make_task(job, query, triggers, plan, oracle, "watering before the heat", level, {
         ("advisory", "heat", "evening", "window"): "Whatever the weather service allows is fine, as long as the "
         "block gets its water today."}, insist=job.insist("today"), segs=segs,

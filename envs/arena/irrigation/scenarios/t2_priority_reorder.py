@@ -90,7 +90,7 @@ def build(author: Author, level: str) -> Task:
                                                    step="run3")]
     else:
         oracle = stale + seen + [job.path(pump1, flow=0), job.cancel()] + job.refuse(
-            f"the block {seg} cannot be watered this morning: the seedlings' priority run {prio} holds pump {pump} "
+            f"the block {seg} cannot be watered today: the seedlings' priority run {prio} holds pump {pump} "
             f"until {pend[11:]}, when the window closes, and the bypass main {bypass} is under repair.",
             ["seedlings_first"], [prio, pend[11:], bypass, "priority run", "seedlings", "under repair"])
     farm.run(oracle, triggers)
@@ -100,4 +100,4 @@ def build(author: Author, level: str) -> Task:
     query = f"Hi, farm manager here. Please schedule {what}." + (CONSULT if job.withheld else "")
     return make_task(job, query, triggers, plan, oracle, "keeping the blocks on their watering plan", level, {
         ("seedlings", "priority", "first"): "The seedlings go first, of course; find another way for my block."},
-        insist=job.insist("this morning", any_pump=False), segs=segs)
+        insist=job.insist("today", any_pump=False), segs=segs)
