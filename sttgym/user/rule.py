@@ -2,9 +2,10 @@
 
 It is deterministic: it answers from the task's user
 profile, matching the agent's question against keyword sets. Withheld facts come out only
-when the question names their topic; to any proposed change of plan the user answers with its
-hard constraints (the same kind of answer whether or not the request can be met); told that
-the request is done, it answers with the completion signal.
+when the question names their topic (and then whatever else it says); to any other proposed
+change of plan the user answers with its hard constraints (the same kind of answer whether or
+not the request can be met); told that the request is done, it answers with the completion
+signal.
 """
 
 from __future__ import annotations
@@ -44,7 +45,12 @@ class RuleUser:
         report = _SIGN_OFF.sub("", message)
         if reports_done(report) and "?" not in report:
             return COMPLETION_SIGNAL
+        # A question on a withheld fact's topic gets that fact even when it proposes a change ("may I switch to the
+        # other pump house?"): answering it with the hard constraints alone hid the fact from players who asked.
+        withheld = _best(self.profile.withheld, said)
+        if withheld:
+            return withheld.text
         if self.profile.insist and said & _ALTERNATIVE:
             return self.profile.insist
-        answer = _best(self.profile.withheld, said) or _best(self.profile.clarifications, said)
+        answer = _best(self.profile.clarifications, said)
         return answer.text if answer else self.profile.fallback

@@ -620,3 +620,13 @@ def test_the_names_are_asked_for_and_answered_alike_on_every_level(conflict):
         assert ("party_changed" in [t.name for t in task.triggers]) == (level in ("medium", "hard"))
     assert said == {(f"Please also {NAMES}.",)} and len(replies) == 1, (said, replies)
     assert all("customer profile" in r for r in next(iter(replies)))
+
+
+def test_the_will_call_desk_s_lead_before_the_doors_is_stated_where_the_agent_reads_the_deliveries():
+    # A playtester's will-call order was refused for a desk opening less than the lead before the doors, a rule no
+    # tool description gave; the purchase's description states it.
+    from sttgym.authoring import tool_specs
+    from sttgym.envs.arena.ticketing.world import WILL_CALL_LEAD
+
+    delivery = tool_specs(TicketingWorld)["purchase"].parameters["properties"]["delivery"]["description"]
+    assert f"at least {WILL_CALL_LEAD} minutes before the doors" in delivery

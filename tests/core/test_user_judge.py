@@ -30,6 +30,15 @@ def test_impossible_user_insists():
     assert user.reply("What is the deadline?") == "Before 10:00 today."
 
 
+def test_a_question_on_a_withheld_topic_gets_the_fact_even_when_it_proposes_a_change():
+    # A playtester asking "before I switch source, which source may I use?" got the hard constraints twice and never
+    # the requirement it asked about; a proposal that names no withheld topic still gets the constraints.
+    user = RuleUser(PROFILE.model_copy(update={"insist": "No, it must be this clinic."}))
+    assert user.reply("Since it is closed, may I switch to another clinic?") == \
+        "An emergency order closed the clinic at noon."
+    assert user.reply("May I switch to another truck instead?") == "No, it must be this clinic."
+
+
 class Shipping(World):
     @predicate
     def nothing_shipped(self) -> bool:

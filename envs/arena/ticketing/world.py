@@ -428,7 +428,8 @@ class TicketingWorld(World):
 
         Args:
             hold_id: The hold to buy.
-            delivery: mobile (needs a smartphone), will_call (collect at the venue desk) or courier (to home).
+            delivery: mobile (needs a smartphone), will_call (collect at the venue desk, which must open at
+                least 30 minutes before the doors) or courier (to home).
             promo_code: A promotion code; empty to use the one applied to the hold, if any.
         """
         hold, problem = self._live_hold(hold_id)

@@ -544,7 +544,8 @@ class WarehouseWorld(World):
 
     @tool(mutates=True, cost=3)
     def cancel_dispatch(self, dispatch_id: str) -> dict:
-        """Cancel a dispatch that has not left yet (or was halted): its units go back to stock as held reservations.
+        """Cancel a dispatch that has not left yet (or was halted): its units go back to the warehouse's free stock and
+        its reservations are released.
 
         Args:
             dispatch_id: The dispatch to cancel.
