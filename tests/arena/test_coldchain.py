@@ -666,8 +666,8 @@ def blanked(text: str) -> str:
 
 @pytest.mark.parametrize("conflict", CONFLICTS)
 def test_the_user_answers_alike_at_every_level_and_names_no_lot(conflict):
-    """Asked to change the plan, how many doses, or any of validation's panel of questions, the user answers with the
-    same words at every level of a conflict (the hard constraints, the schedule as where the count is, the
+    """Asked to change the plan (but for the stock, where a story withholds its rule), how many doses, or any of
+    validation's panel of questions, the user answers with the same words at every level of a conflict (the hard constraints, the schedule as where the count is, the
     programme's batch rule, the fallback), whether or not the request can be met, and never with a count that the
     hard level's late registrations would leave stale; the stock question is answered only when asked, and never
     with a lot id."""
@@ -681,9 +681,13 @@ def test_the_user_answers_alike_at_every_level_and_names_no_lot(conflict):
         assert "stock" in say("Is there stock elsewhere?") and "LOT-" not in say("Which stock may we use?")
         product = product_of(env.unwrapped.task)  # drawn per instance, as the band is
         replies[level] = tuple(blanked(say(question).replace(product, "#"))
-                               for question in ("Could we use a different lot instead?", "How many doses are needed?",
+                               for question in ("Could we use a different van instead?", "How many doses are needed?",
                                                 *PANEL))
         assert "no fewer and no more" in replies[level][0]
+        # a proposal of another lot asks about the stock rule, answered (like any question on it) where there is one
+        withheld = env.unwrapped.task.profile.withheld
+        lot = say("Could we use a different lot instead?")
+        assert ("may only use stock released under" if withheld else "no fewer and no more") in lot
         count = say("How many doses are needed?")
         assert "registration list" in count and not re.search(r"\d+ doses", count), count
         assert not MOVING.search(count), count

@@ -96,9 +96,10 @@ class ColdChainWorld(World):
                    "exactly the doses requested are received where they are needed, before the session they are "
                    "for, while the receiving site is open. Every load must ride a working cooling unit that holds "
                    "its lot's temperature band and is not overdue for its reset, from a lot that is available and "
-                   "within its use-by time. Leave no shipment reserved, assigned or on the road that the plan does "
-                   "not use. If a request cannot be met, tell the user why instead of sending doses that break "
-                   "these rules.")
+                   "within its use-by time (a unit holds a band its range reaches into: a 0 to 10 degrees C unit "
+                   "holds a 2 to 8 degrees C lot, a freezer unit does not). Leave no shipment reserved, assigned "
+                   "or on the road that the plan does not use. If a request cannot be met, tell the user why "
+                   "instead of sending doses that break these rules.")
     inert = {"shipments": {"status": ["cancelled"]}}  # a cancelled shipment commits nothing
 
     def commits(self, container: str, entity: dict) -> bool:
