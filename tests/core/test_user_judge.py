@@ -130,6 +130,8 @@ def test_the_blocking_fact_is_recognised_in_any_usual_format():
      False),  # round twelve: the crew sent out was called back, so nothing it was sent to do was done
     ("I am sorry, but I cannot book this stay as requested.", False),  # "cannot" negates as "can't" does
     ("It cannot be moved: the car is booked for another customer's pickup.", False),  # someone else's booking
+    ("It cannot be delivered on time. As requested, the order now records door D2.", False),  # a side task's report
+    ("Your stay is arranged as requested.", True),
 ])
 def test_claims_of_success_are_found_next_to_refusals_and_negations_are_not_claims(message, claim):
     assert claims_success(message) is claim

@@ -29,7 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from sttgym.authoring import Author, Plan
+from sttgym.authoring import Author, DryRun, Plan
 from sttgym.checklist import Check, evaluate
 from sttgym.clock import format_time
 from sttgym.envs.arena.warehouse.world import (BACKORDER, FULL_ON_TIME, NO_STRANDED, NOT_OVER, NOTHING_SENT,
@@ -476,10 +476,14 @@ class Order:
                 rest = [c.model_copy(update={"arguments": {a: swap.get(v, v) if isinstance(v, str) else v
                                                            for a, v in c.arguments.items()}})
                         if c.arguments.get("slot_id") == slot else c for c in oracle[k:]]
-                run = before.then(rest)
-                if run.ok() and evaluate(judged, run.world, run.firing.log)[0] == 1.0:
+                if self.passes(before.then(rest), judged):
                     out.append(oracle[:k] + rest)
         return out
+
+    @staticmethod
+    def passes(run: DryRun, checks: list[Check]) -> bool:
+        """Whether the dry ``run`` of a plan went through and meets every one of ``checks``."""
+        return run.ok() and evaluate(checks, run.world, run.firing.log)[0] == 1.0
 
 
 def base(author: Author, start: datetime | None = None, quantity: int = 0, warehouse: str = "",
@@ -525,11 +529,12 @@ def settle_due(order: Order, calls: list[Call], triggers: list[Trigger], nominal
 
 def make_task(order: Order, query: str, triggers: list[Trigger], nominal: Plan | list[Call], oracle: list[Call],
               persona: str, answers: dict[tuple, str] | None = None, insist: str = "", consult: str = "", *,
-              level: str) -> Task:
+              level: str, recoveries: list[list[Call]] = ()) -> Task:
     """Assemble the task; it is impossible when the oracle ends in :meth:`Order.refuse`. Before signing off (or
     refusing) the oracle re-reads one to three drawn records, as operators do, so its call sequence differs
     between seeds while every timing the story measured stays put. The other valid recoveries (another truck in
-    service for one of the oracle's: :meth:`Order.truck_swaps`) are the task's alternatives. Every request also
+    service for one of the oracle's: :meth:`Order.truck_swaps`) and each of the story's other ``recoveries`` that
+    passes the checklist once it records the door as the oracle does are the task's alternatives. Every request also
     asks for the door of the store's goods-in bay, which at the ``level`` medium switches in the same call as the
     story's change and at hard once the recovery has dispatched and the door is recorded (:func:`goods_in`).
 
@@ -542,9 +547,13 @@ def make_task(order: Order, query: str, triggers: list[Trigger], nominal: Plan |
               net.author.call.list_warehouses()]
     extra = [checks[int(i)] for i in net.author.rng.permutation(len(checks))[:net.author.integer(1, 3)]]
     moved = level if level in ("medium", "hard") and not impossible else ""
+    recovered = len(oracle)
     query, triggers, nominal, oracle, answers = goods_in(order, query, triggers, nominal, oracle, answers, moved)
     checklist = [] if impossible else order.checklist(triggers[0].name, consult)
     alternatives = [] if impossible else order.truck_swaps(oracle, nominal, triggers, checklist)
+    judged = [c for c in checklist if c.name != "asked_user"]  # a dry run has no user to ask
+    alternatives += [plan for plan in (r + oracle[recovered:] for r in recoveries)
+                     if order.passes(net.run(plan, triggers), judged)]
     end = len(oracle)
     while end and oracle[end - 1].name == "chat_with_user":  # a closing message stays last; a question stays put
         end -= 1

@@ -5,9 +5,10 @@ slot is booked, the council puts a 7.5 t weight limit on every road into the sto
 (visible in ``get_route`` for the truck: not reachable, with the weight limits listed), so the
 18 t truck can no longer get there. Easy: a rigid 7 t truck at the same warehouse takes the load
 on a new slot. Medium: the only rigid truck works from the sister warehouse, which also holds the
-SKU: the stale reservation and slot are unwound, then the order ships from there. Hard: the rigid
-trucks are small: the reservation is split between the local one and one that drives over from
-the sister warehouse, each on its own slot. Impossible: a flood closes every road into the store.
+SKU: the stale reservation and slot are unwound, then the order ships from there (or, where it still
+makes the due time, the rigid truck drives over and takes the stale reservation on a new slot).
+Hard: the rigid trucks are small: the reservation is split between the local one and one that
+drives over from the sister warehouse, each on its own slot. Impossible: a flood closes every road into the store.
 """
 
 from __future__ import annotations
@@ -48,6 +49,11 @@ def build(author: Author, level: str) -> Task:
         look = seen + [order.trucks(), order.find(), order.slots(sister), order.route(sister, light),
                        order.release("r0"), order.unbook(slot)]  # the stale reservation and slot first
         oracle = stale + look + order.ship(sister, light, net.slot(sister, net.time_after(stale + look, triggers)))
+        # as valid, where it still makes the due time: the rigid truck driven over to load the stale reservation here
+        over = seen + [order.trucks(), order.route(home, light), order.unbook(slot)]
+        ready = net.time_after(stale + over, triggers) + timedelta(minutes=net.minutes(sister, home, RIGID))
+        here = net.slot(home, ready)
+        recoveries = [stale + over + [order.book(here, light), order.dispatch(light, here, "r0")]]
     elif level == "hard":
         small = 10 * author.integer(q // 20 + 1, q // 10 - 2)
         local = net.add_truck(home, small, RIGID)
@@ -73,4 +79,5 @@ def build(author: Author, level: str) -> Task:
              f"({home}) with the articulated truck {truck}: reserve, book a dock slot and dispatch.")
     return make_task(order, query, triggers, plan, oracle, "supplying a town-centre store", {
         ("weight", "rigid", "smaller", "road", "route"): "Any truck that can legally reach the store is fine."},
-        insist=f"All {q} units must be at {store} by {order.record['due_by']}.", level=level)
+        insist=f"All {q} units must be at {store} by {order.record['due_by']}.", level=level,
+        recoveries=recoveries if level == "medium" else [])
