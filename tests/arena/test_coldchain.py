@@ -536,17 +536,24 @@ def test_at_hard_late_registrations_raise_the_count_once_the_recovery_commits_an
     for env, seed, task, recount in second_changes(hard, RECOUNT, "get_registration_list"):
         met = sttgym.rollout(env, PlanAgent(task.oracle), seed=seed).info["trigger_log"][-1]
         assert met["during"] in ("create_new_shipment", "assign_shipment_to_vehicle")
-        stale = [c for c in task.oracle if not topping_up(c)]
-        traj = sttgym.rollout(env, PlanAgent(stale), seed=seed)
-        passed = {c["name"]: c["passed"] for c in traj.info["checklist"]}
-        assert passed["alternative_secured"] and not passed["dispatched_in_time"] and not passed["doses_delivered"]
-        assert 0.0 < traj.reward < 1.0 and RECOUNT in fired(traj)
-        assert reads_showing(env, RECOUNT) == [("get_registration_list", recount.observable.args)]
+        stale, traj = kept_count(env, seed, task, recount)
         unmoved = task.model_copy(update={"triggers": task.triggers[:-1]})
         alike = sttgym.rollout(gym.make(env.spec.id), PlanAgent(stale), seed=seed, options={"task": unmoved})
         differ = [s["action"] for s, t in zip(traj.steps, alike.steps) if s["observation"] != t["observation"]]
         assert differ and all(a["name"] == "get_registration_list" for a in differ)  # every write alike
         assert RECOUNT not in fired(sttgym.rollout(env, PlanAgent(task.nominal_plan), seed=seed))
+
+
+def kept_count(env, seed: int, task, recount) -> tuple[list[Call], object]:
+    """The oracle without its top-up, played: it keeps the recovery's milestone but not the dispatch or the goal, it
+    meets the late registrations, and only the registration list shows them. The plan and its trajectory."""
+    stale = [c for c in task.oracle if not topping_up(c)]
+    traj = sttgym.rollout(env, PlanAgent(stale), seed=seed)
+    passed = {c["name"]: c["passed"] for c in traj.info["checklist"]}
+    assert passed["alternative_secured"] and not passed["dispatched_in_time"] and not passed["doses_delivered"]
+    assert 0.0 < traj.reward < 1.0 and RECOUNT in fired(traj)
+    assert reads_showing(env, RECOUNT) == [("get_registration_list", recount.observable.args)]
+    return stale, traj
 
 
 @pytest.mark.parametrize("conflict", CONFLICTS)
@@ -559,8 +566,6 @@ def test_at_medium_late_registrations_come_with_the_storys_change_and_only_the_l
     medium = f"STTArena/ColdChain-{conflict}-medium"
     for env, seed, task, recount in second_changes_with_the_story(medium, RECOUNT, "get_registration_list"):
         oracle = sttgym.rollout(env, PlanAgent(task.oracle), seed=seed)
-        at = {e["trigger"]: e["call_index"] for e in oracle.info["trigger_log"]}
-        assert oracle.reward == 1.0 and at[RECOUNT] == at[task.triggers[0].name]
         story = next(i for i, step in enumerate(oracle.steps) if step["events"])  # the first change's call
         assert [e["trigger"] for e in oracle.steps[story]["events"]][-1] == RECOUNT
         look = Call(name="get_registration_list", arguments=recount.observable.args)
@@ -568,12 +573,7 @@ def test_at_medium_late_registrations_come_with_the_storys_change_and_only_the_l
             "observation"])["data"]["registered"] for k in (story, story + 1)]  # just before that call, just after
         first = task.initial_state["registration_lists"][recount.observable.args["registration_list_id"]]
         assert listed == [first["registered"], needed(task)] and needed(task) > first["registered"], (seed, listed)
-        stale = [c for c in task.oracle if not topping_up(c)]
-        traj = sttgym.rollout(env, PlanAgent(stale), seed=seed)
-        passed = {c["name"]: c["passed"] for c in traj.info["checklist"]}
-        assert passed["alternative_secured"] and not passed["dispatched_in_time"] and not passed["doses_delivered"]
-        assert 0.0 < traj.reward < 1.0 and RECOUNT in fired(traj)
-        assert reads_showing(env, RECOUNT) == [("get_registration_list", recount.observable.args)]
+        kept_count(env, seed, task, recount)
 
 
 def test_the_count_moves_only_at_medium_and_hard():

@@ -11,7 +11,7 @@ import pytest
 
 import sttgym
 
-from tests.arena.harness import WorldHarness, by_level, second_changes
+from tests.arena.harness import WorldHarness, by_level, second_changes, second_changes_with_the_story
 from tests.arena.withheld import assert_withheld_story, unasked
 from sttgym.agents import NominalAgent, OracleAgent, PlanAgent
 from sttgym.agents.probes import BlindWriter
@@ -469,12 +469,10 @@ def test_at_medium_the_mix_switches_in_the_call_of_the_storys_change_and_only_th
     # No waiting for the recovery: the field's record holds the spare mix from the very call that brings the story's
     # change, so an agent that re-reads the field once it sees the change schedules with it; one that keeps the mix it
     # read first loses the mix's milestone (and only that), while the oracle re-reads and fixes its runs.
-    env = gym.make(f"STTArena/Irrigation-{conflict}-medium")
-    for seed in range(3):
+    medium = f"STTArena/Irrigation-{conflict}-medium"
+    for env, seed, task, switched in second_changes_with_the_story(medium, "mix_switched", "list_fields"):
         env.reset(seed=seed)
-        task = env.unwrapped.task
-        story, switched = task.triggers[0], task.triggers[-1]
-        assert switched.name == "mix_switched" and switched.observable.tool == "list_fields", task.triggers
+        story = task.triggers[0]
         assert switched.description.startswith(f"with {story.name},"), switched.description
         owner = next(op.args["path"][1] for op in switched.effect if op.args["path"][-1] == "mix")
         spare = next(op.args["value"] for op in switched.effect if op.args["path"][-1] == "mix")
@@ -496,10 +494,6 @@ def test_at_medium_the_mix_switches_in_the_call_of_the_storys_change_and_only_th
         passed = {x["name"]: x["passed"] for x in stale.info["checklist"]}
         assert passed["fertigated"] is False and all(passed[n] for n in passed if n != "fertigated"), (seed, passed)
         assert 0.0 < stale.reward < 1.0, (seed, stale.reward)
-        for plan in [task.oracle, *task.alternatives]:  # each solution fixes the mix and scores full marks
-            traj = rollout(env, PlanAgent(plan), seed=seed)
-            during = {e["trigger"]: (e["during"], e["at"]) for e in traj.info["trigger_log"]}
-            assert traj.reward == 1.0 and during["mix_switched"] == during[story.name], (seed, traj.reward, during)
 
 
 @pytest.mark.parametrize("conflict", ["T3", "S2", "ST3"])

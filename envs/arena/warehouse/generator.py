@@ -453,11 +453,10 @@ class Order:
                     checks: list[Check]) -> list[list[Call]]:
         """The oracle's recovery with one of its trucks replaced by another truck in service (the one the user named
         driving over, a spare at another warehouse), on the first slot at that warehouse it can make, wherever that
-        still passes ``checks`` (a question to the user aside: it stays where it was): equally valid recoveries."""
+        still passes ``checks`` (:meth:`passes`): equally valid recoveries."""
         net, state = self.net, self.net.state
         start = next((k for k, (a, b) in enumerate(zip(oracle, nominal)) if a != b), min(len(oracle), len(nominal)))
         trucks = sorted(t for t, x in state["trucks"].items() if x["status"] in ("available", "en_route"))
-        judged = [c for c in checks if c.name != "asked_user"]  # a dry run has no user to ask
         out = []
         for k, booking in enumerate(oracle):
             if k < start or booking.name != "book_dock_slot":
@@ -476,14 +475,16 @@ class Order:
                 rest = [c.model_copy(update={"arguments": {a: swap.get(v, v) if isinstance(v, str) else v
                                                            for a, v in c.arguments.items()}})
                         if c.arguments.get("slot_id") == slot else c for c in oracle[k:]]
-                if self.passes(before.then(rest), judged):
+                if self.passes(before.then(rest), checks):
                     out.append(oracle[:k] + rest)
         return out
 
     @staticmethod
     def passes(run: DryRun, checks: list[Check]) -> bool:
-        """Whether the dry ``run`` of a plan went through and meets every one of ``checks``."""
-        return run.ok() and evaluate(checks, run.world, run.firing.log)[0] == 1.0
+        """Whether the dry ``run`` of a plan went through and meets every one of ``checks`` (but for a question to
+        the user: a dry run has no user to ask, and a question stays where the oracle asks it)."""
+        judged = [c for c in checks if c.name != "asked_user"]
+        return run.ok() and evaluate(judged, run.world, run.firing.log)[0] == 1.0
 
 
 def base(author: Author, start: datetime | None = None, quantity: int = 0, warehouse: str = "",
@@ -551,9 +552,8 @@ def make_task(order: Order, query: str, triggers: list[Trigger], nominal: Plan |
     query, triggers, nominal, oracle, answers = goods_in(order, query, triggers, nominal, oracle, answers, moved)
     checklist = [] if impossible else order.checklist(triggers[0].name, consult)
     alternatives = [] if impossible else order.truck_swaps(oracle, nominal, triggers, checklist)
-    judged = [c for c in checklist if c.name != "asked_user"]  # a dry run has no user to ask
     alternatives += [plan for plan in (r + oracle[recovered:] for r in recoveries)
-                     if order.passes(net.run(plan, triggers), judged)]
+                     if order.passes(net.run(plan, triggers), checklist)]
     end = len(oracle)
     while end and oracle[end - 1].name == "chat_with_user":  # a closing message stays last; a question stays put
         end -= 1
